@@ -1,0 +1,45 @@
+"""The project's exceptions: one root class, one subclass per kind of user mistake.
+
+Every error a user can cause by passing bad input is an :class:`AllOrNoneError`;
+the CLI prints its message on one line and exits with status 2.
+"""
+
+
+class AllOrNoneError(Exception):
+    """Root of every error raised for bad input."""
+
+
+class ShapeError(AllOrNoneError, ValueError):
+    """A matrix has the wrong number of dimensions, rows or columns."""
+
+
+class VocabularyError(AllOrNoneError, ValueError):
+    """The vocabulary is too small (the paper needs ``n >= 2`` tokens)."""
+
+
+class VocabularyMismatchError(AllOrNoneError, ValueError):
+    """Two models are compared on different vocabularies (or pivots)."""
+
+
+class ContextMismatchError(AllOrNoneError, ValueError):
+    """Two models are compared on different context sets."""
+
+
+class EmptyContextSetError(AllOrNoneError, ValueError):
+    """The context set ``X`` is empty (the paper needs ``m >= 1``)."""
+
+
+class PivotError(AllOrNoneError, IndexError):
+    """The pivot token index is outside ``0 .. n-1``."""
+
+
+class NonFiniteValueError(AllOrNoneError, ValueError):
+    """A NaN or an infinity was passed where a real number is required."""
+
+
+class NonRationalValueError(AllOrNoneError, TypeError):
+    """A float (or anything that is not an exact rational) entered the exact side."""
+
+
+class InputFormatError(AllOrNoneError, ValueError):
+    """A file or query could not be understood."""

@@ -1,0 +1,264 @@
+r"""The model ``(f, g)`` and its structure, written once for both realisations.
+
+A model is a pair of matrices ``F`` (``m x d``, row ``x`` is ``f(x)``) and ``G``
+(``n x d``, row ``y`` is ``g(y)``) with a pivot token ``y_0``. Everything the
+paper says about a model is a function of its *structure*:
+
+* ``SF`` = row space of ``F``, ``SG`` = row space of ``G_0`` (``g_0(y) = g(y) - g(y_0)``);
+* ``P_F``, ``P_G`` their orthogonal projectors;
+* ``M = Im(P_F P_G)``, ``N = Im(P_G P_F)``, ``P_M``, ``P_N``;
+* ``k = dim M`` -- the effective complexity.
+
+:class:`Model` computes these through a *backend*: the exact one
+(:mod:`allornone.symbolic`, rationals, every rank decided) or the float one
+(:mod:`allornone.numeric`, SVDs, rank decisions that may be undecided).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable, Sequence
+
+from allornone.decision import Decision, Truth
+from allornone.errors import (
+    ContextMismatchError,
+    EmptyContextSetError,
+    PivotError,
+    ShapeError,
+    VocabularyError,
+    VocabularyMismatchError,
+)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """The operations a realisation provides; see ``symbolic.model`` and
+    ``numeric.model`` for the two instances."""
+
+    name: str
+    as_matrix: Callable[[Any, str], Any]
+    row_basis: Callable[[Any], tuple[Any, bool]]
+    column_basis: Callable[[Any], tuple[Any, bool]]
+    rank: Callable[[Any], tuple[int, bool]]
+    projector_onto_rows: Callable[[Any], Any]
+    pinv: Callable[..., Any]
+    is_zero: Callable[[Any, float], Decision]
+    scale: Callable[..., float]
+    zeros: Callable[[int, int], Any]
+    eye: Callable[[int], Any]
+    hstack: Callable[..., Any]
+    vstack: Callable[..., Any]
+    entry: Callable[[Any, int, int], Any]
+
+    @property
+    def exact(self) -> bool:
+        return self.name == "exact"
+
+
+@dataclass(frozen=True)
+class Structure:
+    """``SF, SG, P_F, P_G, M, N, P_M, P_N, k`` of one model.
+
+    ``basis_M`` and ``basis_N`` hold bases as *columns* (``d x k``); ``decided``
+    is False when a float rank decision fell in the undecided band.
+    """
+
+    basis_SF: Any
+    basis_SG: Any
+    P_F: Any
+    P_G: Any
+    basis_M: Any
+    basis_N: Any
+    P_M: Any
+    P_N: Any
+    k: int
+    decided: bool
+
+
+class Model:
+    """Base class of :class:`allornone.symbolic.ExactModel` and
+    :class:`allornone.numeric.FloatModel`."""
+
+    backend: Backend
+
+    def __init__(self, F, G, pivot: int = 0, contexts: Sequence[str] | None = None,
+                 tokens: Sequence[str] | None = None):
+        F = self.backend.as_matrix(F, "F")
+        G = self.backend.as_matrix(G, "G")
+        m, d = F.shape
+        n, dg = G.shape
+        if m == 0:
+            raise EmptyContextSetError("F has no rows: the context set X is empty (need m >= 1)")
+        if n < 2:
+            raise VocabularyError(f"G has {n} row(s): a vocabulary needs at least 2 tokens")
+        if d == 0:
+            raise ShapeError("F has no columns: the representation dimension d must be >= 1")
+        if d != dg:
+            raise ShapeError(f"F is {m}x{d} but G is {n}x{dg}: f and g must share the dimension d")
+        if isinstance(pivot, bool) or not isinstance(pivot, int) and not hasattr(pivot, "__index__"):
+            raise PivotError(f"pivot {pivot!r} is not a token index")
+        pivot = int(pivot)
+        if not 0 <= pivot < n:
+            raise PivotError(f"pivot {pivot} is out of range for a vocabulary of {n} tokens")
+        self._F, self._G, self._pivot = F, G, pivot
+        self._contexts = _names(contexts, m, "contexts", "x")
+        self._tokens = _names(tokens, n, "tokens", "y")
+
+    # -- data ------------------------------------------------------------
+    @property
+    def F(self):
+        """``F`` (``m x d``): row ``x`` is ``f(x)``."""
+        return self._F
+
+    @property
+    def G(self):
+        """``G`` (``n x d``): row ``y`` is ``g(y)``."""
+        return self._G
+
+    @property
+    def pivot(self) -> int:
+        return self._pivot
+
+    @property
+    def contexts(self) -> tuple[str, ...]:
+        return self._contexts
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self._tokens
+
+    @property
+    def m(self) -> int:
+        return self._F.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self._G.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self._F.shape[1]
+
+    @property
+    def exact(self) -> bool:
+        return self.backend.exact
+
+    @cached_property
+    def G0(self):
+        """``G_0`` (``n x d``): row ``y`` is ``g_0(y) = g(y) - g(y_0)``."""
+        ones = self.backend.as_matrix([[1]] * self.n, "ones")
+        return self._G - ones @ self._G[[self._pivot], :]
+
+    def unembedding_difference(self, a: int, b: int):
+        """``g(a) - g(b)`` as a ``d x 1`` column."""
+        return (self._G[[a], :] - self._G[[b], :]).T
+
+    def log_odds(self):
+        """The log-odds matrix ``L = F G_0^T``: ``L[x, y] = log p(y|x) - log p(y_0|x)``."""
+        return self._F @ self.G0.T
+
+    def log_odds_scale(self) -> float:
+        """The scale of rounding errors in ``L`` (float side; 0 on the exact side)."""
+        return self.backend.scale(self._F, self.G0.T)
+
+    # -- structure -------------------------------------------------------
+    @cached_property
+    def structure(self) -> Structure:
+        be = self.backend
+        SF, dF = be.row_basis(self._F)
+        SG, dG = be.row_basis(self.G0)
+        P_F = be.projector_onto_rows(SF)
+        P_G = be.projector_onto_rows(SG)
+        T = P_F @ P_G
+        U, dM = be.column_basis(T)
+        V, dN = be.column_basis(T.T)
+        decided = dF and dG and dM and dN and U.shape[1] == V.shape[1]
+        return Structure(SF, SG, P_F, P_G, U, V, be.projector_onto_rows(U.T),
+                         be.projector_onto_rows(V.T), U.shape[1], decided)
+
+    def effective_complexity(self) -> int:
+        """``k = dim M = dim N = rank L`` (fact F1)."""
+        return self.structure.k
+
+    @property
+    def projector_F(self):
+        """``P_F``: orthogonal projector onto ``SF = span{f(x)}``."""
+        return self.structure.P_F
+
+    @property
+    def projector_G(self):
+        """``P_G``: orthogonal projector onto ``SG = span{g_0(y)}``."""
+        return self.structure.P_G
+
+    @property
+    def projector_M(self):
+        """``P_M``: orthogonal projector onto ``M = Im(P_F P_G)``."""
+        return self.structure.P_M
+
+    @property
+    def projector_N(self):
+        """``P_N``: orthogonal projector onto ``N = Im(P_G P_F)``."""
+        return self.structure.P_N
+
+    @property
+    def basis_M(self):
+        """A basis of ``M`` as the columns of a ``d x k`` matrix."""
+        return self.structure.basis_M
+
+    @property
+    def basis_N(self):
+        """A basis of ``N`` as the columns of a ``d x k`` matrix."""
+        return self.structure.basis_N
+
+    def dim_SF(self) -> int:
+        return self.structure.basis_SF.shape[0]
+
+    def dim_SG(self) -> int:
+        return self.structure.basis_SG.shape[0]
+
+    def is_diverse(self) -> Decision:
+        """Diversity (Corollary 6): ``SF = SG = R^d``."""
+        s = self.structure
+        ok = self.dim_SF() == self.d and self.dim_SG() == self.d
+        if not s.decided:
+            return Decision(Truth.UNDECIDED, 0, getattr(self, "tolerance_bounds", None))
+        return Decision(Truth.of(ok), 0, None if self.exact else (0.0, 0.0),
+                        {"dim_SF": self.dim_SF(), "dim_SG": self.dim_SG(), "d": self.d})
+
+    # -- helpers ---------------------------------------------------------
+    def check_comparable(self, other: "Model") -> None:
+        """Raise unless ``other`` lives on the same contexts, vocabulary and pivot
+        and in the same realisation."""
+        if not isinstance(other, Model):
+            raise TypeError(f"expected a model, got {type(other).__name__}")
+        if other.backend.name != self.backend.name:
+            raise TypeError("cannot compare an exact model with a float model; convert one first")
+        if other.n != self.n:
+            raise VocabularyMismatchError(f"vocabularies differ: {self.n} tokens vs {other.n}")
+        if other.tokens != self.tokens:
+            raise VocabularyMismatchError("vocabularies differ: token names do not match")
+        if other.pivot != self.pivot:
+            raise VocabularyMismatchError(f"pivots differ: {self.pivot} vs {other.pivot}")
+        if other.m != self.m or other.contexts != self.contexts:
+            raise ContextMismatchError(f"context sets differ: {self.m} contexts vs {other.m}")
+
+    def with_pivot(self, pivot: int) -> "Model":
+        """The same model with another pivot token (the distribution is unchanged)."""
+        return type(self)(self._F, self._G, pivot, self._contexts, self._tokens, **self._extra_init())
+
+    def _extra_init(self) -> dict:
+        return {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(m={self.m}, n={self.n}, d={self.d}, pivot={self.pivot})"
+
+
+def _names(names, count: int, what: str, prefix: str) -> tuple[str, ...]:
+    if names is None:
+        return tuple(f"{prefix}{i}" for i in range(count))
+    names = tuple(str(s) for s in names)
+    if len(names) != count:
+        raise ShapeError(f"{len(names)} {what} names given for {count} rows")
+    if len(set(names)) != len(names):
+        raise ShapeError(f"{what} names are not unique")
+    return names
