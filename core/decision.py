@@ -51,7 +51,8 @@ class Decision:
     detail: dict = field(default_factory=dict, compare=False)
 
     @property
-    def exact(self) -> bool:
+    def is_exact(self) -> bool:
+        """True for a verdict of the exact side (no tolerance involved)."""
         return self.tolerance is None
 
     @property
@@ -89,7 +90,7 @@ class Decision:
         return cls(truth, residual, tolerances[0] if tolerances else None)
 
     def __str__(self) -> str:
-        if self.exact:
+        if self.is_exact:
             return f"{self.truth.value} (exact, residual {self.residual})"
         lo, hi = self.tolerance
         return (f"{self.truth.value} (residual {float(self.residual):.3g}; holds <= {lo:.3g}, "

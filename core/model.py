@@ -49,6 +49,27 @@ class Backend:
     hstack: Callable[..., Any]
     vstack: Callable[..., Any]
     entry: Callable[[Any, int, int], Any]
+    tolerance: Any = None
+    """The float side's :class:`~allornone.numeric.Tolerance`; None on the exact side."""
+
+    def decision(self, value: bool, residual=0, decided: bool = True, **detail) -> Decision:
+        """A verdict that is not a residual test (a rank comparison, say): exact,
+        or on the float side undecided when the underlying rank was."""
+        if self.tolerance is None:
+            return Decision.exact(value, residual, **detail)
+        bounds = (self.tolerance.rtol, self.tolerance.gap * self.tolerance.rtol)
+        truth = Truth.of(value) if decided else Truth.UNDECIDED
+        return Decision(truth, residual, bounds, detail)
+
+    def vanishes(self, R, *factors) -> Decision:
+        """``R = 0``, with the rounding scale of the product of ``factors`` (float side)."""
+        return self.is_zero(R, self.scale(*factors) if factors else 0.0)
+
+    def rank_equals(self, X, k: int, *factors, **detail) -> Decision:
+        """``rank X = k``; on the float side singular values are judged against
+        the scale of the product of ``factors`` (default: ``X`` itself)."""
+        r, decided = self.rank(X, self.scale(*factors) if factors else None)
+        return self.decision(r == k, 0, decided, rank=r, expected=k, **detail)
 
     @property
     def exact(self) -> bool:
@@ -166,12 +187,14 @@ class Model:
     def structure(self) -> Structure:
         be = self.backend
         SF, dF = be.row_basis(self._F)
-        SG, dG = be.row_basis(self.G0)
+        # G_0 = G - 1 g(y_0)^T carries the rounding error of G itself.
+        SG, dG = be.row_basis(self.G0, be.scale(self._G))
         P_F = be.projector_onto_rows(SF)
         P_G = be.projector_onto_rows(SG)
         T = P_F @ P_G
-        U, dM = be.column_basis(T)
-        V, dN = be.column_basis(T.T)
+        # The singular values of T are cosines of principal angles: judged against 1.
+        U, dM = be.column_basis(T, 1.0)
+        V, dN = be.column_basis(T.T, 1.0)
         decided = dF and dG and dM and dN and U.shape[1] == V.shape[1]
         return Structure(SF, SG, P_F, P_G, U, V, be.projector_onto_rows(U.T),
                          be.projector_onto_rows(V.T), U.shape[1], decided)
@@ -220,10 +243,7 @@ class Model:
         """Diversity (Corollary 6): ``SF = SG = R^d``."""
         s = self.structure
         ok = self.dim_SF() == self.d and self.dim_SG() == self.d
-        if not s.decided:
-            return Decision(Truth.UNDECIDED, 0, getattr(self, "tolerance_bounds", None))
-        return Decision(Truth.of(ok), 0, None if self.exact else (0.0, 0.0),
-                        {"dim_SF": self.dim_SF(), "dim_SG": self.dim_SG(), "d": self.d})
+        return self.backend.decision(ok, 0, s.decided, dim_SF=self.dim_SF(), dim_SG=self.dim_SG(), d=self.d)
 
     # -- helpers ---------------------------------------------------------
     def check_comparable(self, other: "Model") -> None:

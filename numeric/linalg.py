@@ -80,12 +80,18 @@ class Tolerance:
             truth = Truth.UNDECIDED
         return Decision(truth, residual, (lo, hi), detail)
 
-    def rank(self, singular_values: np.ndarray) -> tuple[int, bool]:
-        """Numerical rank and whether it is decided (no singular value in the band)."""
+    def rank(self, singular_values: np.ndarray, scale: float | None = None) -> tuple[int, bool]:
+        """Numerical rank and whether it is decided (no singular value in the band).
+
+        ``scale`` is the size against which singular values are judged: by
+        default the largest one, but a matrix that is a product (``P_F P_G``,
+        ``F G_0^T``) must be judged against the size of its factors, or its
+        rounding noise would count as rank when it is really zero."""
         s = np.asarray(singular_values, dtype=float)
-        if s.size == 0 or s[0] == 0:
+        ref = (s[0] if s.size else 0.0) if scale is None else max(float(scale), s[0] if s.size else 0.0)
+        if s.size == 0 or ref == 0:
             return 0, True
-        lo, hi = self.bounds(s[0])
+        lo, hi = self.bounds(ref)
         r = int(np.sum(s > lo))
         return r, bool(not np.any((s > lo) & (s <= hi)))
 
@@ -118,24 +124,27 @@ def _svd(X: np.ndarray):
         return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd", check_finite=False)
 
 
-def rank(X: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool]:
-    """Numerical rank and whether the decision is clear of the undecided band."""
-    return tol.rank(_svd(X)[1])
+def rank(X: np.ndarray, scale: float | None = None, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool]:
+    """Numerical rank and whether the decision is clear of the undecided band
+    (``scale``: see :meth:`Tolerance.rank`)."""
+    return tol.rank(_svd(X)[1], scale)
 
 
-def row_basis(X: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool]:
+def row_basis(X: np.ndarray, scale: float | None = None,
+              tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool]:
     """An orthonormal basis of the row space (rows of an ``r x d`` array) and
     whether its dimension was decided."""
     _, s, vt = _svd(X)
-    r, decided = tol.rank(s)
+    r, decided = tol.rank(s, scale)
     return vt[:r], decided
 
 
-def column_basis(X: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool]:
+def column_basis(X: np.ndarray, scale: float | None = None,
+                 tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool]:
     """An orthonormal basis of the column space (``m x r``) and whether its
     dimension was decided."""
     u, s, _ = _svd(X)
-    r, decided = tol.rank(s)
+    r, decided = tol.rank(s, scale)
     return u[:, :r], decided
 
 

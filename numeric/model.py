@@ -26,6 +26,7 @@ def float_backend(tol: fl.Tolerance) -> Backend:
         hstack=lambda *ms: np.hstack(ms),
         vstack=lambda *ms: np.vstack(ms),
         entry=lambda X, i, j: float(X[i, j]),
+        tolerance=tol,
     )
 
 

@@ -8,9 +8,9 @@ from allornone.symbolic import linalg as ql
 EXACT = Backend(
     name="exact",
     as_matrix=ql.as_qmatrix,
-    row_basis=lambda X: (ql.row_basis(X), True),
-    column_basis=lambda X: (ql.column_basis(X), True),
-    rank=lambda X: (ql.rank(X), True),
+    row_basis=lambda X, scale=None: (ql.row_basis(X), True),
+    column_basis=lambda X, scale=None: (ql.column_basis(X), True),
+    rank=lambda X, scale=None: (ql.rank(X), True),
     projector_onto_rows=ql.projector_onto_rows,
     pinv=lambda X, rank=None: ql.pinv(X),
     is_zero=lambda R, scale=0.0: ql.is_zero(R),

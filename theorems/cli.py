@@ -1,0 +1,135 @@
+"""The ``allornone`` command line: list, check, proof, edges."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from allornone.errors import AllOrNoneError
+from allornone.theorems import get_record, records
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+class _Group(click.Group):
+    """Turns every user mistake into one line on stderr and exit status 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except AllOrNoneError as exc:
+            err_console.print(f"error: {exc}", markup=False)
+            sys.exit(2)
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="allornone")
+def main():
+    """Exact and floating-point checks of the results of 'All or None'
+    (Marconato, Lachapelle, Weichwald, Gresele; AISTATS 2025)."""
+
+
+@main.command("list")
+def list_cmd():
+    """The results, their paper numbers and hypotheses."""
+    table = Table(title="Results")
+    for col in ("id", "result", "statement", "hypotheses"):
+        table.add_column(col, overflow="fold")
+    for rid, rec in records().items():
+        hyps = "; ".join(f"{h.name}: {h.description}" for h in rec.hypotheses) or "(none beyond a shared X, A, pivot)"
+        label = rec.number if rec.paper else f"{rec.number} (addition, not in the paper)"
+        table.add_row(rid, f"{label}\n{rec.title}", rec.summary, hyps)
+    console.print(table)
+
+
+def _ids(ids) -> list[str]:
+    recs = records()
+    for rid in ids:
+        get_record(rid)
+    return list(ids) or list(recs)
+
+
+def write_json(path: str | None, payload: dict) -> None:
+    if path:
+        Path(path).write_text(json.dumps(payload, indent=2, default=str) + "\n")
+        err_console.print(f"report written to {path}")
+
+
+@main.command()
+@click.argument("ids", nargs=-1)
+@click.option("--trials", default=50, show_default=True, type=click.IntRange(min=1), help="instances per result")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="worker processes")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), help="write the JSON report here")
+def check(ids, trials, seed, jobs, json_path):
+    """Randomized exact + float checks of IDS (default: every result), cross-validated.
+
+    Exits 0 iff every conclusion held wherever its hypotheses held, every proof
+    step and fact held, and no float verdict contradicted an exact one.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from allornone.theorems.runner import run
+
+    ids = _ids(ids)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
+        tasks = {rid: bar.add_task(rid, total=trials) for rid in ids}
+        report = run(ids, trials=trials, seed=seed, jobs=jobs,
+                     progress=lambda rid, done: bar.update(tasks[rid], completed=done))
+    table = Table(title=f"allornone check (seed {seed}, {trials} trials each, {report['elapsed_s']} s)",
+                  caption="hyp/concl: instances whose hypotheses held / where the conclusion then held; "
+                          "sides: the two sides of an equivalence (holds/fails); float: agreed/contradicted/undecided "
+                          "against the exact verdict; steps: proof steps checked")
+    for col in ("result", "n", "hyp", "concl", "sides", "float a/c/u", "max res", "steps", "verdict"):
+        table.add_column(col, justify="right" if col not in ("result", "verdict") else "left", no_wrap=True)
+    for r in report["results"]:
+        sides = f"{r['sides'].get('holds', 0)}/{r['sides'].get('fails', 0)}" if r["sides"] else "-"
+        verdict = "[green]pass[/]" if r["verdict"] == "pass" else "[red]fail[/]"
+        table.add_row(r["id"], str(r["instances"]), str(r["hypotheses_held"]), str(r["conclusion_held"]), sides,
+                      f"{r['float_agreed']}/{r['contradictions']}/{r['undecided']}", f"{r['max_float_residual']:.1e}",
+                      f"{r['steps_checked'] - r['steps_failed']}/{r['steps_checked']}", verdict)
+    console.print(table)
+    for r in report["results"]:
+        if not r["nonvacuous"]:
+            console.print(f"[yellow]warning[/]: {r['id']}: the hypotheses held on no instance, or only one side of "
+                          "the equivalence was exercised; raise --trials")
+        for f in r["failures"]:
+            console.print(f"[red]{r['id']} instance {f['index']} ({f['kind']})[/]: statement {f['statement']}, "
+                          f"contradictions {f['contradictions']}, steps failed {f['steps_failed']}, "
+                          f"facts failed {f['facts_failed'] + f['facts_contradicted']}", markup=True)
+    write_json(json_path, report)
+    sys.exit(0 if report["verdict"] == "pass" else 1)
+
+
+@main.command()
+@click.argument("rid", metavar="ID")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--generic", is_flag=True, help="also verify the identity steps symbolically, for small shapes")
+def proof(rid, seed, generic):
+    """The annotated proof of ID, each step checked live on an exact instance."""
+    from allornone.theorems.proofs import print_proof
+
+    sys.exit(print_proof(get_record(rid), seed, console, generic=generic))
+
+
+@main.command()
+@click.argument("rid", metavar="ID")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True))
+def edges(rid, seed, json_path):
+    """Each hypothesis of ID dropped (counterexample shown) and each boundary case."""
+    from allornone.theorems.edges import print_edges
+
+    code, payload = print_edges(get_record(rid), seed, console)
+    write_json(json_path, payload)
+    sys.exit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

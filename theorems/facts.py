@@ -1,0 +1,84 @@
+"""The facts F1--F6 of THEORY section 2, as checks that run on every model.
+
+Each function takes a model (exact or float) and returns a
+:class:`~allornone.decision.Decision`; :func:`check_facts` runs them all.
+
+>>> from allornone.symbolic import ExactModel
+>>> m = ExactModel([[1, 0, 1], [0, 1, 0]], [[0, 0, 0], [1, 0, 0], [0, 1, 1]])
+>>> all(d.holds for d in check_facts(m).values())
+True
+"""
+from __future__ import annotations
+
+from allornone.decision import Decision
+
+__all__ = ["FACTS", "check_facts", "f1", "f2", "f3", "f4", "f5", "f6"]
+
+
+def f1(model) -> Decision:
+    """F1: ``M ⊆ SF``, ``N ⊆ SG`` and ``dim M = dim N = rank(P_F P_G) = rank L = k``."""
+    be, s = model.backend, model.structure
+    d = be.eye(model.d)
+    return Decision.all([
+        be.vanishes((d - s.P_F) @ s.basis_M, s.P_F, s.basis_M),
+        be.vanishes((d - s.P_G) @ s.basis_N, s.P_G, s.basis_N),
+        be.decision(s.basis_N.shape[1] == s.k, decided=s.decided),
+        be.rank_equals(s.P_F @ s.P_G, s.k, s.P_F, s.P_G),
+        be.rank_equals(model.log_odds(), s.k, model.F, model.G0.T),
+    ])
+
+
+def f2(model) -> Decision:
+    """F2: ``M ∩ N^⊥ = {0}`` and ``N ∩ M^⊥ = {0}``: ``P_N`` is injective on ``M``
+    and ``P_M`` on ``N`` (so ``P_F(N) = M`` and ``P_G(M) = N``)."""
+    be, s = model.backend, model.structure
+    return Decision.all([
+        be.rank_equals(s.P_N @ s.basis_M, s.k, s.P_N, s.basis_M),
+        be.rank_equals(s.P_M @ s.basis_N, s.k, s.P_M, s.basis_N),
+        be.rank_equals(be.hstack(s.P_F @ s.basis_N, s.basis_M), s.k, s.P_F, s.basis_N) if s.k else be.decision(True),
+    ])
+
+
+def f3(model) -> Decision:
+    """F3: ``SF ∩ M^⊥ ⊆ SG^⊥`` and ``SG ∩ N^⊥ ⊆ SF^⊥``. As ``M ⊆ SF``,
+    ``SF ∩ M^⊥`` is the image of ``P_F - P_M``; the claim is ``P_G (P_F - P_M) = 0``
+    (and symmetrically)."""
+    be, s = model.backend, model.structure
+    return Decision.all([
+        be.vanishes(s.P_G @ (s.P_F - s.P_M), s.P_G, s.P_F),
+        be.vanishes(s.P_F @ (s.P_G - s.P_N), s.P_F, s.P_G),
+    ])
+
+
+def f4(model) -> Decision:
+    """F4 (key identity): ``f(x)^T v = (P_M f(x))^T (P_N v)`` for ``v ∈ SG``, i.e.
+    ``F P_G = F P_M P_N P_G``; in particular ``L = (F P_M)(G_0 P_N)^T``."""
+    be, s = model.backend, model.structure
+    F, G0 = model.F, model.G0
+    return Decision.all([
+        be.vanishes(F @ s.P_G - F @ s.P_M @ s.P_N @ s.P_G, F, s.P_M, s.P_N, s.P_G),
+        be.vanishes(model.log_odds() - (F @ s.P_M) @ (G0 @ s.P_N).T, F, s.P_M, s.P_N, G0.T),
+    ])
+
+
+def f5(model) -> Decision:
+    """F5: ``{P_M f(x)}`` spans ``M`` and ``{P_N g_0(y)}`` spans ``N``."""
+    be, s = model.backend, model.structure
+    return Decision.all([be.rank_equals(model.F @ s.P_M, s.k, model.F, s.P_M),
+                         be.rank_equals(model.G0 @ s.P_N, s.k, model.G0, s.P_N)])
+
+
+def f6(model) -> Decision:
+    """F6: ``w -> (w^T g_0(y))_y`` is injective on ``M`` and ``u -> (f(x)^T u)_x``
+    is injective on ``N``."""
+    be, s = model.backend, model.structure
+    return Decision.all([be.rank_equals(model.G0 @ s.basis_M, s.k, model.G0, s.basis_M),
+                         be.rank_equals(model.F @ s.basis_N, s.k, model.F, s.basis_N)])
+
+
+FACTS = {"F1": f1, "F2": f2, "F3": f3, "F4": f4, "F5": f5, "F6": f6}
+
+
+def check_facts(model) -> dict[str, Decision]:
+    """Run F1--F6 on one model."""
+    return {name: fact(model) for name, fact in FACTS.items()}
