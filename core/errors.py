@@ -43,3 +43,10 @@ class NonRationalValueError(AllOrNoneError, TypeError):
 
 class InputFormatError(AllOrNoneError, ValueError):
     """A file or query could not be understood."""
+
+
+class UnknownHypothesisError(AllOrNoneError, KeyError):
+    """A hypothesis name that the result does not have."""
+
+    def __str__(self):
+        return self.args[0]

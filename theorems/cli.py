@@ -120,13 +120,29 @@ def proof(rid, seed, generic):
 
 @main.command()
 @click.argument("rid", metavar="ID")
+@click.option("--hypothesis", "hypothesis", default=None, help="only this hypothesis (by name)")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True))
-def edges(rid, seed, json_path):
+def edges(rid, hypothesis, seed, json_path):
     """Each hypothesis of ID dropped (counterexample shown) and each boundary case."""
     from allornone.theorems.edges import print_edges
 
-    code, payload = print_edges(get_record(rid), seed, console)
+    rec = get_record(rid)
+    if hypothesis is not None:
+        rec.hypothesis(hypothesis)  # unknown names are a user error, reported before any work
+    code, payload = print_edges(rec, seed, console, hypothesis=hypothesis)
+    write_json(json_path, payload)
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True))
+def verify(path, json_path):
+    """Verdicts of every applicable result on the models in FILE (JSON of rationals, or .npz of floats)."""
+    from allornone.theorems.verify import verify_file
+
+    code, payload = verify_file(path, console)
     write_json(json_path, payload)
     sys.exit(code)
 

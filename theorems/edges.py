@@ -8,11 +8,14 @@ from allornone.theorems.proofs import format_value
 __all__ = ["print_edges"]
 
 
-def print_edges(rec, seed: int, console) -> tuple[int, dict]:
-    """Evaluate and print every edge of ``rec``; returns (exit code, JSON payload)."""
+def print_edges(rec, seed: int, console, hypothesis: str | None = None) -> tuple[int, dict]:
+    """Evaluate and print every edge of ``rec`` (or those of one hypothesis);
+    returns (exit code, JSON payload)."""
     payload = []
     ok = True
     for edge in rec.edges:
+        if hypothesis is not None and edge.hypothesis != hypothesis:
+            continue
         inst = edge.build(random.Random(f"{seed}/{rec.id}/edge/{edge.name}"))
         ev = rec.evaluate(inst, "exact")
         fl = rec.evaluate(inst, "float")

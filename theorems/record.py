@@ -170,7 +170,10 @@ class TheoremRecord:
         for h in self.hypotheses:
             if h.name == name:
                 return h
-        raise KeyError(f"{self.id} has no hypothesis {name!r}; it has {[h.name for h in self.hypotheses]}")
+        from allornone.errors import UnknownHypothesisError
+
+        raise UnknownHypothesisError(
+            f"{self.id} has no hypothesis {name!r}; it has: {', '.join(h.name for h in self.hypotheses) or 'none'}")
 
     def atom_name(self, atom: Boolean) -> str:
         for name, a in self.atoms.items():
