@@ -1,0 +1,144 @@
+"""Corollary 6: diversity and d = d~ make L = L~ equivalent to f = A f~,
+g_0 = A^{-T} g~_0 for an invertible square A; without either, B.5 breaks it."""
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from allornone.numeric import strategies as ans
+from allornone.symbolic import ExactModel
+from allornone.symbolic import generators as gen
+from allornone.theorems import cor6
+from allornone.theorems.cor6 import linear_identification
+from allornone.theorems.thm5 import el_certificate, equivalence, same_distribution
+
+
+def relates(exact, a, b, A) -> bool:
+    """f(x) = A f~(x) and g_0(y) = A^{-T} g~_0(y) for all x, y, A invertible (checked from scratch)."""
+    A = exact.sym(A)
+    if A.shape != (a.d, b.d) or A.det() == 0:
+        return False
+    sa, sb = exact.structure_of(a), exact.structure_of(b)
+    return sa.F.T == A * sb.F.T and sa.G0.T == A.inv().T * sb.G0.T
+
+
+@given(ans.diverse_models(), st.data())
+def test_equivalent_diverse_pairs_are_linearly_identified(exact, model, data):
+    R = data.draw(ans.invertible_matrices(model.d), label="R")
+    twin = gen.change_of_basis(model, R)
+    assert twin.is_diverse().holds
+    r = linear_identification(model, twin)
+    assert r.decision.holds
+    assert relates(exact, model, twin, r.A)
+    # F has full column rank, so A is unique: f~ = R f gives A = R^{-1}.
+    assert exact.sym(r.A) == exact.sym(R).inv()
+
+
+@given(ans.diverse_models(), st.data())
+def test_diverse_pairs_with_different_log_odds_are_not_identified(model, data):
+    other = data.draw(ans.diverse_models(d=model.d, extra_contexts=model.m - model.d,
+                                         extra_tokens=model.n - model.d - 1, pivot=model.pivot), label="other")
+    r = linear_identification(model, other)
+    assert r.decision.holds is same_distribution(model, other).holds
+
+
+@given(st.one_of(ans.equivalent_pairs(), ans.inequivalent_pairs()))
+def test_identified_implies_same_distribution(exact, pair):
+    # f^T g_0 = (A f~)^T A^{-T} g~_0 = f~^T g~_0, with or without diversity
+    model, twin = pair
+    r = linear_identification(model, twin)
+    if r.decision.holds:
+        assert relates(exact, model, twin, r.A)
+        assert same_distribution(model, twin).holds
+    if model.d != twin.d:
+        assert r.decision.fails and r.A is None
+
+
+@given(ans.equivalent_pairs(models=ans.diverse_models()))
+def test_certificate_is_square_and_invertible_under_the_hypotheses(exact, pair):
+    model, twin = pair
+    if twin.d != model.d:  # B.5 with a + b > 0: the hypothesis d = d~ fails
+        assert not twin.is_diverse().holds
+        assert not linear_identification(model, twin).decision.holds
+        return
+    cert = el_certificate(model, twin)
+    assert cert.decision.holds
+    A, B = exact.sym(cert.A), exact.sym(cert.B)
+    assert A.det() != 0
+    assert A.T * B == A.eye(model.d)  # B* = A*^{-T}
+    assert relates(exact, model, twin, cert.A)
+    assert model.projector_M == model.projector_N == twin.projector_M == twin.projector_N
+    assert exact.sym(model.projector_M) == A.eye(model.d)
+
+
+@given(ans.diverse_models(), st.data())
+def test_one_diverse_makes_the_other_diverse(model, data):
+    # B.5 with a = b = 0 keeps d~ = k = d; T and R are free.
+    pair = data.draw(ans.b5_twins(model, a=0, b=0), label="twin")
+    twin = pair[1]
+    assert twin.d == model.d == model.effective_complexity()
+    assert equivalence(model, twin).verdict == "equivalent"
+    assert twin.is_diverse().holds
+    assert twin.dim_SF() == twin.dim_SG() == twin.d
+
+
+@given(ans.diverse_models())
+def test_float_side_never_contradicts(model):
+    twin = gen.change_of_basis(model, rng=0)
+    assert not linear_identification(model.to_float(), twin.to_float()).decision.fails
+
+
+# -- the two counterexamples, as explicit small instances -------------------------
+
+def test_drop_diversity_counterexample():
+    # d = d~ = 2, one context; the twin's g~(y2) = e2 is invisible (f~ = e1)
+    model = ExactModel([[1, 0]], [[0, 0], [1, 0], [0, 0]])
+    twin = ExactModel([[1, 0]], [[0, 0], [1, 0], [0, 1]])
+    assert model.log_odds() == twin.log_odds()
+    assert model.d == twin.d
+    assert not model.is_diverse().holds and not twin.is_diverse().holds
+    assert equivalence(model, twin).verdict == "equivalent"
+    r = linear_identification(model, twin)
+    # g_0(y2) = 0 would have to equal A^{-T} e2, impossible for an invertible A
+    assert r.decision.fails and r.A is None
+    ev = cor6.RECORD.evaluate(cor6.Instance("drop diversity", (model, twin)), "exact")
+    assert ev.hypotheses.value == "fails" and ev.atoms["same_distribution"].holds
+    assert ev.conclusion.value == "fails"
+
+
+def test_drop_same_dimension_counterexample():
+    model = ExactModel([[1], [2]], [[0], [1], [3]])
+    twin = ExactModel([[1, 1], [2, 5]], [[0, 0], [1, 0], [3, 0]])  # phi = (1, 5): anything
+    assert model.log_odds() == twin.log_odds()
+    assert model.is_diverse().holds and not twin.is_diverse().holds
+    assert equivalence(model, twin).verdict == "equivalent"
+    r = linear_identification(model, twin)
+    assert r.decision.fails and r.A is None and "d = 1 != d~ = 2" in r.reason
+
+
+def test_not_diverse_can_still_be_identified():
+    # the conclusion may hold without the hypothesis: a change of basis of a non-diverse model
+    model = ExactModel([[1, 0]], [[0, 0], [1, 0], [2, 0]])
+    twin = gen.change_of_basis(model, [[1, 1], [0, 1]])
+    r = linear_identification(model, twin)
+    assert r.decision.holds
+    assert r.A.det() != 0
+    assert twin.F.T == r.A.inv() @ model.F.T
+
+
+def test_minimal_diverse_boundary():
+    model = ExactModel([[2]], [[0], [3]])
+    twin = ExactModel([[-2]], [[0], [-3]])
+    r = linear_identification(model, twin)
+    assert r.decision.holds and r.A.to_fractions() == [["-1"]]
+
+
+@pytest.mark.parametrize("edge", cor6.RECORD.edges, ids=lambda e: e.name)
+def test_record_edges_behave_as_declared(edge):
+    inst = edge.build(random.Random(f"0/cor6/edge/{edge.name}"))
+    ev = cor6.RECORD.evaluate(inst, "exact")
+    assert {k: ev.atoms[k].holds for k in edge.expect} == dict(edge.expect)
+    fl = cor6.RECORD.evaluate(inst, "float")
+    for k, want in edge.expect.items():
+        assert fl.atoms[k].truth.value in (("holds" if want else "fails"), "undecided")
