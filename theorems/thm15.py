@@ -1,0 +1,252 @@
+r"""Theorem 15 (only parallelism inside N is shared).
+
+As encoded here (THEORY section 8): if ``L = L~`` then for all tokens
+``a, b, c, e`` and every ratio ``λ``,
+
+    ``P_N(g(a) - g(b)) = λ P_N(g(c) - g(e))``  ⟺  ``P~_Ñ(g~(a) - g~(b)) = λ P~_Ñ(g~(c) - g~(e))``.
+
+Proof: Lemma 8 twice -- each side is equivalent to the same statement about the
+log-odds, and ``L = L~``. Raw parallelism ``g(a) - g(b) = λ (g(c) - g(e))`` is
+not shared in general (a B.5 twin whose ``ψ`` moves ``g~(a) - g~(b)`` off the
+line breaks it), but under the diversity of Corollary 6 (``N = R^d``) it is.
+
+>>> from allornone.symbolic import ExactModel
+>>> from allornone.symbolic import generators as gen
+>>> m = ExactModel([[1], [2]], [[0], [1], [2], [3]])
+>>> twin = gen.b5_twin(m, a=0, b=1, T=[[1]], R=[[1, 0], [0, 1]], c=[0, 0], psi=lambda y, g, b: [int(y == 3)])
+>>> twin.G.to_fractions()
+[['0', '0'], ['1', '0'], ['2', '0'], ['3', '1']]
+>>> r = shared_parallelism(m, twin, (3, 2), (1, 0))
+>>> r["N"], r["N~"], r["lambda"], r["lambda~"]
+('parallel', 'parallel', Fraction(1, 1), Fraction(1, 1))
+>>> r["raw"], r["raw~"]
+('parallel', 'not parallel')
+"""
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+from sympy import Equivalent, Symbol
+
+from allornone.decision import Decision
+from allornone.symbolic import generators as gen
+from allornone.symbolic import parallel as planting
+from allornone.symbolic.model import ExactModel
+from allornone.theorems import lem8, thm5
+from allornone.theorems.lem8 import ParallelIn, RawParallel, parallel, proportional_log_odds
+from allornone.theorems.logic import Diverse, SameDistribution, model_symbols
+from allornone.theorems.record import Edge, Hypothesis, Instance, ProofStep, StepOutcome, TheoremRecord
+
+__all__ = ["shared_parallelism", "RECORD"]
+
+
+def shared_parallelism(model, twin, ab, ce, lam=None) -> dict:
+    """Parallelism of ``(a, b)`` and ``(c, e)`` in ``N``, in ``Ñ`` and raw in
+    both models, side by side: verdicts and ratios (``lam`` fixes the ratio;
+    otherwise each is found), plus whether ``L = L~``."""
+    model.check_comparable(twin)
+    out = {"same distribution": thm5.same_distribution(model, twin).truth.value}
+    for key, m, space in (("N", model, "N"), ("N~", twin, "N"), ("raw", model, "raw"), ("raw~", twin, "raw")):
+        r = parallel(m, ab, ce, space, lam)
+        out[key] = r.verdict
+        if space == "N":
+            out["lambda" + key[1:]] = r.lam
+    return out
+
+
+# -- the record ------------------------------------------------------------
+
+f1_, f2_ = model_symbols(2)
+N_, Nt_ = Symbol("N"), Symbol(r"\tilde{N}")
+a_, b_, c_, e_, lam_ = (Symbol(s) for s in ("a", "b", "c", "e", "lambda"))
+ATOMS = {
+    "same_distribution": SameDistribution(f1_, f2_),
+    "parallel_N": ParallelIn(N_, f1_, a_, b_, c_, e_, lam_),
+    "parallel_N~": ParallelIn(Nt_, f2_, a_, b_, c_, e_, lam_),
+    "raw_parallel": RawParallel(f1_, a_, b_, c_, e_, lam_),
+    "raw_parallel~": RawParallel(f2_, a_, b_, c_, e_, lam_),
+    "diverse": Diverse(f1_),
+    "diverse~": Diverse(f2_),
+}
+"""The statement uses ``same_distribution``, ``parallel_N`` and ``parallel_N~``;
+raw parallelism and diversity are decided on every instance too, for the edges."""
+HYPOTHESES = (Hypothesis("same distribution", "L = L~ (the two models define the same next-token distribution)",
+                         ATOMS["same_distribution"]),)
+
+
+def decide(models, params) -> dict[str, Decision]:
+    a, b = models
+    ab, ce, lam = params["ab"], params["ce"], params["lam"]
+    return {
+        "same_distribution": thm5.same_distribution(a, b),
+        "parallel_N": parallel(a, ab, ce, "N", lam).decision,
+        "parallel_N~": parallel(b, ab, ce, "N", lam).decision,
+        "raw_parallel": parallel(a, ab, ce, "raw", lam).decision,
+        "raw_parallel~": parallel(b, ab, ce, "raw", lam).decision,
+        "diverse": a.is_diverse(),
+        "diverse~": b.is_diverse(),
+    }
+
+
+def instance(kind: str, model, twin, ab, ce, lam) -> Instance:
+    return Instance(kind, (model, twin), {"ab": tuple(ab), "ce": tuple(ce), "lam": Fraction(lam)})
+
+
+_KINDS = (("b5", "raw parallel"), ("b5", "parallel after projection only"), ("basis", "raw parallel"),
+          ("b5", "wrong lambda"), ("b5", "lambda = 0"), ("b5", "degenerate pair"), ("b5", "not parallel"),
+          ("perturbed", "raw parallel"))
+
+
+def _b5(model, rng):
+    k = model.effective_complexity()
+    a = rng.randint(0, 2)
+    return gen.b5_twin(model, rng, a=a, b=rng.randint(0 if k + a else 1, 2))
+
+
+def sample(rng: random.Random, i: int) -> Instance:
+    """A model with a planted pair (see :mod:`allornone.symbolic.parallel`) and
+    a twin: a B.5 twin (random ``T``, ``R``, offset and non-linear ``φ``, ``ψ``),
+    a change of basis, or -- so that the hypothesis also fails sometimes -- a
+    model whose log-odds of token ``a`` (or ``b``) differ in one context."""
+    how, kind = _KINDS[i % len(_KINDS)]
+    pp = planting.planted_pair(rng, kind)
+    model = pp.model
+    if how == "b5":
+        twin = _b5(model, rng)
+    elif how == "basis":
+        twin = gen.change_of_basis(model, rng=rng)
+    else:
+        y = pp.ab[0] if pp.ab[0] != model.pivot else pp.ab[1]
+        twin = gen.perturb_log_odds(model, rng.randrange(model.m), y, rng.choice([-1, 1, 2, Fraction(1, 2)]))
+    return instance(f"{'B.5 twin' if how == 'b5' else 'change of basis' if how == 'basis' else 'not equivalent'}, "
+                    f"{kind}", model, twin, pp.ab, pp.ce, pp.lam)
+
+
+# proof steps
+
+def _lemma8(which):
+    def check(models, params) -> StepOutcome:
+        m = models[which]
+        ab, ce, lam = params["ab"], params["ce"], params["lam"]
+        rN, rL = parallel(m, ab, ce, "N", lam), proportional_log_odds(m, ab, ce, lam)
+        agree = m.backend.decision(rN.decision.truth is rL.decision.truth)
+        return StepOutcome(agree, {"parallel in N" + ("~" if which else ""): rN.verdict,
+                                   "log-odds proportional": rL.verdict})
+    return check
+
+
+def _step_same_log_odds(models, params) -> StepOutcome:
+    a, b = models
+    if not thm5.same_distribution(a, b).holds:
+        return StepOutcome.not_applicable("L != L~")
+    ab, ce, lam = params["ab"], params["ce"], params["lam"]
+    ra, rb = proportional_log_odds(a, ab, ce, lam), proportional_log_odds(b, ab, ce, lam)
+    return StepOutcome(a.backend.decision(ra.decision.truth is rb.decision.truth),
+                       {"log-odds proportional (f)": ra.verdict, "log-odds proportional (f~)": rb.verdict})
+
+
+def _step_transport(models, params) -> StepOutcome:
+    a, b = models
+    if not thm5.same_distribution(a, b).holds:
+        return StepOutcome.not_applicable("L != L~")
+    be = a.backend
+    cert = thm5.el_certificate(a, b)
+    checks = [cert.el2]
+    for (i, j) in (params["ab"], params["ce"]):
+        u = a.projector_N @ a.unembedding_difference(i, j)
+        ut = b.projector_N @ b.unembedding_difference(i, j)
+        checks.append(be.vanishes(u - cert.B @ ut, a.projector_N, a.unembedding_difference(i, j)))
+    checks.append(be.rank_equals(cert.B @ b.basis_N, b.effective_complexity(), cert.B, b.basis_N)
+                  if b.effective_complexity() else be.decision(True))
+    return StepOutcome(Decision.all(checks), {"B*": cert.B})
+
+
+def _step_same_ratio(models, params) -> StepOutcome:
+    a, b = models
+    if not thm5.same_distribution(a, b).holds:
+        return StepOutcome.not_applicable("L != L~")
+    ra, rb = parallel(a, params["ab"], params["ce"]), parallel(b, params["ab"], params["ce"])
+    same = ra.decision.truth is rb.decision.truth and ra.unique == rb.unique and (ra.lam is None) == (rb.lam is None)
+    if same and ra.lam is not None and ra.unique:
+        same = ra.lam == rb.lam if a.exact else abs(ra.lam - rb.lam) <= 1e-6 * max(1.0, abs(ra.lam))
+    return StepOutcome(a.backend.decision(same), {"lambda in N": ra.lam, "lambda in N~": rb.lam, "unique": ra.unique})
+
+
+STEPS = (
+    ProofStep("Lemma 8 (f)", "P_N(g(a) - g(b)) = lambda P_N(g(c) - g(e)) iff the log-odds of f are proportional "
+              "with ratio lambda", "Lemma 8 applied to (f, g)", _lemma8(0), ("lem8",)),
+    ProofStep("L = L~", "the log-odds of f are proportional with ratio lambda iff those of f~ are",
+              "they are the same numbers: L = L~", _step_same_log_odds),
+    ProofStep("Lemma 8 (f~)", "P~(g~(a) - g~(b)) = lambda P~(g~(c) - g~(e)) iff the log-odds of f~ are proportional "
+              "with ratio lambda", "Lemma 8 applied to (f~, g~)", _lemma8(1), ("lem8",)),
+    ProofStep("via B*", "P_N(g(a) - g(b)) = B* P~(g~(a) - g~(b)) and B* is injective on N~",
+              "a second route: EL2 of Theorem 5's certificate, on differences; EL3 makes B*|N~ a bijection",
+              _step_transport, ("thm5",)),
+    ProofStep("same ratio", "the ratio found in N equals the ratio found in N~ (same existence and uniqueness)",
+              "the chain above holds for every lambda at once", _step_same_ratio, ("Lemma 8 (f)", "Lemma 8 (f~)")),
+)
+
+
+# edges: small explicit integer instances
+
+_LINE = ExactModel([[1], [2]], [[0], [1], [2], [3]])
+_DIVERSE = ExactModel([[1, 0], [0, 1], [1, 1]], [[0, 0], [1, 0], [0, 1], [2, 1]])
+
+
+def _edge_raw_not_shared(rng):
+    # psi = indicator of token 3 moves g~(3) - g~(2) off the line through g~(1) - g~(0).
+    twin = gen.b5_twin(_LINE, a=0, b=1, T=[[1]], R=[[1, 0], [0, 1]], c=[0, 0], psi=lambda y, g, b: [int(y == 3)])
+    return instance("B.5 twin, psi moves g~(a) - g~(b)", _LINE, twin, (3, 2), (1, 0), 1)
+
+
+def _edge_diverse(rng):
+    return instance("diverse, change of basis", _DIVERSE, gen.change_of_basis(_DIVERSE, [[1, 1], [0, 1]]),
+                    (3, 2), (1, 0), 2)
+
+
+def _edge_drop(rng):
+    return instance("log-odds of token 3 changed in context 0", _DIVERSE, gen.perturb_log_odds(_DIVERSE, 0, 3, 1),
+                    (3, 2), (1, 0), 2)
+
+
+def _edge_every_ratio(rng):
+    twin = gen.b5_twin(lem8._INVISIBLE, a=1, b=1, T=[[2]], R=[[1, 0, 0], [0, 1, 0], [1, 0, 1]], c=[1, 0, 0])
+    return instance("degenerate pairs, B.5 twin", lem8._INVISIBLE, twin, (2, 0), (3, 0), 5)
+
+
+EDGES = (
+    Edge("drop same distribution", "drop",
+         "one log-odds entry of token a changed: parallel in N (ratio 2) but not in N~", _edge_drop,
+         {"same_distribution": False, "parallel_N": True, "parallel_N~": False}, "same distribution"),
+    Edge("raw parallelism not shared", "boundary",
+         "equivalent B.5 twin with psi(y) = 1 for y = 3, else 0: g(3) - g(2) = g(1) - g(0) but g~(3) - g~(2) = (1, 1) is off "
+         "the line of g~(1) - g~(0) = (1, 0); inside N and N~ both are parallel with ratio 1",
+         _edge_raw_not_shared, {"same_distribution": True, "raw_parallel": True, "raw_parallel~": False,
+                                "parallel_N": True, "parallel_N~": True}, "same distribution"),
+    Edge("diversity: raw parallelism shared", "boundary",
+         "both models diverse (Corollary 6), so N = R^d and raw parallelism is parallelism in N: shared, ratio 2",
+         _edge_diverse, {"same_distribution": True, "diverse": True, "diverse~": True, "raw_parallel": True,
+                         "raw_parallel~": True, "parallel_N": True, "parallel_N~": True}, "same distribution"),
+    Edge("every ratio", "boundary",
+         "both differences invisible (P_N of each is 0, p(a|x) = p(b|x), p(c|x) = p(e|x)) in both models: "
+         "parallel for every lambda (here 5) in N and in N~", _edge_every_ratio,
+         {"same_distribution": True, "parallel_N": True, "parallel_N~": True}, "same distribution"),
+)
+
+RECORD = TheoremRecord(
+    id="thm15",
+    number="Theorem 15",
+    title="Only parallelism inside N is shared by models with the same distribution",
+    summary="If L = L~: P_N(g(a) - g(b)) = lambda P_N(g(c) - g(e)) <=> "
+            "P~(g~(a) - g~(b)) = lambda P~(g~(c) - g~(e)), with the same lambda.",
+    atoms=ATOMS,
+    hypotheses=HYPOTHESES,
+    conclusion=Equivalent(ATOMS["parallel_N"], ATOMS["parallel_N~"]),
+    conclusion_text="parallel in N with ratio lambda iff parallel in N~ with the same ratio lambda",
+    decide=decide,
+    sample=sample,
+    steps=STEPS,
+    edges=EDGES,
+    sides="parallel_N",
+)
