@@ -1,0 +1,151 @@
+"""Lemma 8: parallelism in N <=> proportional log-odds, exact and float."""
+import random
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from allornone.decision import Truth
+from allornone.errors import InputFormatError, NonRationalValueError, ShapeError, VocabularyError
+from allornone.numeric.strategies import exact_models
+from allornone.symbolic import ExactModel
+from allornone.symbolic import parallel as planting
+from allornone.theorems import get_record
+from allornone.theorems.lem8 import RECORD, parallel, proportional_log_odds
+from allornone.theorems.runner import run
+
+HIDDEN = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]])
+INVISIBLE = ExactModel([[1, 0], [3, 0]], [[0, 0], [1, 0], [0, 1], [0, 2]])
+
+
+def test_registered():
+    assert get_record("lem8") is RECORD
+    assert RECORD.sides == "parallel_N" and RECORD.paper
+
+
+def test_hidden_component_values():
+    r = parallel(HIDDEN, (1, 0), (2, 0))
+    assert r.verdict == "parallel" and r.lam == Fraction(2) and r.unique is True
+    assert r.u.to_fractions() == [["2"], ["0"]]
+    raw = parallel(HIDDEN, (1, 0), (2, 0), space="raw")
+    assert raw.verdict == "not parallel" and raw.lam is None
+    assert proportional_log_odds(HIDDEN, (1, 0), (2, 0)).lam == Fraction(2)
+    assert parallel(HIDDEN, (1, 0), (2, 0), lam=2).holds
+    assert not parallel(HIDDEN, (1, 0), (2, 0), lam="5/2").holds
+    assert not proportional_log_odds(HIDDEN, (1, 0), (2, 0), lam=3).holds
+
+
+def test_hidden_component_float():
+    fm = HIDDEN.to_float()
+    r = parallel(fm, (1, 0), (2, 0))
+    assert r.holds and isinstance(r.lam, float) and abs(r.lam - 2) < 1e-12
+    assert not r.decision.is_exact
+    assert parallel(fm, (1, 0), (2, 0), space="raw").decision.truth is Truth.FAILS
+    assert abs(proportional_log_odds(fm, (1, 0), (2, 0)).lam - 2) < 1e-12
+
+
+def test_degenerate_convention():
+    # P_N(g(2) - g(3)) = 0 and g(1) - g(0) is visible: no ratio at all
+    r = parallel(INVISIBLE, (1, 0), (2, 3))
+    assert (r.verdict, r.lam, r.unique) == ("not parallel", None, False)
+    # both invisible: every ratio, reported as 0
+    r = parallel(INVISIBLE, (2, 0), (3, 0))
+    assert (r.verdict, r.lam, r.unique) == ("parallel", Fraction(0), False)
+    assert parallel(INVISIBLE, (2, 0), (3, 0), lam=-7).holds
+    r = proportional_log_odds(INVISIBLE, (2, 0), (3, 0))
+    assert (r.verdict, r.lam, r.unique) == ("parallel", Fraction(0), False)
+    # raw: (0, 1) = 1/2 (0, 2) only
+    assert parallel(INVISIBLE, (2, 0), (3, 0), space="raw").lam == Fraction(1, 2)
+
+
+def test_lambda_zero():
+    r = parallel(INVISIBLE, (2, 3), (1, 0))
+    assert (r.verdict, r.lam, r.unique) == ("parallel", Fraction(0), True)
+    assert proportional_log_odds(INVISIBLE, (2, 3), (1, 0)).lam == 0
+    assert parallel(INVISIBLE, (2, 3), (1, 0), space="raw").verdict == "not parallel"
+
+
+def test_bad_input():
+    with pytest.raises(VocabularyError, match="token index 4 is out of range"):
+        parallel(HIDDEN, (1, 0), (4, 0))
+    with pytest.raises(VocabularyError):
+        proportional_log_odds(HIDDEN, (-1, 0), (2, 0))
+    with pytest.raises(ShapeError, match="pair"):
+        parallel(HIDDEN, (1, 0, 2), (2, 0))
+    with pytest.raises(ShapeError):
+        parallel(HIDDEN, (True, 0), (2, 0))
+    with pytest.raises(InputFormatError, match="space"):
+        parallel(HIDDEN, (1, 0), (2, 0), space="M")
+    with pytest.raises(NonRationalValueError):
+        parallel(HIDDEN, (1, 0), (2, 0), lam=0.5)
+
+
+def _check_lemma(model, ab, ce, lam):
+    rN, rL = parallel(model, ab, ce, lam=lam), proportional_log_odds(model, ab, ce, lam=lam)
+    assert rN.decision.truth is rL.decision.truth
+    eN, eL = parallel(model, ab, ce), proportional_log_odds(model, ab, ce)
+    assert (eN.verdict, eN.lam, eN.unique) == (eL.verdict, eL.lam, eL.unique)
+    return rN, eN
+
+
+def _float_agrees(model, ab, ce, lam):
+    fm = model.to_float()
+    for space in ("N", "raw"):
+        ex, fl = parallel(model, ab, ce, space, lam), parallel(fm, ab, ce, space, lam)
+        assert fl.decision.undecided or fl.decision.truth is ex.decision.truth
+        ex, fl = parallel(model, ab, ce, space), parallel(fm, ab, ce, space)
+        assert fl.decision.undecided or fl.decision.truth is ex.decision.truth
+        if ex.holds and fl.holds and ex.unique:
+            assert abs(fl.lam - float(ex.lam)) <= 1e-8 * max(1, abs(ex.lam))
+    ex, fl = proportional_log_odds(model, ab, ce, lam), proportional_log_odds(fm, ab, ce, lam)
+    assert fl.decision.undecided or fl.decision.truth is ex.decision.truth
+
+
+@given(st.sampled_from(planting.KINDS), st.integers(0, 2**32))
+def test_lemma8_planted(kind, seed):
+    pp = planting.planted_pair(random.Random(seed), kind)
+    rN, eN = _check_lemma(pp.model, pp.ab, pp.ce, pp.lam)
+    if kind in ("raw parallel", "parallel after projection only", "lambda = 0"):
+        assert rN.holds
+        if eN.unique:
+            assert eN.lam == pp.lam
+    if kind == "raw parallel":
+        assert parallel(pp.model, pp.ab, pp.ce, "raw", pp.lam).holds
+    if kind == "parallel after projection only":
+        assert not parallel(pp.model, pp.ab, pp.ce, "raw", pp.lam).holds
+    if kind == "degenerate pair":
+        assert eN.unique is False
+    _float_agrees(pp.model, pp.ab, pp.ce, pp.lam)
+
+
+@given(exact_models(m=st.integers(1, 4), n=st.integers(3, 5), d=st.integers(1, 3)), st.integers(0, 2**32),
+       st.sampled_from([Fraction(0), Fraction(1), Fraction(-2), Fraction(1, 2)]))
+def test_lemma8_random(model, seed, lam):
+    ab, ce = planting.choose_indices(random.Random(seed), model.n)
+    _check_lemma(model, ab, ce, lam)
+    _float_agrees(model, ab, ce, lam)
+
+
+@pytest.mark.parametrize("edge", RECORD.edges, ids=lambda e: e.name)
+def test_edges(edge):
+    inst = edge.build(random.Random(0))
+    ex, fl = RECORD.evaluate(inst, "exact"), RECORD.evaluate(inst, "float")
+    assert {k: ex.atoms[k].holds for k in edge.expect} == dict(edge.expect)
+    assert all(fl.atoms[k].truth is ex.atoms[k].truth for k in ex.atoms)
+    assert ex.statement is Truth.HOLDS
+    assert all(o.decision.holds for _, o in RECORD.check_steps(inst) if o.applicable)
+
+
+def test_wrong_ratio_fails_both_sides():
+    pp = planting.planted_pair(random.Random(3), "wrong lambda")
+    rN, _ = _check_lemma(pp.model, pp.ab, pp.ce, pp.lam)
+    assert not rN.holds or parallel(pp.model, pp.ab, pp.ce).unique is False
+
+
+def test_runner_nonvacuous():
+    rep = run(["lem8"], trials=24, seed=5)
+    r = rep["results"][0]
+    assert r["verdict"] == "pass" and r["contradictions"] == 0 and r["steps_failed"] == 0
+    assert r["sides"]["holds"] > 0 and r["sides"]["fails"] > 0
+    assert set(r["kinds"]) == set(planting.KINDS)
