@@ -359,7 +359,7 @@ def _step_injective(models, params) -> StepOutcome:
     agree = be.decision(seen.holds == zero.holds, decided=not (seen.undecided or zero.undecided))
     return StepOutcome(Decision.all([inj, be.vanishes(s.P_N @ w - w, s.P_N, w), agree]),
                        {"k": s.k, "rank(F P_M V_N)": be.rank(FM @ s.basis_N)[0] if s.k else 0,
-                        "w = 0": zero.holds})
+                        "w is zero": zero.holds})
 
 
 def _step_ratio(models, params) -> StepOutcome:
@@ -377,7 +377,7 @@ def _step_degenerate(models, params) -> StepOutcome:
     (model,) = models
     dN, dp = _vanishes_N(model, params["ce"]), _equal_probabilities(model, params["ce"])
     return StepOutcome(model.backend.decision(dN.truth is dp.truth),
-                       {"P_N(g(c) - g(e)) = 0": dN.truth.value, "p(c|x) = p(e|x) for all x": dp.truth.value})
+                       {"P_N(g(c) - g(e)) vanishes": dN.truth.value, "p(c|x) = p(e|x) for all x": dp.truth.value})
 
 
 def _step_raw(models, params) -> StepOutcome:

@@ -189,7 +189,7 @@ def _step_injective(models, params) -> StepOutcome:
     zero = be.is_zero(w, max(be.scale(s.P_M, d12), abs(lam) * be.scale(s.P_M, d34)))
     agree = be.decision(seen.holds == zero.holds, decided=not (seen.undecided or zero.undecided))
     return StepOutcome(Decision.all([inj, be.vanishes(s.P_M @ w - w, s.P_M, w), agree]),
-                       {"w = P_M(f(x1) - f(x2) - lambda (f(x3) - f(x4)))": w.T, "w = 0": zero.holds})
+                       {"w = P_M(f(x1) - f(x2) - lambda (f(x3) - f(x4)))": w.T, "w is zero": zero.holds})
 
 
 def _step_ratio(models, params) -> StepOutcome:
@@ -206,7 +206,7 @@ def _step_degenerate(models, params) -> StepOutcome:
     (model,) = models
     dM, dp = _vanishes_M(model, params["x34"]), _same_conditionals(model, params["x34"])
     return StepOutcome(model.backend.decision(dM.truth is dp.truth),
-                       {"P_M(f(x3) - f(x4)) = 0": dM.truth.value, "p(.|x3) = p(.|x4)": dp.truth.value})
+                       {"P_M(f(x3) - f(x4)) vanishes": dM.truth.value, "p(.|x3) = p(.|x4)": dp.truth.value})
 
 
 STEPS = (
