@@ -1,0 +1,637 @@
+r"""``allornone verify FILE``: the user's own models, every applicable result.
+
+The file format is described in ``docs/file-format.md``. In short, a JSON file
+(entries exact: integers or strings like ``"3/4"``) or a ``.npz`` file (floats)
+holds named models ``F``, ``G``, ``pivot`` (optional context and token names) and
+optional queries:
+
+* ``{"kind": "compare", "models": [a, b]}`` -- Theorem 5, and Corollary 6 when
+  ``d = d~`` (the default when a file has no queries: every comparable pair);
+* ``{"kind": "parallel", "model": a, "tokens": [[a, b], [c, e]]}`` -- Lemma 8;
+* ``{"kind": "relational", "model": a, "pairs": [[s, t], ...], "gamma": [...]}``
+  -- relational linearity (Theorem 14);
+* ``{"kind": "instance", "result": ID, "models": [...], "params": {...},
+  "expect": {...}}`` -- any result's statement on the given models, as
+  ``allornone edges`` saves its counterexamples.
+
+Every mistake in a file raises an :class:`~allornone.errors.AllOrNoneError`
+whose message starts with the place in the file, e.g. ``models.a.F[2][1]``.
+
+>>> data = {"models": {"a": {"F": [[1, 0], [0, 1]], "G": [[0, 0], [1, 2], [3, 1]]},
+...                    "b": {"F": [[1, 0], [0, 1]], "G": [[0, 0], [1, 2], [3, "1/2"]]}}}
+>>> report = verify_data(data)
+>>> report["models"]["a"]["k"], report["queries"][0]["results"][0]["verdict"]
+(2, 'not equivalent')
+>>> verify_data({"models": {"a": {"F": [[1, 0.5]], "G": [[0, 0], [1, 1]]}}})
+Traceback (most recent call last):
+...
+allornone.errors.NonRationalValueError: models.a.F[0][1]: 0.5 is a float; write an integer or a string like "3/4" (floats belong in a .npz file)
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from allornone.decision import Truth
+from allornone.errors import (
+    AllOrNoneError,
+    InputFormatError,
+    NonFiniteValueError,
+    NonRationalValueError,
+    ShapeError,
+    VocabularyMismatchError,
+)
+
+__all__ = ["FORMAT", "QUERY_KINDS", "load_file", "load_data", "verify_data", "verify_file", "dumps"]
+
+FORMAT = "allornone/1"
+#: The largest magnitude a float entry may have (products of entries must stay finite).
+FLOAT_LIMIT = 1e100
+QUERY_KINDS = ("compare", "parallel", "relational", "instance")
+_TOP_KEYS = {"format", "description", "contexts", "tokens", "models", "queries"}
+_MODEL_KEYS = {"F", "G", "pivot", "contexts", "tokens", "description"}
+_QUERY_KEYS = {
+    "compare": {"kind", "models"},
+    "parallel": {"kind", "model", "tokens", "space"},
+    "relational": {"kind", "model", "pairs", "gamma", "reading"},
+    "instance": {"kind", "result", "models", "params", "expect"},
+}
+
+
+def _err(cls, where: str, message: str):
+    return cls(f"{where}: {message}")
+
+
+def dumps(data) -> str:
+    """JSON with every list of plain values on one line (model files stay readable).
+
+    >>> print(dumps({"F": [[1, "1/2"]], "pivot": 0}), end="")
+    {
+      "F": [
+        [1, "1/2"]
+      ],
+      "pivot": 0
+    }
+    """
+    def render(value, indent: str) -> str:
+        inner = indent + "  "
+        if isinstance(value, dict) and value:
+            items = [f"{inner}{json.dumps(str(k))}: {render(v, inner)}" for k, v in value.items()]
+            return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (list, tuple, dict)) for v in value):
+            return "[\n" + ",\n".join(inner + render(v, inner) for v in value) + "\n" + indent + "]"
+        return json.dumps(value)
+
+    return render(data, "") + "\n"
+
+
+# -- reading -----------------------------------------------------------------------
+
+def _entry(value, where: str, exact: bool):
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
+        raise _err(ShapeError if isinstance(value, (list, dict)) else InputFormatError, where,
+                   f"{json.dumps(value) if not isinstance(value, (list, dict)) else type(value).__name__} "
+                   "is not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _err(NonFiniteValueError, where, f"{value} is not finite; only finite numbers are allowed")
+    if exact:
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            raise _err(NonRationalValueError, where, f"{value!r} is a float; write an integer or a string like "
+                       "\"3/4\" (floats belong in a .npz file)")
+        if isinstance(value, str):
+            text = value.strip()
+            if text.lower().lstrip("+-") in {"nan", "inf", "infinity"}:
+                raise _err(NonFiniteValueError, where, f"{value!r} is not finite; only finite numbers are allowed")
+            try:
+                if any(c in text for c in ".eE_ ") or not text:
+                    raise ValueError
+                return Fraction(text)
+            except (ValueError, ZeroDivisionError):
+                raise _err(NonRationalValueError, where, f"{value!r} is not an exact rational (write an integer "
+                           "or a fraction like \"3/4\")") from None
+        raise _err(InputFormatError, where, f"{value!r} is not a number")
+    if isinstance(value, (int, float)):
+        if not abs(value) <= FLOAT_LIMIT:
+            raise _err(NonFiniteValueError, where, f"{value:.3g} is beyond {FLOAT_LIMIT:g}: products of such "
+                       "entries are not finite in floating point")
+        return float(value)
+    raise _err(InputFormatError, where, f"{value!r} is not a real number")
+
+
+def _matrix(value, where: str, exact: bool) -> list:
+    if not isinstance(value, list) or not value:
+        raise _err(ShapeError, where, "expected a non-empty list of rows (a 2-D matrix)")
+    width = None
+    out = []
+    for i, row in enumerate(value):
+        if not isinstance(row, list):
+            raise _err(ShapeError, f"{where}[{i}]", "expected a row (a list of numbers)")
+        if width is None:
+            width = len(row)
+            if width == 0:
+                raise _err(ShapeError, f"{where}[0]", "rows must not be empty (the dimension d must be >= 1)")
+        elif len(row) != width:
+            raise _err(ShapeError, f"{where}[{i}]", f"has {len(row)} entries but row 0 has {width}")
+        out.append([_entry(v, f"{where}[{i}][{j}]", exact) for j, v in enumerate(row)])
+    return out
+
+
+def _names(value, where: str, count: int | None = None) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise _err(InputFormatError, where, "expected a list of strings")
+    if len(set(value)) != len(value):
+        raise _err(ShapeError, where, "names are not unique")
+    if count is not None and len(value) != count:
+        raise _err(ShapeError, where, f"{len(value)} names given for {count} rows")
+    return list(value)
+
+
+def _object(value, where: str, allowed: set) -> dict:
+    if not isinstance(value, dict):
+        raise _err(InputFormatError, where, f"expected an object, got {type(value).__name__}")
+    unknown = sorted(set(value) - allowed, key=str)
+    if unknown:
+        raise _err(InputFormatError, f"{where}.{unknown[0]}" if where else str(unknown[0]),
+                   f"unknown key; allowed here: {', '.join(sorted(allowed))}")
+    return value
+
+
+def _model(name: str, spec, shared: dict, exact: bool, where: str):
+    from allornone.numeric.model import FloatModel
+    from allornone.symbolic.model import ExactModel
+
+    spec = _object(spec, where, _MODEL_KEYS)
+    for key in ("F", "G"):
+        if key not in spec:
+            raise _err(InputFormatError, where, f"missing {key}")
+    F = _matrix(spec["F"], f"{where}.F", exact)
+    G = _matrix(spec["G"], f"{where}.G", exact)
+    if len(F[0]) != len(G[0]):
+        raise _err(ShapeError, where, f"F is {len(F)}x{len(F[0])} but G is {len(G)}x{len(G[0])}: f and g must "
+                   "share the dimension d")
+    pivot = spec.get("pivot", 0)
+    if isinstance(pivot, bool) or not isinstance(pivot, int):
+        raise _err(InputFormatError, f"{where}.pivot", f"{json.dumps(pivot)} is not a token index")
+    if not 0 <= pivot < len(G):
+        raise _err(InputFormatError, f"{where}.pivot", f"{pivot} is out of range for {len(G)} tokens")
+    names = {}
+    for key, rows in (("contexts", len(F)), ("tokens", len(G))):
+        if key in spec:
+            names[key] = _names(spec[key], f"{where}.{key}", rows)
+        elif key in shared:
+            if len(shared[key]) != rows:
+                raise _err(ShapeError, f"{where}.{'F' if key == 'contexts' else 'G'}",
+                           f"has {rows} rows but the file's {key} list has {len(shared[key])} names")
+            names[key] = shared[key]
+    cls = ExactModel if exact else FloatModel
+    try:
+        return cls(F, G, pivot, names.get("contexts"), names.get("tokens"))
+    except AllOrNoneError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+
+
+def load_data(data: Any, exact: bool = True, prefix: str = "models.") -> tuple[dict, list | None]:
+    """Models (by name) and raw queries from a parsed file; every mistake is an
+    :class:`~allornone.errors.AllOrNoneError` naming its place."""
+    data = _object(data, "", _TOP_KEYS) if isinstance(data, dict) else None
+    if data is None:
+        raise InputFormatError("top level: expected a JSON object with \"models\"")
+    if "format" in data and data["format"] != FORMAT:
+        raise _err(InputFormatError, "format", f"{json.dumps(data['format'])} is not {FORMAT!r}")
+    shared = {k: _names(data[k], k) for k in ("contexts", "tokens") if k in data}
+    if "models" not in data:
+        raise InputFormatError("models: missing (a file holds at least one model)")
+    specs = data["models"]
+    if not isinstance(specs, dict) or not specs:
+        raise InputFormatError("models: expected a non-empty object mapping names to models")
+    models = {name: _model(name, spec, shared, exact, f"{prefix}{name}") for name, spec in specs.items()}
+    queries = data.get("queries")
+    if queries is not None and not isinstance(queries, list):
+        raise InputFormatError("queries: expected a list")
+    return models, queries
+
+
+def _read_npz(path: Path) -> dict:
+    """An ``.npz`` file as the same structure as a JSON file (floats)."""
+    import numpy as np
+
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
+    data: dict = {"models": {}}
+    with archive:
+        for key in archive.files:
+            try:
+                arr = archive[key]
+            except ValueError as exc:  # object arrays need pickle, which is refused
+                raise InputFormatError(f"{key}: cannot be read without pickle ({exc})") from None
+            if key == "queries":
+                if arr.ndim != 0 or arr.dtype.kind != "U":
+                    raise InputFormatError("queries: expected one string holding a JSON list")
+                try:
+                    data["queries"] = json.loads(str(arr))
+                except json.JSONDecodeError as exc:
+                    raise InputFormatError(f"queries: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                continue
+            name, dot, field = key.rpartition(".")
+            if not dot or field not in _MODEL_KEYS - {"description"}:
+                raise InputFormatError(f"{key}: unknown array; expected NAME.F, NAME.G, NAME.pivot, "
+                                       "NAME.contexts, NAME.tokens or queries")
+            if field in ("F", "G"):
+                if arr.dtype.kind not in "iuf":
+                    raise InputFormatError(f"{key}: expected a numeric array, got dtype {arr.dtype}")
+                if arr.ndim != 2:
+                    raise ShapeError(f"{key}: expected a 2-D array, got {arr.ndim} dimension(s)")
+                value = arr.astype(float).tolist()
+            elif field == "pivot":
+                if arr.ndim != 0 or arr.dtype.kind not in "iu":
+                    raise InputFormatError(f"{key}: expected one integer")
+                value = int(arr)
+            else:
+                if arr.ndim != 1 or arr.dtype.kind != "U":
+                    raise InputFormatError(f"{key}: expected a 1-D array of strings")
+                value = [str(s) for s in arr]
+            data["models"].setdefault(name, {})[field] = value
+    return data
+
+
+def load_file(path) -> tuple[dict, list | None, str]:
+    """``(models, queries, realisation)`` from a JSON or ``.npz`` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFormatError(f"{path}: no such file")
+    if path.suffix.lower() == ".npz":
+        models, queries = load_data(_read_npz(path), exact=False, prefix="")
+        return models, queries, "float"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+    try:
+        data = json.loads(text, parse_constant=lambda c: float(c))
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
+            from None
+    except RecursionError:
+        raise InputFormatError(f"{path}: nested too deeply to be a model file") from None
+    models, queries = load_data(data, exact=True)
+    return models, queries, "exact"
+
+
+# -- queries ---------------------------------------------------------------------------
+
+def _matrix_json(X):
+    if X is None:
+        return None
+    if hasattr(X, "to_fractions"):
+        return X.to_fractions()
+    return [[float(v) for v in row] for row in X]
+
+
+def _decision_json(d) -> dict:
+    out = {"truth": d.truth.value}
+    if not d.is_exact:
+        out.update(residual=float(d.residual), tolerance=list(d.tolerance))
+    return out
+
+
+def _resolve_model(models: dict, name, where: str):
+    if not isinstance(name, str) or name not in models:
+        raise _err(InputFormatError, where, f"unknown model {json.dumps(name)}; the file has: {', '.join(models)}")
+    return models[name]
+
+
+def _model_list(models: dict, q: dict, where: str, count: int | None = None) -> list:
+    names = q.get("models")
+    if not isinstance(names, list) or not names or (count is not None and len(names) != count):
+        raise _err(InputFormatError, f"{where}.models", f"expected a list of {count or 'one or more'} model names")
+    out = [_resolve_model(models, n, f"{where}.models[{i}]") for i, n in enumerate(names)]
+    for i, m in enumerate(out[1:], 1):
+        try:
+            out[0].check_comparable(m)
+        except AllOrNoneError as exc:
+            raise type(exc)(f"{where}.models[{i}]: {names[i]!r} vs {names[0]!r}: {exc}") from None
+    return out
+
+
+def _token(model, value, where: str) -> int:
+    if isinstance(value, str) and value in model.tokens:
+        return model.tokens.index(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < model.n:
+        return value
+    raise _err(InputFormatError, where, f"{json.dumps(value)} is not a token of the model (names: "
+               f"{', '.join(model.tokens)}; or an index 0..{model.n - 1})")
+
+
+def _context(model, value, where: str) -> int:
+    if isinstance(value, str) and value in model.contexts:
+        return model.contexts.index(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < model.m:
+        return value
+    raise _err(InputFormatError, where, f"{json.dumps(value)} is not a context of the model (names: "
+               f"{', '.join(model.contexts)}; or an index 0..{model.m - 1})")
+
+
+def _compare(a, b, names) -> list[dict]:
+    from allornone.theorems import cor6, thm5
+
+    out = []
+    r = thm5.equivalence(a, b)
+    item = {"result": "thm5", "verdict": r.verdict, "k": list(r.k), "residuals": {k: str(v) if a.exact else float(v)
+                                                                                   for k, v in r.residuals.items()}}
+    if r.A is not None:
+        item["certificate"] = {"A": _matrix_json(r.A), "B": _matrix_json(r.B)}
+    if r.witness is not None:
+        x, y = r.witness
+        # QMatrix.entry is avoided: it calls DomainMatrix.getitem, absent from current SymPy
+        La, Lb = (_matrix_json(m.log_odds())[x][y] for m in (a, b))
+        item["witness"] = {"x": x, "y": y, "context": r.witness_names[0], "token": r.witness_names[1],
+                           "L": La, "L~": Lb}
+    out.append(item)
+    if a.d == b.d:
+        li = cor6.linear_identification(a, b)
+        hyp = [a.is_diverse(), b.is_diverse()]
+        out.append({"result": "cor6", "diverse": [hyp[0].truth.value, hyp[1].truth.value],
+                    "hypotheses": "holds" if all(h.holds for h in hyp) else
+                    "undecided" if any(h.undecided for h in hyp) else "fails",
+                    "same_distribution": r.distribution.truth.value,
+                    "verdict": "linearly identified" if li.decision.holds else
+                    "undecided" if li.decision.undecided else "not linearly identified",
+                    "linearly_identified": li.decision.truth.value, "reason": li.reason,
+                    **({"A": _matrix_json(li.A)} if li.A is not None else {})})
+    return out
+
+
+def _optional(module: str, function: str):
+    try:
+        mod = importlib.import_module(f"allornone.theorems.{module}")
+    except ModuleNotFoundError:
+        return None
+    return getattr(mod, function, None)
+
+
+def _generic(result) -> dict:
+    """A JSON rendering of a result object whose type this module does not know."""
+    if hasattr(result, "truth"):
+        return _decision_json(result)
+    out: dict = {}
+    decision = getattr(result, "decision", None)
+    if decision is not None and hasattr(decision, "truth"):
+        out.update(_decision_json(decision))
+    for key in ("verdict", "lam", "ratio", "unique", "witness", "reason"):
+        if hasattr(result, key):
+            value = getattr(result, key)
+            out[key] = value if isinstance(value, (str, int, float, type(None))) else str(value)
+    if not out:
+        out["value"] = str(result)
+    return out
+
+
+def _parallel(models, q, where):
+    model = _resolve_model(models, q.get("model"), f"{where}.model")
+    toks = q.get("tokens")
+    if not (isinstance(toks, list) and len(toks) == 2 and all(isinstance(p, list) and len(p) == 2 for p in toks)):
+        raise _err(InputFormatError, f"{where}.tokens", "expected two pairs of tokens [[a, b], [c, e]]")
+    pairs = tuple(tuple(_token(model, t, f"{where}.tokens[{i}][{j}]") for j, t in enumerate(p))
+                  for i, p in enumerate(toks))
+    space = q.get("space", "N")
+    if space not in ("N", "raw"):
+        raise _err(InputFormatError, f"{where}.space", f"{json.dumps(space)} is not \"N\" or \"raw\"")
+    fn = _optional("lem8", "parallel")
+    if fn is None:
+        return [{"result": "lem8", "skipped": "Lemma 8 (allornone.theorems.lem8.parallel) is not available in "
+                                              "this version"}]
+    try:
+        result = fn(model, pairs[0], pairs[1], space=space)
+    except AllOrNoneError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+    return [{"result": "lem8", "tokens": [[model.tokens[t] for t in p] for p in pairs], "space": space,
+             **_generic(result)}]
+
+
+def _relational(models, q, where):
+    model = _resolve_model(models, q.get("model"), f"{where}.model")
+    pairs = q.get("pairs")
+    if not isinstance(pairs, list) or not pairs or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        raise _err(InputFormatError, f"{where}.pairs", "expected a non-empty list of context pairs [s, s+q]")
+    pairs = [tuple(_context(model, c, f"{where}.pairs[{i}][{j}]") for j, c in enumerate(p))
+             for i, p in enumerate(pairs)]
+    if "gamma" not in q:
+        raise _err(InputFormatError, where, "missing gamma (a d x r matrix whose columns span the readout space)")
+    gamma = _matrix(q["gamma"], f"{where}.gamma", model.exact)
+    if len(gamma) != model.d:
+        raise _err(ShapeError, f"{where}.gamma", f"has {len(gamma)} rows; the model has d = {model.d}")
+    gamma = model.backend.as_matrix(gamma, "gamma")
+    reading = q.get("reading", "M")
+    if reading not in ("M", "any"):
+        raise _err(InputFormatError, f"{where}.reading", f"{json.dumps(reading)} is not \"M\" or \"any\"")
+    fn = _optional("thm14", "relational_linearity")
+    if fn is None:
+        return [{"result": "thm14", "skipped": "relational linearity (allornone.theorems.thm14) is not available "
+                                               "in this version"}]
+    try:
+        result = fn(model, pairs, gamma, reading=reading)
+    except AllOrNoneError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+    return [{"result": "thm14", "pairs": [[model.contexts[c] for c in p] for p in pairs], "reading": reading,
+             **_generic(result)}]
+
+
+def _decode_params(value, exact: bool):
+    """JSON params back to what records take: matrices of strings to QMatrix,
+    lists to tuples."""
+    if isinstance(value, dict):
+        return {k: _decode_params(v, exact) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(r, list) and r and all(isinstance(x, str) for x in r) for r in value):
+            from allornone.symbolic.linalg import as_qmatrix
+
+            return as_qmatrix(value, "params")
+        return tuple(_decode_params(v, exact) for v in value)
+    return value
+
+
+def _instance(models, q, where, realisation):
+    from allornone.theorems import get_record
+    from allornone.theorems.record import Instance
+
+    rid = q.get("result")
+    try:
+        rec = get_record(rid) if isinstance(rid, str) else None
+    except AllOrNoneError:
+        rec = None
+    if rec is None:
+        from allornone.theorems import records
+
+        raise _err(InputFormatError, f"{where}.result", f"unknown result {json.dumps(rid)}; implemented: "
+                   f"{', '.join(records())}")
+    ms = _model_list(models, q, where)
+    params = q.get("params", {})
+    if not isinstance(params, dict):
+        raise _err(InputFormatError, f"{where}.params", "expected an object")
+    inst = Instance("file", tuple(ms), _decode_params(params, realisation == "exact"))
+    try:
+        ev = rec.evaluate(inst, realisation)
+    except AllOrNoneError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise _err(InputFormatError, where, f"these models and params are not an instance of {rid} "
+                   f"({type(exc).__name__}: {exc})") from None
+    got = {"hypotheses": ev.hypotheses.value, "conclusion": ev.conclusion.value, "statement": ev.statement.value}
+    got.update({n: d.truth.value for n, d in ev.atoms.items()})
+    item = {"result": rid, "verdict": f"statement {ev.statement.value}", **got}
+    expect = q.get("expect")
+    if expect is not None:
+        if not isinstance(expect, dict):
+            raise _err(InputFormatError, f"{where}.expect", "expected an object mapping atoms to holds/fails")
+        for k, v in expect.items():
+            if k not in got:
+                raise _err(InputFormatError, f"{where}.expect.{k}", f"unknown atom; {rid} has: {', '.join(got)}")
+            if v not in ("holds", "fails", "undecided"):
+                raise _err(InputFormatError, f"{where}.expect.{k}", f"{json.dumps(v)} is not holds/fails/undecided")
+        item["expected"] = dict(expect)
+        item["as_expected"] = all(got[k] == v for k, v in expect.items())
+    return [item]
+
+
+def _queries(models: dict, raw: list | None, realisation: str) -> list[dict]:
+    if raw is None:
+        names = list(models)
+        out, skipped = [], []
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                try:
+                    models[a].check_comparable(models[b])
+                except (AllOrNoneError, TypeError):
+                    skipped.append([a, b])
+                    continue
+                out.append({"kind": "compare", "models": [a, b], "default": True})
+        return out
+    for i, q in enumerate(raw):
+        where = f"queries[{i}]"
+        if not isinstance(q, dict):
+            raise _err(InputFormatError, where, "expected an object with a \"kind\"")
+        kind = q.get("kind")
+        if kind not in QUERY_KINDS:
+            raise _err(InputFormatError, f"{where}.kind", f"unknown query kind {json.dumps(kind)}; known: "
+                       f"{', '.join(QUERY_KINDS)}")
+        _object(q, where, _QUERY_KEYS[kind])
+    return raw
+
+
+def verify_models(models: dict, raw_queries: list | None, realisation: str) -> dict:
+    """The report (a JSON-friendly dict) for loaded models and raw queries."""
+    report: dict = {"format": FORMAT, "realisation": realisation, "models": {}, "queries": []}
+    for name, m in models.items():
+        s = m.structure
+        report["models"][name] = {"m": m.m, "n": m.n, "d": m.d, "pivot": m.pivot, "k": m.effective_complexity(),
+                                  "dim_M": int(s.basis_M.shape[1]), "dim_N": int(s.basis_N.shape[1]),
+                                  "dim_SF": m.dim_SF(), "dim_SG": m.dim_SG(), "diverse": m.is_diverse().truth.value,
+                                  "decided": bool(s.decided)}
+    queries = _queries(models, raw_queries, realisation)
+    # validate every query before running any, so a bad file fails before work is done
+    for i, q in enumerate(queries):
+        where = f"queries[{i}]"
+        if q["kind"] == "compare":
+            _model_list(models, q, where, 2)
+    for i, q in enumerate(queries):
+        where = f"queries[{i}]"
+        kind = q["kind"]
+        if kind == "compare":
+            a, b = _model_list(models, q, where, 2)
+            results = _compare(a, b, q["models"])
+        elif kind == "parallel":
+            results = _parallel(models, q, where)
+        elif kind == "relational":
+            results = _relational(models, q, where)
+        else:
+            results = _instance(models, q, where, realisation)
+        report["queries"].append({"index": i, "kind": kind, "models": q.get("models") or [q.get("model")],
+                                  "results": results})
+    return report
+
+
+def verify_data(data: Any, exact: bool = True) -> dict:
+    """:func:`verify_models` on a parsed JSON structure."""
+    models, queries = load_data(data, exact=exact)
+    return verify_models(models, queries, "exact" if exact else "float")
+
+
+def _exit_code(report: dict) -> int:
+    for q in report["queries"]:
+        for r in q["results"]:
+            if r.get("as_expected") is False:
+                return 1
+            if r.get("hypotheses") == "holds" and r.get("conclusion") == "fails" and report["realisation"] == "exact":
+                return 1
+    return 0
+
+
+def verify_file(path, console) -> tuple[int, dict]:
+    """Load ``path``, decide every applicable result, print a table; returns
+    (exit code, JSON payload). Exit code 1 when an ``expect`` of the file is not
+    met or a result's statement fails exactly; bad files raise."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    models, queries, realisation = load_file(path)
+    report = verify_models(models, queries, realisation)
+    report["file"] = str(path)
+    table = Table(title=f"models in {path} ({realisation})")
+    for col in ("model", "m", "n", "d", "k", "dim M", "dim N", "dim SF", "dim SG", "diverse"):
+        table.add_column(col, justify="left" if col in ("model", "diverse") else "right")
+    for name, info in report["models"].items():
+        table.add_row(name, *(str(info[k]) for k in ("m", "n", "d", "k", "dim_M", "dim_N", "dim_SF", "dim_SG")),
+                      info["diverse"])
+    console.print(table)
+    if report["queries"]:
+        qt = Table(title="results")
+        for col in ("query", "result", "verdict", "certificate / witness"):
+            qt.add_column(col, overflow="fold")
+        for q in report["queries"]:
+            label = f"{q['index']}: {q['kind']} " + ", ".join(str(m) for m in q["models"])
+            for r in q["results"]:
+                qt.add_row(*(escape(t) for t in (label, r["result"], _verdict_text(r), _evidence_text(r))))
+        console.print(qt)
+    else:
+        console.print("no queries (and no pair of models on the same contexts, vocabulary and pivot to compare)")
+    code = _exit_code(report)
+    return code, report
+
+
+def _verdict_text(r: dict) -> str:
+    if "skipped" in r:
+        return "skipped"
+    text = r.get("verdict") or r.get("truth", "")
+    if r.get("result") == "cor6" and "statement" not in r:
+        text += f" (diversity {r['hypotheses']})"
+    if "as_expected" in r:
+        text += ", as expected" if r["as_expected"] else ", NOT as expected"
+    return text
+
+
+def _fmt(rows) -> str:
+    return "[" + "; ".join(" ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row)
+                           for row in rows) + "]"
+
+
+def _evidence_text(r: dict) -> str:
+    if "skipped" in r:
+        return r["skipped"]
+    if "certificate" in r:
+        return f"A* = {_fmt(r['certificate']['A'])}, B* = {_fmt(r['certificate']['B'])}"
+    if "witness" in r and isinstance(r["witness"], dict):
+        w = r["witness"]
+        return f"L[{w['context']}, {w['token']}] = {w['L']} but L~ = {w['L~']}"
+    if "statement" in r:
+        return f"hypotheses {r['hypotheses']}, conclusion {r['conclusion']}"
+    if r.get("result") == "cor6":
+        return (f"A = {_fmt(r['A'])}" if "A" in r else r.get("reason", ""))
+    return ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("result", "verdict", "truth"))
