@@ -23,7 +23,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AllOrNoneError as exc:
-            err_console.print(f"error: {exc}", markup=False)
+            err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
             sys.exit(2)
 
 
