@@ -264,7 +264,9 @@ EDGES = (
     Edge("drop diversity", "drop", "equivalent models of the same dimension, not diverse: no invertible A relates them",
          _edge_nondiverse, {"same_dimension": True, "diverse": False, "same_distribution": True,
                             "linearly_identified": False}, "diversity"),
-    Edge("drop d = d~", "drop", "equivalent diverse model and a B.5 twin of larger dimension: no square A exists",
+    Edge("drop d = d~", "drop", "equivalent diverse model and a B.5 twin of larger dimension: no square A exists. "
+         "The twin is not diverse, and cannot be: with L = L~ and both models diverse, d = k = d~, so d = d~ is "
+         "implied by the other hypotheses and never fails alone",
          _edge_dims, {"same_dimension": False, "diverse": True, "same_distribution": True,
                       "linearly_identified": False}, "same dimension"),
     Edge("minimal diverse", "boundary", "d = 1, one context, two tokens: diversity holds with nothing to spare",
