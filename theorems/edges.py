@@ -32,6 +32,8 @@ True
 """
 from __future__ import annotations
 
+from rich.markup import escape
+
 import random
 import time
 from dataclasses import dataclass, field
@@ -520,7 +522,7 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
     start = time.perf_counter()
     payload: dict = {"id": rec.id, "seed": seed, "budget": budget, "size_bound": SIZE_BOUND,
                      "hypotheses": [], "boundary": [], "record_edges": []}
-    console.print(f"[bold]{rec.number}[/]: {rec.title}\n{rec.summary}")
+    console.print(f"[bold]{rec.number}[/]: {escape(rec.title)}\n{escape(rec.summary)}")
     hyps = [h for h in rec.hypotheses if hypothesis is None or h.name == hypothesis]
     if not rec.hypotheses:
         console.print("\nThis result has no hypotheses beyond a shared X, A and pivot: nothing to drop.")
@@ -529,7 +531,7 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
         entry = {"hypothesis": h.name, "description": h.description, "budget": budget, "tried": res.tried,
                  "samples": res.samples, "elapsed_s": res.elapsed_s, "float_artefacts": res.float_artefacts,
                  "notes": res.notes}
-        console.print(f"\n[bold]drop {h.name!r}[/] ({h.description})")
+        console.print(f"\n[bold]drop {escape(repr(h.name))}[/] ({escape(h.description)})")
         if res.instance is None:
             entry["status"] = "survived"
             console.print(f"  [yellow]no counterexample[/]: the conclusion held on every instance tried where the "
@@ -562,7 +564,7 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
             console.print(f"  float artefacts: {res.float_artefacts} candidate(s) met the criterion in floats but "
                           "not exactly; they are not counterexamples")
         for note in res.notes:
-            console.print(f"  note: {note}")
+            console.print(f"  note: {note}", markup=False)
         payload["hypotheses"].append(entry)
     # the record's own edges: drops as declared, boundary cases with the conclusion holding
     for edge in rec.edges:
@@ -584,7 +586,7 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                 console.print("\n[bold]boundary cases[/] (the conclusion still holds)")
             mark = "[green]holds[/]" if ev.conclusion is Truth.HOLDS else "[red]FAILS[/]"
             console.print(f"  {edge.name}{' (' + edge.hypothesis + ')' if edge.hypothesis else ''}: conclusion "
-                          f"{mark}{'' if match else ' [red]NOT as declared[/]'} -- {edge.description}")
+                          f"{mark}{'' if match else ' [red]NOT as declared[/]'} -- {escape(edge.description)}")
             _print_instance(console, inst)
             payload["boundary"].append(item)
         else:
