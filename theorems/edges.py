@@ -32,14 +32,14 @@ True
 """
 from __future__ import annotations
 
-from rich.markup import escape
-
 import random
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
+
+from rich.markup import escape
 
 from allornone.decision import Truth
 from allornone.errors import AllOrNoneError
