@@ -1,0 +1,1006 @@
+r"""Theorem 14 (relational linearity is all or none) and Appendix D.1.
+
+As encoded here (THEORY section 9). A query ``q`` is a finite set ``S`` of
+pairs of context indices ``(s, s⊕q)``; a readout subspace ``Γ ⊆ R^d`` is given
+by a ``d x r`` matrix whose columns span it.
+
+* ``(f, g)`` is **relationally linear for q on Γ** if there are ``W`` (``d x d``)
+  and ``b`` with ``P_Γ f(s⊕q) = P_Γ (W f(s) + b)`` for every pair; its **input
+  subspace** is ``Γ_q = Im(W^T P_Γ)``.
+* **Reading M** (``Γ_q ⊆ M``) is decided by regressing the readouts
+  ``F_{S⊕q} P_Γ`` on ``[F_S P_M, 1]``; **reading anything** on ``[F_S, 1]``;
+  the property holds iff the linear system is consistent
+  (:func:`relational_linearity`).
+* **Theorem 14.** If ``L = L~`` and ``Γ ⊆ N``, then ``(f, g)`` is relationally
+  linear for ``q`` on ``Γ`` reading ``M`` iff ``(f~, g~)`` is, on
+  ``Γ~ = (B*|Ñ)^{-1}(Γ)``, reading ``M~``; :func:`transport` carries ``Γ, W, b``
+  across with Theorem 5's certificate ``(A*, B*)``.
+* **Appendix D.1.** Reading a hidden coordinate (``Γ_q ⊄ M``) is not shared:
+  a B.5 twin with a non-linear ``phi`` breaks it.
+
+The record's statement makes the last point a hypothesis that can be dropped:
+"``Γ_q ⊆ M``" says that in both models every relational linearity can be had
+reading only ``M`` (``RelationallyLinear ⟹ RelationallyLinearReadingM``). Under
+it, relationally linear (reading anything) ⟺ relationally linear reading
+``M``, and the conclusion is the paper's all-or-none; without it the D.1
+instance is a counterexample. "Enough pairs" keeps trivially true instances
+(``[F_S, 1]`` of full row rank: every readout fits) from counting as evidence.
+The paper's form without the ``Γ_q ⊆ M`` hypothesis is checked on every
+instance by the proof step "all or none (reading M)".
+
+>>> from allornone.symbolic import relational as rel
+>>> ex = rel.d1_example()
+>>> relational_linearity(ex.model, ex.pairs, ex.gamma, reading="any").holds
+True
+>>> relational_linearity(ex.model, ex.pairs, ex.gamma, reading="M").holds
+False
+>>> twin = rel.d1_twin(ex.model)
+>>> relational_linearity(twin, ex.pairs, transport_gamma(ex.model, twin, ex.gamma), reading="any").holds
+False
+"""
+from __future__ import annotations
+
+import random
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sympy import And, Equivalent, Implies, Symbol
+
+from allornone.decision import Decision, Truth
+from allornone.errors import AllOrNoneError, InputFormatError, ShapeError
+from allornone.symbolic import generators as gen
+from allornone.symbolic import linalg as ql
+from allornone.symbolic import relational as rel
+from allornone.symbolic.model import ExactModel
+from allornone.theorems import thm5
+from allornone.theorems.logic import Predicate, SameDistribution, model_symbols
+from allornone.theorems.record import Edge, Hypothesis, Instance, ProofStep, StepOutcome, TheoremRecord
+
+__all__ = [
+    "READINGS",
+    "NotEquivalentError",
+    "TransportError",
+    "RelationalLinearity",
+    "Transported",
+    "Probe",
+    "ReadoutSubspace",
+    "relational_linearity",
+    "gamma_in_N",
+    "transport_gamma",
+    "transport",
+    "linear_probing",
+    "implied_probe",
+    "transport_probe",
+    "readout_subspace",
+    "GammaInN",
+    "EnoughPairs",
+    "RelationallyLinear",
+    "RelationallyLinearReadingM",
+    "RECORD",
+]
+
+READINGS = ("M", "any")
+
+
+class NotEquivalentError(AllOrNoneError, ValueError):
+    """Transport across models that do not have the same distribution."""
+
+
+class TransportError(AllOrNoneError, ValueError):
+    """A relational linearity that Theorem 14 does not carry across (it does not
+    hold, does not read only ``M``, or ``Γ ⊄ N``)."""
+
+
+# -- input handling -----------------------------------------------------------------
+
+def _check_reading(reading) -> str:
+    if reading not in READINGS:
+        raise InputFormatError(f"reading must be 'M' (regress on [F_S P_M, 1]) or 'any' (on [F_S, 1]), "
+                               f"got {reading!r}")
+    return reading
+
+
+def _index(value, what: str) -> int:
+    if isinstance(value, bool) or not (isinstance(value, (int, np.integer))):
+        raise InputFormatError(f"{what}: {value!r} is not an integer index")
+    return int(value)
+
+
+def _check_pairs(model, pairs) -> tuple:
+    """Pairs ``(s, s⊕q)`` of context indices, validated against ``model``."""
+    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+        raise InputFormatError(f"pairs must be a list of (s, s⊕q) context-index pairs, got {type(pairs).__name__}")
+    out = []
+    for i, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise InputFormatError(f"pair {i}: expected two context indices (s, s⊕q), got {pair!r}")
+        s, t = (_index(v, f"pair {i}") for v in pair)
+        for v in (s, t):
+            if not 0 <= v < model.m:
+                raise InputFormatError(f"pair {i}: context index {v} is out of range for {model.m} contexts "
+                                       f"(0..{model.m - 1})")
+        out.append((s, t))
+    if not out:
+        raise InputFormatError("pairs is empty: a query needs at least one pair (s, s⊕q)")
+    return tuple(out)
+
+
+def _as_matrix(model, X, name: str):
+    """``X`` on ``model``'s realisation: exact rationals for an exact model
+    (floats rejected), floats for a float model (an exact matrix is rounded)."""
+    if model.exact:
+        return ql.as_qmatrix(X, name)
+    if isinstance(X, ql.QMatrix):
+        X = X.to_numpy()
+    return model.backend.as_matrix(X, name)
+
+
+def _gamma(model, gamma):
+    """Basis (independent columns, ``d x r``), projector ``P_Γ`` and whether the
+    dimension was decided."""
+    be = model.backend
+    G = _as_matrix(model, gamma, "gamma")
+    if G.shape[0] != model.d:
+        raise ShapeError(f"gamma: expected a d x r matrix whose columns span Γ (d = {model.d}), got shape "
+                         f"{G.shape[0]}x{G.shape[1]}")
+    if G.shape[1] == 0:
+        return G, be.zeros(model.d, model.d), True
+    basis, decided = be.column_basis(G, be.scale(G))
+    return basis, be.projector_onto_rows(basis.T), decided
+
+
+def _column(be, values):
+    return be.as_matrix([[v] for v in values], "column")
+
+
+def _ones(be, count: int):
+    return be.as_matrix([[1]] * count, "ones")
+
+
+def _kernel(be, X, scale=None):
+    """A basis of ``ker X`` (columns) and whether the rank was decided."""
+    if be.exact:
+        return ql.nullspace(X), True
+    n = X.shape[1]
+    if X.shape[0] == 0 or n == 0:
+        return np.eye(n), True
+    r, decided = be.rank(X, scale)
+    _, _, vt = np.linalg.svd(X)
+    return vt[r:].T, decided
+
+
+def _entry(be, X, i: int, j: int):
+    """One entry as a Fraction (exact) or float. (``QMatrix.entry`` relies on
+    ``DomainMatrix.getitem``, which SymPy 1.14 lacks; slicing does not.)"""
+    if be.exact:
+        return X[[i], [j]].to_fraction_rows()[0][0]
+    return float(X[i, j])
+
+
+def _undecided(d: Decision) -> Decision:
+    return d if d.fails else Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
+
+
+# -- relational linearity -------------------------------------------------------------
+
+@dataclass
+class RelationalLinearity:
+    """Outcome of :func:`relational_linearity`.
+
+    ``decision`` (exact, or three-valued with its tolerance on floats) says
+    whether ``P_Γ f(s⊕q) = P_Γ(W f(s) + b)`` on every pair, with ``W`` reading
+    ``reading`` (``"M"``: only ``P_M f(s)``; ``"any"``: all of ``f(s)``). When it
+    holds, ``W`` (``d x d``) and ``b`` (``d x 1``) are the minimum-norm fit, with
+    ``W = P_Γ W`` and, reading ``M``, ``W = W P_M``; ``gamma_q`` is a basis of
+    ``Γ_q = Im(W^T P_Γ)``. ``residual`` is ``max |[F_S.., 1] Θ - F_{S⊕q} P_Γ|``.
+    ``trivial`` is True when the regressors have full row rank (``|S|`` pairs,
+    rank ``|S|``): every readout fits, and the verdict is no evidence.
+    """
+
+    decision: Decision
+    reading: str
+    pairs: tuple
+    gamma: Any
+    projector: Any
+    residual: Any
+    regressor_rank: int
+    trivial: bool
+    W: Any = None
+    b: Any = None
+    gamma_q: Any = None
+    decided: bool = True
+    rank_decided: bool = True
+    """Whether the regressors' rank (hence ``trivial``) was decided."""
+    scale: float = 0.0
+    """Float side: the size of the numbers involved (``max |X| |Θ|``,
+    ``|F_{S⊕q}| |P_Γ|``); rank decisions about ``W`` are judged against it, not
+    against ``W`` itself, whose entries may be pure rounding noise."""
+
+    @property
+    def holds(self) -> bool:
+        return self.decision.holds
+
+    @property
+    def dim_gamma(self) -> int:
+        return self.gamma.shape[1]
+
+    @property
+    def dim_gamma_q(self) -> int | None:
+        return None if self.gamma_q is None else self.gamma_q.shape[1]
+
+
+def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalLinearity:
+    r"""Decide whether ``model`` is relationally linear for the query given by
+    ``pairs`` on ``Γ = span(columns of gamma)``:
+    :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
+
+    Reading ``"M"`` regresses ``F_{S⊕q} P_Γ`` on ``[F_S P_M, 1]`` (so that
+    ``Γ_q ⊆ M``); reading ``"any"`` on ``[F_S, 1]``. Exact on an exact model;
+    on a float model the verdict is three-valued and undecided when a rank
+    decision was.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
+    >>> r = relational_linearity(m, [(0, 3), (1, 4), (2, 5)], [[1], [0]])
+    >>> r.holds, r.trivial, r.W.to_fractions(), r.b.to_fractions()
+    (True, False, [['2', '0'], ['0', '0']], [['0'], ['0']])
+    >>> relational_linearity(m, [(0, 3), (1, 4)], [[1], [0]]).trivial
+    True
+    """
+    reading = _check_reading(reading)
+    pairs = _check_pairs(model, pairs)
+    be = model.backend
+    basis, P, g_decided = _gamma(model, gamma)
+    src = [s for s, _ in pairs]
+    tgt = [t for _, t in pairs]
+    FS, FT = model.F[src, :], model.F[tgt, :]
+    inputs = FS @ model.projector_M if reading == "M" else FS
+    X = be.hstack(inputs, _ones(be, len(pairs)))
+    Y = FT @ P
+    rank, r_decided = be.rank(X)
+    Theta = be.pinv(X, rank) @ Y
+    R = X @ Theta - Y
+    scale = max(be.scale(X, Theta), be.scale(FT, P))
+    decision = be.is_zero(R, scale)
+    decided = r_decided and g_decided and (reading == "any" or model.structure.decided)
+    if not decided:
+        decision = _undecided(decision)
+    d = model.d
+    res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank,
+                              rank == len(pairs), decided=decided, rank_decided=r_decided, scale=scale)
+    if decision.holds:
+        W = P @ Theta[:d, :].T
+        if reading == "M":
+            W = W @ model.projector_M
+        res.W = W
+        res.b = P @ Theta[d:, :].T
+        res.gamma_q, res.decided = _gamma_q(be, W, P, scale, decided)
+    return res
+
+
+def _gamma_q(be, W, P, scale, decided):
+    """A basis of ``Γ_q = Im(W^T P_Γ)`` and whether its dimension was decided."""
+    basis, ok = be.column_basis(W.T @ P, scale)
+    return basis, decided and ok
+
+
+def gamma_in_N(model, gamma) -> Decision:
+    """``Γ ⊆ N`` (every column of ``gamma`` is fixed by ``P_N``)."""
+    be = model.backend
+    basis, _, decided = _gamma(model, gamma)
+    if basis.shape[1] == 0:
+        return be.decision(True)
+    d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis)
+    return d if decided or d.fails else _undecided(d)
+
+
+def _certificate(a, b, certificate):
+    cert = thm5.el_certificate(a, b) if certificate is None else certificate
+    if cert.A.shape != (a.d, b.d) or cert.B.shape != (a.d, b.d):
+        raise ShapeError(f"certificate: A* and B* must be {a.d}x{b.d} (from thm5.el_certificate(model, twin))")
+    return cert
+
+
+def transport_gamma(model, twin, gamma, certificate=None):
+    r"""``Γ~ = (B*|Ñ)^{-1}(Γ)``: the readouts ``ũ ∈ Ñ`` with ``B* ũ ∈ Γ``
+    (columns of a ``d~ x r~`` matrix; for ``Γ ⊄ N`` this is the preimage of
+    ``Γ ∩ N``). ``certificate`` defaults to ``thm5.el_certificate(model, twin)``.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> a = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0]])
+    >>> b = ExactModel([[2], [0]], [[0], ["1/2"]])
+    >>> transport_gamma(a, b, [[1], [0]]).to_fractions()
+    [['1']]
+    """
+    model.check_comparable(twin)
+    be = model.backend
+    cert = _certificate(model, twin, certificate)
+    _, P, _ = _gamma(model, gamma)
+    V = twin.basis_N
+    if V.shape[1] == 0:
+        return be.zeros(twin.d, 0)
+    K = cert.B @ V
+    C, _ = _kernel(be, (be.eye(model.d) - P) @ K, be.scale(P, K))
+    if C.shape[1] == 0:
+        return be.zeros(twin.d, 0)
+    out = V @ C
+    return rel.integer_columns(out) if be.exact else out
+
+
+@dataclass
+class Transported:
+    """Outcome of :func:`transport`: ``gamma`` (``Γ~``), ``W``, ``b`` on the twin
+    (``W~ = P_Γ~ B*^T W A* P~_M~``, ``b~ = P_Γ~ B*^T b``); ``decision``: they
+    fit on the twin with ``Γ~_q ⊆ M~``; ``result``: the same as a
+    :class:`RelationalLinearity` of the twin; ``verified``: the twin re-decided
+    from scratch by :func:`relational_linearity` on ``Γ~``, reading ``M``."""
+
+    gamma: Any
+    W: Any
+    b: Any
+    decision: Decision
+    result: RelationalLinearity
+    verified: RelationalLinearity
+
+
+def transport(model, twin, result: RelationalLinearity, certificate=None) -> Transported:
+    r"""Carry a relational linearity of ``model`` reading ``M`` to ``twin``
+    (Theorem 14's proof, THEORY section 9): with Theorem 5's certificate
+    ``(A*, B*)``, ``Γ~ = (B*|Ñ)^{-1}(Γ)``,
+    :math:`\tilde W^\top \tilde u = \tilde P_{\tilde M} A^{*\top} W^\top B^* \tilde u`,
+    :math:`\tilde u^\top \tilde b = u^\top b` with ``u = B* ũ``; then check the
+    fit on the twin and re-decide it there from scratch.
+
+    Raises :class:`NotEquivalentError` unless ``L = L~`` and
+    :class:`TransportError` unless ``result`` holds with ``Γ_q ⊆ M`` and ``Γ ⊆ N``.
+
+    >>> from allornone.symbolic import ExactModel, relational as rel
+    >>> from allornone.symbolic.generators import b5_twin
+    >>> inst = rel.plant(0, k=1, hidden=1, gamma_dim=1)
+    >>> twin = b5_twin(inst.model, 1, a=2, b=1)
+    >>> r = relational_linearity(inst.model, inst.pairs, inst.gamma)
+    >>> t = transport(inst.model, twin, r)
+    >>> t.decision.holds, t.verified.holds, t.gamma.shape
+    (True, True, (4, 1))
+    """
+    model.check_comparable(twin)
+    be = model.backend
+    if not thm5.same_distribution(model, twin).holds:
+        raise NotEquivalentError("the models do not have the same distribution (L != L~): Theorem 14 transports "
+                                 "only within an equivalence class")
+    cert = _certificate(model, twin, certificate)
+    if not cert.decision.holds:
+        raise NotEquivalentError("the certificate (A*, B*) does not satisfy EL1-EL3")
+    if not result.holds:
+        raise TransportError(f"the relational linearity to transport does not hold (residual {result.residual})")
+    if result.W.shape != (model.d, model.d):
+        raise ShapeError(f"result: W is {result.W.shape}, expected {model.d}x{model.d} for this model")
+    sM = model.structure
+    in_M = be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q)
+    if not in_M.holds:
+        raise TransportError("Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
+                             "(Appendix D.1); Theorem 14 does not transport it")
+    if not gamma_in_N(model, result.gamma).holds:
+        raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
+    gt = transport_gamma(model, twin, result.gamma, cert)
+    _, Pt, _ = _gamma(twin, gt)
+    Pm = twin.projector_M
+    Wt = Pt @ cert.B.T @ result.W @ cert.A @ Pm
+    bt = Pt @ cert.B.T @ result.b
+    pairs = result.pairs
+    FS = twin.F[[s for s, _ in pairs], :]
+    FT = twin.F[[t for _, t in pairs], :]
+    fit = be.vanishes(FT @ Pt - (FS @ Wt.T + _ones(be, len(pairs)) @ bt.T) @ Pt, FS, Wt.T, Pt)
+    Gq = Wt.T @ Pt
+    reads_M = be.vanishes(Gq - Pm @ Gq, Pm, Gq)
+    decision = Decision.all([fit, reads_M])
+    verified = relational_linearity(twin, pairs, gt, "M")
+    X = be.hstack(FS @ Pm, _ones(be, len(pairs)))
+    scale = max(be.scale(FS, Wt.T, Pt), be.scale(FT, Pt), be.scale(bt))
+    rank, r_decided = be.rank(X)
+    gq, ok = _gamma_q(be, Wt, Pt, scale, r_decided)
+    as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, rank, rank == len(pairs),
+                                    Wt, bt, gq, ok, r_decided, scale)
+    return Transported(gt, Wt, bt, decision, as_result, verified)
+
+
+# -- implied properties -----------------------------------------------------------------
+
+@dataclass
+class Probe:
+    """A relational linear probe: ``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on
+    every pair. ``decision`` says it fits (and, for :func:`implied_probe`, that
+    ``P_N(g(a) - g(b)) ∈ Γ`` and ``w ∈ Γ_q ⊆ M``); ``w`` is ``d x 1``, ``c`` a
+    number; ``applicable`` (implied probes) whether ``P_N(g(a) - g(b)) ∈ Γ``."""
+
+    decision: Decision
+    tokens: tuple
+    w: Any = None
+    c: Any = None
+    residual: Any = 0
+    trivial: bool = False
+    applicable: Decision | None = None
+
+    @property
+    def holds(self) -> bool:
+        return self.decision.holds
+
+
+def _tokens(model, a, b) -> tuple[int, int]:
+    out = []
+    for v in (a, b):
+        v = _index(v, "token")
+        if not 0 <= v < model.n:
+            raise InputFormatError(f"token index {v} is out of range for {model.n} tokens (0..{model.n - 1})")
+        out.append(v)
+    return tuple(out)
+
+
+def _target_log_odds(model, pairs, a, b):
+    """``log p(a|s⊕q) - log p(b|s⊕q)`` for every pair (``|S| x 1``), from ``L``."""
+    L = model.log_odds()
+    tgt = [t for _, t in pairs]
+    return L[tgt, [a]] - L[tgt, [b]]
+
+
+def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
+    """Decide whether the log-odds of token ``a`` against ``b`` after ``s⊕q``
+    are an affine function ``w^T f(s) + c`` of ``f(s)`` on the pairs, with ``w``
+    in ``M`` (reading ``"M"``) or anywhere (``"any"``), by regression.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
+    >>> p = linear_probing(m, [(0, 3), (1, 4), (2, 5)], 1, 0)
+    >>> p.holds, p.w.to_fractions(), p.c
+    (True, [['2'], ['0']], Fraction(0, 1))
+    """
+    reading = _check_reading(reading)
+    pairs = _check_pairs(model, pairs)
+    a, b = _tokens(model, a, b)
+    be = model.backend
+    FS = model.F[[s for s, _ in pairs], :]
+    inputs = FS @ model.projector_M if reading == "M" else FS
+    X = be.hstack(inputs, _ones(be, len(pairs)))
+    y = _target_log_odds(model, pairs, a, b)
+    rank, decided = be.rank(X)
+    theta = be.pinv(X, rank) @ y
+    dec = be.is_zero(X @ theta - y, max(be.scale(X, theta), model.log_odds_scale()))
+    if not (decided and (reading == "any" or model.structure.decided)):
+        dec = _undecided(dec)
+    out = Probe(dec, (a, b), residual=dec.residual, trivial=rank == len(pairs))
+    if dec.holds:
+        out.w = theta[: model.d, :]
+        out.c = _entry(be, theta, model.d, 0)
+    return out
+
+
+def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
+    """The probe that a relational linearity reading ``M`` implies (THEORY
+    section 9): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
+    ``c = b^T u`` give ``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on ``S``.
+    ``applicable`` says whether ``u ∈ Γ``; ``decision`` that ``u ∈ Γ``, the
+    result holds, ``w ∈ M`` and the probe fits."""
+    a, b = _tokens(model, a, b)
+    be = model.backend
+    P_N = model.projector_N
+    u = P_N @ model.unembedding_difference(a, b)
+    in_gamma = be.vanishes(u - result.projector @ u, result.projector, u)
+    if not (in_gamma.holds and result.holds):
+        return Probe(Decision.all([in_gamma, result.decision]), (a, b), applicable=in_gamma)
+    w = result.W.T @ u
+    c = _entry(be, result.b.T @ u, 0, 0)
+    pairs = result.pairs
+    FS = model.F[[s for s, _ in pairs], :]
+    y = _target_log_odds(model, pairs, a, b)
+    r = y - (FS @ w + _ones(be, len(pairs)) * c)
+    fit = be.is_zero(r, max(be.scale(FS, w), model.log_odds_scale(), abs(float(c))))
+    in_M = be.vanishes(w - model.projector_M @ w, model.projector_M, w)
+    return Probe(Decision.all([in_gamma, fit, in_M]), (a, b), w, c, fit.residual, applicable=in_gamma)
+
+
+def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe:
+    """The probe ``w``, ``c`` of ``model`` (``w ∈ M``) carried to ``twin`` by the
+    input transport ``w~ = P~_M~ A*^T w``, ``c~ = c``, and checked there."""
+    model.check_comparable(twin)
+    if not probe.holds:
+        raise TransportError("the probe to transport does not hold")
+    pairs = _check_pairs(twin, pairs)
+    be = twin.backend
+    cert = _certificate(model, twin, certificate)
+    wt = twin.projector_M @ cert.A.T @ probe.w
+    a, b = probe.tokens
+    FS = twin.F[[s for s, _ in pairs], :]
+    y = _target_log_odds(twin, pairs, a, b)
+    r = y - (FS @ wt + _ones(be, len(pairs)) * probe.c)
+    fit = be.is_zero(r, max(be.scale(FS, wt), twin.log_odds_scale(), abs(float(probe.c))))
+    return Probe(fit, (a, b), wt, probe.c, fit.residual, applicable=probe.applicable)
+
+
+@dataclass
+class ReadoutSubspace:
+    """The readouts ``P_Γ f(s⊕q)`` lie in ``offset + span(directions)``, with
+    ``offset = P_Γ b`` and ``directions`` a basis of ``P_Γ W(Γ_q)``;
+    ``dim <= dim_gamma_q``. ``readout_dim`` is the affine dimension of the
+    readouts themselves (a property of the distribution)."""
+
+    decision: Decision
+    offset: Any
+    directions: Any
+    dim: int
+    dim_gamma_q: int
+    readout_dim: int
+
+
+def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
+    """Decide the linear-subspace property implied by ``result`` (THEORY
+    section 9): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
+    of dimension at most ``dim Γ_q``."""
+    if not result.holds:
+        raise TransportError("the linear-subspace property is implied only by a relational linearity that holds")
+    be = model.backend
+    P = result.projector
+    pairs = result.pairs
+    FT = model.F[[t for _, t in pairs], :]
+    Rd = FT @ P - _ones(be, len(pairs)) @ (P @ result.b).T  # readouts minus the offset, as rows
+    if result.gamma_q.shape[1]:
+        D = P @ result.W @ result.gamma_q
+        directions, dd = be.column_basis(D, max(result.scale, be.scale(P, result.W, result.gamma_q)))
+    else:
+        directions, dd = be.zeros(model.d, 0), True
+    dim = directions.shape[1]
+    if dim:
+        inside = be.vanishes(Rd.T - be.projector_onto_rows(directions.T) @ Rd.T, Rd, P)
+    else:
+        inside = be.vanishes(Rd, FT, P)
+    readouts = FT @ P
+    centred = readouts - _ones(be, len(pairs)) @ readouts[[0], :]
+    rdim, rdec = be.rank(centred, be.scale(FT, P))
+    dec = Decision.all([inside, be.decision(dim <= result.gamma_q.shape[1], decided=dd and rdec)])
+    return ReadoutSubspace(dec, P @ result.b, directions, dim, result.gamma_q.shape[1], rdim)
+
+
+# -- the record ---------------------------------------------------------------------------
+
+class GammaInN(Predicate):
+    """``Γ ⊆ N``: the readouts lie in what the distribution sees of ``g``."""
+
+
+class EnoughPairs(Predicate):
+    """Neither model fits every readout: ``[F_S, 1]`` and ``[F~_S, 1]`` have rank
+    below ``|S|`` (otherwise relational linearity holds trivially)."""
+
+
+class RelationallyLinear(Predicate):
+    """``P_Γ f(s⊕q) = P_Γ(W f(s) + b)`` on ``S`` for some ``W``, ``b``."""
+
+
+class RelationallyLinearReadingM(Predicate):
+    """Relationally linear with input subspace ``Γ_q ⊆ M``."""
+
+
+f1_, f2_ = model_symbols(2)
+S_ = Symbol("S")
+GAMMA_, GAMMA_T = Symbol(r"\Gamma"), Symbol(r"\tilde{\Gamma}")
+
+ATOMS = {
+    "same_distribution": SameDistribution(f1_, f2_),
+    "gamma_in_N": GammaInN(f1_, GAMMA_),
+    "enough_pairs": EnoughPairs(f1_, f2_, S_),
+    "rel_lin": RelationallyLinear(f1_, S_, GAMMA_),
+    "rel_lin~": RelationallyLinear(f2_, S_, GAMMA_T),
+    "rel_lin_M": RelationallyLinearReadingM(f1_, S_, GAMMA_),
+    "rel_lin_M~": RelationallyLinearReadingM(f2_, S_, GAMMA_T),
+}
+HYPOTHESES = (
+    Hypothesis("same distribution", "L = L~ (Theorem 5: the models are ~EL, with certificate A*, B*)",
+               ATOMS["same_distribution"]),
+    Hypothesis("Γ ⊆ N", "the readout subspace lies in N; Γ~ := (B*|Ñ)^{-1}(Γ)", ATOMS["gamma_in_N"]),
+    Hypothesis("Γ_q ⊆ M", "in both models, a relational linearity (if any) can be had with input subspace "
+               "Γ_q ⊆ M (reading only M)",
+               And(Implies(ATOMS["rel_lin"], ATOMS["rel_lin_M"]), Implies(ATOMS["rel_lin~"], ATOMS["rel_lin_M~"]))),
+    Hypothesis("enough pairs", "(evidence filter, not needed for truth) |S| exceeds rank [F_S, 1] in both models, "
+               "so not every readout fits", ATOMS["enough_pairs"]),
+)
+
+
+@dataclass
+class _Analysis:
+    gamma: Any
+    gamma_t: Any
+    cert: Any
+    same: Decision
+    in_N: Decision
+    results: dict
+    enough: Decision
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _analyse(models, params) -> _Analysis:
+    """Every decision of the statement on one realisation of an instance
+    (cached per model pair, so the proof steps reuse it)."""
+    a, b = models
+    key = (weakref.ref(b), id(params))
+    cached = _CACHE.get(a)
+    if cached is not None and cached[0][0]() is b and cached[0][1] == key[1] and cached[1] is params:
+        return cached[2]
+    pairs = params["pairs"]
+    gamma = _as_matrix(a, params["gamma"], "gamma")
+    _check_pairs(a, pairs)
+    _gamma(a, gamma)
+    a.check_comparable(b)
+    be = a.backend
+    cert = thm5.el_certificate(a, b)
+    same = thm5.same_distribution(a, b)
+    gamma_t = transport_gamma(a, b, gamma, cert)
+    results = {}
+    for name, model, g in (("", a, gamma), ("~", b, gamma_t)):
+        for reading in READINGS:
+            results[(name, reading)] = relational_linearity(model, pairs, g, reading)
+    trivial = [results[(n, "any")] for n in ("", "~")]
+    enough = be.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
+                         ranks=[r.regressor_rank for r in trivial], pairs=len(pairs))
+    out = _Analysis(gamma, gamma_t, cert, same, gamma_in_N(a, gamma), results, enough)
+    _CACHE[a] = (key, params, out)
+    return out
+
+
+def decide(models, params) -> dict[str, Decision]:
+    """Every atom on one realisation, plus ``gamma_q_is_M`` (the reading-M fit
+    of ``f`` has ``Γ_q = M``; shown by the boundary edge)."""
+    an = _analyse(models, params)
+    r = an.results
+    out = {
+        "same_distribution": an.same,
+        "gamma_in_N": an.in_N,
+        "enough_pairs": an.enough,
+        "rel_lin": r[("", "any")].decision,
+        "rel_lin~": r[("~", "any")].decision,
+        "rel_lin_M": r[("", "M")].decision,
+        "rel_lin_M~": r[("~", "M")].decision,
+    }
+    rm = r[("", "M")]
+    a = models[0]
+    if rm.holds:
+        k = a.effective_complexity()
+        out["gamma_q_is_M"] = a.backend.decision(rm.dim_gamma_q == k, decided=rm.decided, dim_gamma_q=rm.dim_gamma_q,
+                                                 k=k)
+    else:
+        out["gamma_q_is_M"] = rm.decision  # no fit reading M: Γ_q = M fails where the fit does
+    return out
+
+
+# -- sampling -----------------------------------------------------------------------------
+
+KINDS = ("planted reading M, B.5 twin", "planted reading M, change of basis", "planted, Γ = N, B.5 twin",
+         "not relationally linear, B.5 twin", "not relationally linear, change of basis",
+         "reading a hidden coordinate (D.1), cubed twin", "too few pairs", "Γ ⊄ N")
+
+
+def _twin(model, rng, kind: str):
+    if "change of basis" in kind:
+        return gen.change_of_basis(model, rng=rng)
+    if "D.1" in kind:
+        k = model.effective_complexity()
+        eye = lambda s: [[int(i == j) for j in range(s)] for i in range(s)]  # noqa: E731
+        h = rel.hidden_coordinates(model)[0].shape[1]
+        return gen.b5_twin(model, rng, a=h, b=rng.randint(0, 1), phi=rel.cube_hidden_phi(model),
+                           T=eye(k) if rng.random() < 0.5 else None)
+    return gen.b5_twin(model, rng, a=rng.randint(0, 2), b=rng.randint(0, 1))
+
+
+def sample(rng: random.Random, i: int) -> Instance:
+    """Planted relational linearity (reading M) and planted failures, with B.5
+    twins and changes of basis; D.1 instances, too-few-pairs instances and
+    ``Γ ⊄ N`` instances (which the hypotheses exclude) in turn."""
+    kind = KINDS[i % len(KINDS)]
+    k = rng.randint(1, 2)
+    hidden = rng.randint(1 if "D.1" in kind else 0, 2)
+    reading = "M" if ("planted" in kind or kind in ("too few pairs", "Γ ⊄ N")) else \
+        "hidden" if "D.1" in kind else "none"
+    extra = 2  # room for the twin's extra coordinates (a <= 2) in the pair count
+    pairs = rng.randint(1, k + 1) if kind == "too few pairs" else k + max(hidden, 2) + 2 + rng.randint(0, 1) + extra
+    inst = rel.plant(rng, k=k, hidden=hidden, token_hidden=rng.randint(0, 1), pairs=pairs,
+                     gamma_dim=k if "Γ = N" in kind else None, reading=reading,
+                     extra_contexts=k + hidden if kind == "too few pairs" else rng.randint(0, 1))
+    model, gamma = inst.model, inst.gamma
+    if kind == "Γ ⊄ N":
+        outside = ql.as_qmatrix([[rng.randint(-2, 2)] for _ in range(model.d)])
+        gamma = ql.QMatrix.hstack(gamma, outside)
+    twin = _twin(model, rng, kind)
+    return Instance(kind, (model, twin), {"pairs": inst.pairs, "gamma": gamma, "probe": inst.probe})
+
+
+# -- proof steps ------------------------------------------------------------------------------
+
+def _premises(models, params, need_N: bool = True):
+    """The analysis, or a reason why a step does not apply."""
+    an = _analyse(models, params)
+    if not an.same.holds:
+        return an, "L != L~"
+    if not an.cert.decision.holds:
+        return an, "the certificate does not satisfy EL1-EL3"
+    if need_N and not an.in_N.holds:
+        return an, "Γ ⊄ N"
+    return an, None
+
+
+def _step_certificate(models, params) -> StepOutcome:
+    an, why = _premises(models, params, need_N=False)
+    if why:
+        return StepOutcome.not_applicable(why)
+    return StepOutcome(an.cert.decision, {"A*": an.cert.A, "B*": an.cert.B})
+
+
+def _step_readout(models, params) -> StepOutcome:
+    an, why = _premises(models, params, need_N=False)
+    if why:
+        return StepOutcome.not_applicable(why)
+    a, b = models
+    be = a.backend
+    V = b.projector_N
+    BV = an.cert.B @ V
+    d = Decision.all([be.vanishes(a.F @ BV - b.F @ V, a.F, an.cert.B, V),
+                      be.vanishes(BV - a.projector_N @ BV, a.projector_N, an.cert.B, V)])
+    return StepOutcome(d, {"F B* P~_Ñ - F~ P~_Ñ": d.residual})
+
+
+def _step_gamma(models, params) -> StepOutcome:
+    an, why = _premises(models, params)
+    if why:
+        return StepOutcome.not_applicable(why)
+    a, b = models
+    be = a.backend
+    gt = an.gamma_t
+    basis, P, _ = _gamma(a, an.gamma)
+    r = basis.shape[1]
+    if r == 0:
+        return StepOutcome(be.decision(gt.shape[1] == 0), {"Γ~": gt})
+    image = an.cert.B @ gt
+    d = Decision.all([be.vanishes(gt - b.projector_N @ gt, b.projector_N, gt),
+                      be.vanishes(image - P @ image, P, an.cert.B, gt),
+                      be.rank_equals(image, r, an.cert.B, gt),
+                      be.decision(gt.shape[1] == r, dim=gt.shape[1], expected=r)])
+    return StepOutcome(d, {"Γ~": gt, "B* Γ~": image})
+
+
+def _step_input(models, params) -> StepOutcome:
+    an, why = _premises(models, params, need_N=False)
+    if why:
+        return StepOutcome.not_applicable(why)
+    a, b = models
+    be = a.backend
+    lhs = a.F @ a.projector_M
+    rhs = b.F @ b.projector_M @ an.cert.A.T @ a.projector_M
+    d = be.vanishes(lhs - rhs, b.F, b.projector_M, an.cert.A.T, a.projector_M)
+    return StepOutcome(d, {"residual": d.residual})
+
+
+def _transport_step(forward: bool):
+    def check(models, params) -> StepOutcome:
+        an, why = _premises(models, params)
+        if why:
+            return StepOutcome.not_applicable(why)
+        a, b = models
+        src = an.results[("" if forward else "~", "M")]
+        if not src.holds:
+            return StepOutcome.not_applicable(f"{'f' if forward else 'f~'} is not relationally linear reading M")
+        if forward:
+            t = transport(a, b, src, an.cert)
+            back = None
+        else:
+            t = transport(b, a, src)
+            # and the readout subspace comes back as Γ
+            back = _same_span(a.backend, t.gamma, an.gamma)
+        parts = [t.decision, t.verified.decision] + ([back] if back is not None else [])
+        return StepOutcome(Decision.all(parts), {"W~" if forward else "W": t.W, "b~" if forward else "b": t.b,
+                                                 "Γ~_q" if forward else "Γ_q": t.result.gamma_q})
+    return check
+
+
+def _same_span(be, X, Y) -> Decision:
+    rx, dx = be.rank(X) if X.shape[1] else (0, True)
+    ry, dy = be.rank(Y) if Y.shape[1] else (0, True)
+    if rx == ry == 0:
+        return be.decision(True)
+    rxy, dxy = be.rank(be.hstack(X, Y))
+    return be.decision(rx == ry == rxy, decided=dx and dy and dxy, ranks=(rx, ry, rxy))
+
+
+def _step_all_or_none(models, params) -> StepOutcome:
+    an, why = _premises(models, params)
+    if why:
+        return StepOutcome.not_applicable(why)
+    a = models[0]
+    r1, r2 = an.results[("", "M")].decision, an.results[("~", "M")].decision
+    if r1.undecided or r2.undecided:
+        d = Decision(Truth.UNDECIDED, 0, r1.tolerance or r2.tolerance)
+    else:
+        d = a.backend.decision(r1.holds == r2.holds)
+    return StepOutcome(d, {"f reading M": r1.truth.value, "f~ reading M~": r2.truth.value,
+                           "trivial": an.results[("", "M")].trivial})
+
+
+def _probe_tokens(model, result, params):
+    """The planted probe pair if it qualifies, else the first token pair with
+    ``P_N(g(a) - g(b)) ∈ Γ`` and ``P_N(g(a) - g(b)) != 0``."""
+    be = model.backend
+    candidates = ([tuple(params["probe"])] if params.get("probe") else []) + \
+        [(y, model.pivot) for y in range(model.n) if y != model.pivot]
+    for a, b in candidates:
+        u = model.projector_N @ model.unembedding_difference(a, b)
+        if be.vanishes(u - result.projector @ u, result.projector, u).holds and \
+                not be.vanishes(u, model.projector_N, model.G).holds:
+            return a, b
+    return None
+
+
+def _step_probe(models, params) -> StepOutcome:
+    an, why = _premises(models, params)
+    if why:
+        return StepOutcome.not_applicable(why)
+    a, b = models
+    res = an.results[("", "M")]
+    if not res.holds:
+        return StepOutcome.not_applicable("f is not relationally linear reading M")
+    toks = _probe_tokens(a, res, params)
+    if toks is None:
+        return StepOutcome.not_applicable("no token pair with 0 != P_N(g(a) - g(b)) ∈ Γ")
+    p = implied_probe(a, res, *toks)
+    moved = transport_probe(a, b, p, res.pairs, an.cert) if p.holds else None
+    direct = linear_probing(b, res.pairs, *toks, reading="M")
+    d = Decision.all([p.decision] + ([moved.decision] if moved else []) + [direct.decision])
+    return StepOutcome(d, {"tokens (a, b)": toks, "w": p.w, "c": p.c, "w~": moved.w if moved else None})
+
+
+def _step_subspace(models, params) -> StepOutcome:
+    an, why = _premises(models, params)
+    if why:
+        return StepOutcome.not_applicable(why)
+    a, b = models
+    res = an.results[("", "M")]
+    if not res.holds:
+        return StepOutcome.not_applicable("f is not relationally linear reading M")
+    sub = readout_subspace(a, res)
+    t = transport(a, b, res, an.cert)
+    sub_t = readout_subspace(b, t.result)
+    same_dim = a.backend.decision(sub.readout_dim == sub_t.readout_dim, dims=(sub.readout_dim, sub_t.readout_dim))
+    return StepOutcome(Decision.all([sub.decision, sub_t.decision, same_dim]),
+                       {"dim Γ_q": sub.dim_gamma_q, "dim P_Γ W(Γ_q)": sub.dim, "affine dim of readouts":
+                        sub.readout_dim, "on f~": sub_t.readout_dim})
+
+
+STEPS = (
+    ProofStep("certificate", "L = L~ gives Theorem 5's certificate A*, B* with EL1-EL3",
+              "Theorem 5", _step_certificate, ("thm5",)),
+    ProofStep("readout transport", "for every ũ ∈ Ñ, u = B* ũ ∈ N and u^T f(x) = ũ^T f~(x) for every context x",
+              "F4 for both models: u^T f(x) = (P_M f(x))^T u = (A* P~ f~(x))^T B* ũ, and EL3 removes A*, B*",
+              _step_readout, ("F4", "EL1", "EL3")),
+    ProofStep("Γ~", "Γ~ := (B*|Ñ)^{-1}(Γ) lies in Ñ, B* maps it onto Γ, dim Γ~ = dim Γ",
+              "EL3 makes B*|Ñ: Ñ -> N a bijection, and Γ ⊆ N", _step_gamma, ("EL3",)),
+    ProofStep("input transport", "for every w ∈ M and context s: w^T f(s) = (P~_M~ A*^T w)^T f~(s)",
+              "EL1: P_M f(s) = A* P~_M~ f~(s)", _step_input, ("EL1",)),
+    ProofStep("=>", "if f is relationally linear on Γ reading M with (W, b), then W~ = P_Γ~ B*^T W A* P~_M~ and "
+              "b~ = P_Γ~ B*^T b fit on f~ (re-decided from scratch) with Γ~_q ⊆ M~",
+              "ũ^T f~(s⊕q) = u^T f(s⊕q) = (W^T u)^T f(s) + u^T b, and W^T u ∈ Γ_q ⊆ M is moved by the input transport",
+              _transport_step(True), ("readout transport", "Γ~", "input transport")),
+    ProofStep("<=", "if f~ is relationally linear on Γ~ reading M~, the same transport with the certificate of "
+              "(f~, f) gives a fit on f, on a subspace equal to Γ",
+              "~EL is symmetric (Theorem 5)", _transport_step(False), ("=>",)),
+    ProofStep("all or none (reading M)", "f is relationally linear on Γ reading M iff f~ is on Γ~ reading M~ "
+              "(the paper's form, checked whether or not the hypothesis Γ_q ⊆ M holds)",
+              "the two previous steps", _step_all_or_none, ("=>", "<=")),
+    ProofStep("probing", "if 0 != u = P_N(g(a) - g(b)) ∈ Γ: log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c on S with "
+              "w = W^T u ∈ Γ_q ⊆ M, c = b^T u; on f~ with w~ = P~_M~ A*^T w and the same c",
+              "log-odds are f(x)^T (g(a) - g(b)) = f(x)^T u (F4); u ∈ Γ reads P_Γ f(s⊕q)", _step_probe,
+              ("F4", "=>")),
+    ProofStep("linear subspace", "the readouts P_Γ f(s⊕q), s ∈ S, lie in P_Γ b + P_Γ W(Γ_q), of dimension <= dim Γ_q; "
+              "likewise on f~, with the same affine dimension",
+              "P_Γ f(s⊕q) - P_Γ b = P_Γ W P_Γq f(s); the readout transport preserves readout coordinates",
+              _step_subspace, ("=>", "readout transport")),
+)
+
+
+# -- edges ------------------------------------------------------------------------------------
+
+def _inst(kind, model, twin, pairs, gamma, probe=None) -> Instance:
+    return Instance(kind, (model, twin), {"pairs": tuple(pairs), "gamma": ql.as_qmatrix(gamma), "probe": probe})
+
+
+def _edge_d1(rng):
+    ex = rel.d1_example()
+    return _inst("Appendix D.1", ex.model, rel.d1_twin(ex.model), ex.pairs, ex.gamma, ex.probe)
+
+
+def _planted_d2():
+    """d = 2, two tokens, M = N = span e_0, hidden e_1: f(s⊕q)_0 = 2 f(s)_0 + 1."""
+    sources = [[0, 1], [1, -1], [2, 0], [-1, 2]]
+    targets = [[2 * x + 1, (x * h) % 3] for x, h in sources]
+    model = ExactModel(sources + targets, [[0, 0], [1, 0]], 0)
+    return model, [(i, 4 + i) for i in range(4)]
+
+
+def _edge_gamma_outside_N(rng):
+    model, pairs = _planted_d2()
+    # Γ = span e_1 reads the hidden coordinate of f(s⊕q), which is no affine function of f(s)
+    twin = gen.b5_twin(model, a=1, b=0, T=[[1]], R=[[1, 0], [0, 1]], c=[0, 0])
+    return _inst("Γ = hidden direction", model, twin, pairs, [[0], [1]], (1, 0))
+
+
+def _edge_not_same(rng):
+    model, pairs = _planted_d2()
+    F = model.F.to_fraction_rows()
+    F[5][0] += 1  # one readout moved: the distribution changes at s⊕q = x5
+    return _inst("L != L~", model, ExactModel(F, model.G, 0), pairs, [[1], [0]], (1, 0))
+
+
+def _edge_gamma_N(rng):
+    model, pairs = _planted_d2()
+    return _inst("Γ = N", model, gen.b5_twin(model, rng, a=1, b=1), pairs, [[1], [0]], (1, 0))
+
+
+def _edge_gamma_zero(rng):
+    model, pairs = _planted_d2()
+    return _inst("Γ = {0}", model, gen.b5_twin(model, rng, a=1, b=1), pairs, ql.zeros(2, 0))
+
+
+def _edge_gamma_q_M(rng):
+    inst = rel.plant(rng, k=2, hidden=1, gamma_dim=2, reading="M", invertible_W=True, pairs=7)
+    return _inst("Γ_q = M", inst.model, gen.b5_twin(inst.model, rng, a=1, b=1), inst.pairs, inst.gamma, inst.probe)
+
+
+def _edge_few_pairs(rng):
+    ex = rel.d1_example()
+    pairs = ex.pairs[:2]
+    return _inst("too few pairs", ex.model, rel.d1_twin(ex.model), pairs, ex.gamma, ex.probe)
+
+
+EDGES = (
+    Edge("Appendix D.1", "drop",
+         "d = 2, two tokens: f(s⊕q) copies the hidden coordinate of f(s) into the identified one; relationally "
+         "linear only through Γ_q = span e_1 ⊄ M. Its B.5 twin with the hidden coordinate cubed has no W, b at all",
+         _edge_d1, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "rel_lin": True,
+                    "rel_lin_M": False, "rel_lin~": False}, "Γ_q ⊆ M"),
+    Edge("Γ reads a hidden direction", "drop",
+         "Γ = span e_1 (hidden, outside N): P_Γ f(s⊕q) is no affine function of f(s), while Γ~ = (B*|Ñ)^{-1}(Γ) = {0} "
+         "fits trivially", _edge_gamma_outside_N,
+         {"same_distribution": True, "gamma_in_N": False, "enough_pairs": True, "rel_lin": False, "rel_lin~": True},
+         "Γ ⊆ N"),
+    Edge("different distribution", "drop",
+         "one readout f(s⊕q) of a relationally linear model moved: a model with another distribution need not be",
+         _edge_not_same, {"same_distribution": False, "gamma_in_N": True, "rel_lin": True, "rel_lin~": False},
+         "same distribution"),
+    Edge("Γ = N", "boundary", "the largest admissible readout subspace (d = 2, B.5 twin of dimension 3)",
+         _edge_gamma_N, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "rel_lin": True,
+                         "rel_lin~": True, "rel_lin_M": True, "rel_lin_M~": True}, "Γ ⊆ N"),
+    Edge("Γ = {0}", "boundary", "the empty readout: relationally linear with W = 0, b = 0 in every model",
+         _edge_gamma_zero, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "rel_lin": True,
+                            "rel_lin~": True}, "Γ ⊆ N"),
+    Edge("Γ_q = M", "boundary", "an invertible map on M and Γ = N: the input subspace is all of M",
+         _edge_gamma_q_M, {"same_distribution": True, "gamma_in_N": True, "rel_lin_M": True, "gamma_q_is_M": True,
+                           "rel_lin_M~": True}, "Γ_q ⊆ M"),
+    Edge("too few pairs", "boundary",
+         "two pairs of the D.1 instance: [F_S, 1] has full row rank, every readout fits; flagged trivial, not evidence",
+         _edge_few_pairs, {"enough_pairs": False, "rel_lin": True, "rel_lin~": True}, "enough pairs"),
+)
+
+RECORD = TheoremRecord(
+    id="thm14",
+    number="Theorem 14",
+    title="Relational linearity is all or none (and Appendix D.1)",
+    summary="If L = L~ and Γ ⊆ N: f is relationally linear for q on Γ with Γ_q ⊆ M iff f~ is, on "
+            "Γ~ = (B*|Ñ)^{-1}(Γ), with Γ~_q ⊆ M~; likewise the implied probes and readout subspaces. "
+            "Reading outside M (Appendix D.1) is not shared.",
+    atoms=ATOMS,
+    hypotheses=HYPOTHESES,
+    conclusion=Equivalent(ATOMS["rel_lin"], ATOMS["rel_lin~"]),
+    conclusion_text="P_Γ f(s⊕q) = P_Γ(W f(s) + b) on S for some W, b iff the same holds for f~ on Γ~",
+    decide=decide,
+    sample=sample,
+    steps=STEPS,
+    edges=EDGES,
+    sides="rel_lin",
+)
