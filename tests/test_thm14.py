@@ -1,0 +1,370 @@
+"""Theorem 14 (relational linearity, all or none), its implied properties, the
+transport of THEORY section 9, and Appendix D.1."""
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from allornone.decision import Truth
+from allornone.errors import AllOrNoneError, InputFormatError, NonRationalValueError, ShapeError
+from allornone.symbolic import generators as gen
+from allornone.symbolic import linalg as ql
+from allornone.symbolic import relational as rel
+from allornone.theorems import get_record, thm14, thm5
+from allornone.theorems.logic import evaluate3
+from allornone.theorems.runner import check_instance, run
+
+REC = get_record("thm14")
+FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def planted_d2():
+    """d = 2, two tokens, M = N = span e_0: f(s⊕q)_0 = 2 f(s)_0 + 1 on four pairs."""
+    return thm14._planted_d2()
+
+
+def agree(exact, flt):
+    """A float verdict never contradicts the exact one (undecided is allowed)."""
+    return flt.truth is Truth.UNDECIDED or flt.truth is exact.truth
+
+
+# -- relational_linearity on explicit instances ---------------------------------------
+
+def test_planted_d2_exact_values():
+    model, pairs = planted_d2()
+    r = thm14.relational_linearity(model, pairs, [[1], [0]], reading="M")
+    assert r.holds and not r.trivial and r.residual == 0
+    assert r.W.to_fractions() == [["2", "0"], ["0", "0"]]
+    assert r.b.to_fractions() == [["1"], ["0"]]
+    assert r.gamma_q.to_fractions() == [["2"], ["0"]]  # Γ_q = span e_0 = M
+
+
+def test_planted_d2_float_values():
+    model, pairs = planted_d2()
+    r = thm14.relational_linearity(model.to_float(), pairs, np.array([[1.0], [0.0]]), reading="M")
+    assert r.holds and r.decision.tolerance is not None
+    np.testing.assert_allclose(r.W, [[2, 0], [0, 0]], atol=1e-12)
+    np.testing.assert_allclose(r.b, [[1], [0]], atol=1e-12)
+
+
+def test_d1_counterexample_exact():
+    ex = rel.d1_example()
+    anything = thm14.relational_linearity(ex.model, ex.pairs, ex.gamma, reading="any")
+    assert anything.holds and not anything.trivial
+    assert anything.W.to_fractions() == [["0", "1"], ["0", "0"]]
+    assert anything.gamma_q.to_fractions() == [["0"], ["1"]]  # Γ_q = span e_1, outside M = span e_0
+    only_M = thm14.relational_linearity(ex.model, ex.pairs, ex.gamma, reading="M")
+    assert only_M.decision.fails and only_M.residual == Fraction(3, 2) and only_M.W is None
+    twin = rel.d1_twin(ex.model)
+    assert twin.F.to_fractions()[3] == ["0", "8"]  # the hidden coordinate 2, cubed
+    assert thm5.equivalence(ex.model, twin).verdict == "equivalent"
+    gt = thm14.transport_gamma(ex.model, twin, ex.gamma)
+    assert gt.to_fractions() == [["1"], ["0"]]
+    for reading, residual in (("any", Fraction(39, 50)), ("M", Fraction(3, 2))):
+        r = thm14.relational_linearity(twin, ex.pairs, gt, reading=reading)
+        assert r.decision.fails and r.residual == residual
+
+
+def test_d1_counterexample_float_agrees():
+    ex = rel.d1_example()
+    twin = rel.d1_twin(ex.model)
+    gt = thm14.transport_gamma(ex.model, twin, ex.gamma)
+    for model, gamma in ((ex.model, ex.gamma), (twin, gt)):
+        for reading in thm14.READINGS:
+            e = thm14.relational_linearity(model, ex.pairs, gamma, reading)
+            f = thm14.relational_linearity(model.to_float(), ex.pairs, gamma.to_numpy(), reading)
+            assert f.decision.truth is e.decision.truth
+
+
+def test_d1_is_a_counterexample_to_dropping_gamma_q_in_M():
+    inst = thm14._edge_d1(random.Random(0))
+    ev = REC.evaluate(inst, "exact")
+    truth = {REC.atoms[n]: d.truth for n, d in ev.atoms.items() if n in REC.atoms}
+    for h in REC.hypotheses:
+        expected = Truth.FAILS if h.name == "Γ_q ⊆ M" else Truth.HOLDS
+        assert evaluate3(h.atom, truth) is expected, h.name
+    assert ev.conclusion is Truth.FAILS
+    assert ev.atoms["rel_lin"].holds and ev.atoms["rel_lin~"].fails
+
+
+def test_d1_transport_refused():
+    ex = rel.d1_example()
+    twin = rel.d1_twin(ex.model)
+    r = thm14.relational_linearity(ex.model, ex.pairs, ex.gamma, reading="any")
+    with pytest.raises(thm14.TransportError, match="D.1"):
+        thm14.transport(ex.model, twin, r)
+
+
+# -- boundary cases -----------------------------------------------------------------------
+
+def test_boundary_gamma_equals_N():
+    model, pairs = planted_d2()
+    twin = gen.b5_twin(model, 3, a=1, b=1)
+    r = thm14.relational_linearity(model, pairs, model.basis_N)
+    t = thm14.transport(model, twin, r)
+    assert r.holds and t.decision.holds and t.verified.holds
+    assert ql.rank(ql.QMatrix.hstack(t.gamma, twin.basis_N)) == twin.effective_complexity() == t.gamma.shape[1]
+
+
+def test_boundary_gamma_zero():
+    model, pairs = planted_d2()
+    twin = gen.b5_twin(model, 3, a=1, b=1)
+    zero = ql.zeros(2, 0)
+    r = thm14.relational_linearity(model, pairs, zero, reading="M")
+    assert r.holds and r.W.is_zero and r.b.is_zero and r.dim_gamma_q == 0
+    t = thm14.transport(model, twin, r)
+    assert t.gamma.shape == (3, 0) and t.decision.holds and t.verified.holds
+    fr = thm14.relational_linearity(model.to_float(), pairs, np.zeros((2, 0)))
+    assert fr.holds
+
+
+def test_boundary_gamma_q_equals_M():
+    inst = thm14._edge_gamma_q_M(random.Random(5))
+    a, b = inst.models
+    r = thm14.relational_linearity(a, inst.params["pairs"], inst.params["gamma"])
+    assert r.holds and r.dim_gamma_q == a.effective_complexity() == 2
+    assert ql.rank(ql.QMatrix.hstack(r.gamma_q, a.basis_M)) == 2
+    t = thm14.transport(a, b, r)
+    assert t.result.dim_gamma_q == b.effective_complexity() and t.verified.holds
+
+
+def test_boundary_too_few_pairs_is_flagged_trivial():
+    ex = rel.d1_example()
+    pairs = ex.pairs[:2]
+    r = thm14.relational_linearity(ex.model, pairs, ex.gamma, reading="any")
+    assert r.holds and r.trivial and r.regressor_rank == 2
+    rf = thm14.relational_linearity(ex.model.to_float(), pairs, ex.gamma, reading="any")
+    assert rf.holds and rf.trivial
+    inst = thm14._edge_few_pairs(random.Random(0))
+    ev = REC.evaluate(inst, "exact")
+    assert ev.atoms["enough_pairs"].fails and ev.hypotheses is Truth.FAILS  # never counted as evidence
+    assert not thm14.relational_linearity(ex.model, ex.pairs, ex.gamma, reading="any").trivial
+
+
+@pytest.mark.parametrize("edge", REC.edges, ids=lambda e: e.name)
+def test_record_edges_as_declared(edge):
+    inst = edge.build(random.Random(f"0/thm14/edge/{edge.name}"))
+    ev = REC.evaluate(inst, "exact")
+    fl = REC.evaluate(inst, "float")
+    assert {k: ev.atoms[k].holds for k in edge.expect} == dict(edge.expect)
+    for name, d in fl.atoms.items():
+        assert agree(ev.atoms[name], d), name
+    if edge.kind == "boundary":
+        assert ev.conclusion is Truth.HOLDS
+    else:
+        assert ev.conclusion is Truth.FAILS
+
+
+# -- all or none across B.5 twins -------------------------------------------------------------
+
+shapes = st.tuples(st.integers(0, 10_000), st.integers(1, 2), st.integers(0, 2), st.integers(0, 1),
+                   st.sampled_from(["M", "none"]), st.integers(0, 2), st.integers(0, 1))
+
+
+def _planted(seed, k, hidden, tok, reading, a, b):
+    rng = random.Random(seed)
+    inst = rel.plant(rng, k=k, hidden=hidden, token_hidden=tok, reading=reading,
+                     pairs=k + max(hidden, a) + 3)
+    twin = gen.b5_twin(inst.model, rng, a=a, b=b)
+    return inst, twin
+
+
+@FAST
+@given(shapes)
+def test_all_or_none_exact_and_transport(shape):
+    inst, twin = _planted(*shape)
+    model = inst.model
+    r = thm14.relational_linearity(model, inst.pairs, inst.gamma, "M")
+    gt = thm14.transport_gamma(model, twin, inst.gamma)
+    rt = thm14.relational_linearity(twin, inst.pairs, gt, "M")
+    assert r.decision.truth is rt.decision.truth  # Theorem 14
+    if inst.reading == "M":
+        assert r.holds and not r.trivial
+        t = thm14.transport(model, twin, r)
+        assert t.decision.holds and t.decision.is_exact and t.verified.holds
+        # the readout transport: ũ^T f~(x) = (B* ũ)^T f(x) on every context, for ũ ∈ Γ~
+        cert = thm5.el_certificate(model, twin)
+        assert model.F @ cert.B @ t.gamma == twin.F @ t.gamma
+        # Γ~_q ⊆ M~ exactly
+        assert twin.projector_M @ t.result.gamma_q == t.result.gamma_q
+        back = thm14.transport(twin, model, rt)
+        assert back.verified.holds
+        assert ql.rank(ql.QMatrix.hstack(back.gamma, inst.gamma)) == ql.rank(inst.gamma)
+
+
+@FAST
+@given(shapes)
+def test_float_never_contradicts_exact(shape):
+    inst, twin = _planted(*shape)
+    gt = thm14.transport_gamma(inst.model, twin, inst.gamma)
+    for model, gamma in ((inst.model, inst.gamma), (twin, gt)):
+        for reading in thm14.READINGS:
+            e = thm14.relational_linearity(model, inst.pairs, gamma, reading)
+            f = thm14.relational_linearity(model.to_float(), inst.pairs, gamma, reading)
+            assert agree(e.decision, f.decision), (reading, e.decision, f.decision)
+            if e.holds and f.holds:
+                np.testing.assert_allclose(f.W, e.W.to_numpy(), atol=1e-6 * max(1.0, float(e.W.max_abs())))
+
+
+@FAST
+@given(shapes)
+def test_float_transport_agrees(shape):
+    inst, twin = _planted(shape[0], shape[1], shape[2], shape[3], "M", shape[5], shape[6])
+    fm, ft = inst.model.to_float(), twin.to_float()
+    r = thm14.relational_linearity(fm, inst.pairs, inst.gamma, "M")
+    if r.holds and thm5.same_distribution(fm, ft).holds and thm5.el_certificate(fm, ft).decision.holds:
+        t = thm14.transport(fm, ft, r)
+        assert not t.decision.fails and not t.verified.decision.fails
+
+
+def test_change_of_basis_keeps_verdicts():
+    for seed in range(6):
+        rng = random.Random(seed)
+        for reading in ("M", "none", "hidden"):
+            inst = rel.plant(rng, k=2, hidden=1, reading=reading, pairs=7)
+            twin = gen.change_of_basis(inst.model, rng=rng)
+            gt = thm14.transport_gamma(inst.model, twin, inst.gamma)
+            r = thm14.relational_linearity(inst.model, inst.pairs, inst.gamma, "M")
+            rt = thm14.relational_linearity(twin, inst.pairs, gt, "M")
+            assert r.decision.truth is rt.decision.truth
+            assert r.holds == (reading == "M")
+
+
+# -- implied properties ----------------------------------------------------------------------
+
+def test_probe_implied_and_transported():
+    model, pairs = planted_d2()
+    twin = gen.b5_twin(model, 4, a=1, b=1)
+    r = thm14.relational_linearity(model, pairs, [[1], [0]])
+    p = thm14.implied_probe(model, r, 1, 0)
+    assert p.holds and p.applicable.holds
+    assert p.w.to_fractions() == [["2"], ["0"]] and p.c == 1
+    direct = thm14.linear_probing(model, pairs, 1, 0, reading="M")
+    assert direct.holds and direct.w == p.w and direct.c == p.c
+    moved = thm14.transport_probe(model, twin, p, pairs)
+    assert moved.holds and moved.c == 1
+    assert thm14.linear_probing(twin, pairs, 1, 0, reading="M").holds
+
+
+def test_probe_not_applicable_outside_gamma():
+    rng = random.Random(3)
+    inst = rel.plant(rng, k=2, hidden=1, gamma_dim=1, reading="M", probe=False, pairs=7, mix=False)
+    r = thm14.relational_linearity(inst.model, inst.pairs, inst.gamma)
+    outside = [(y, inst.model.pivot) for y in range(inst.model.n) if y != inst.model.pivot
+               and not thm14.implied_probe(inst.model, r, y, inst.model.pivot).applicable.holds]
+    assert outside, "with dim Γ = 1 < k = 2 some token difference leaves Γ"
+    assert not thm14.implied_probe(inst.model, r, *outside[0]).holds
+
+
+def test_readout_subspace_and_transport():
+    inst = rel.plant(random.Random(11), k=2, hidden=1, gamma_dim=1, reading="M", pairs=7)
+    twin = gen.b5_twin(inst.model, 11, a=2, b=1)
+    r = thm14.relational_linearity(inst.model, inst.pairs, inst.gamma)
+    sub = thm14.readout_subspace(inst.model, r)
+    assert sub.decision.holds and sub.dim <= sub.dim_gamma_q <= 1 and sub.readout_dim <= sub.dim
+    t = thm14.transport(inst.model, twin, r)
+    sub_t = thm14.readout_subspace(twin, t.result)
+    assert sub_t.decision.holds and sub_t.readout_dim == sub.readout_dim
+
+
+def test_readout_subspace_refuses_a_failed_fit():
+    ex = rel.d1_example()
+    r = thm14.relational_linearity(ex.model, ex.pairs, ex.gamma, reading="M")
+    with pytest.raises(thm14.TransportError):
+        thm14.readout_subspace(ex.model, r)
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pairs, message", [
+    ([(0, 9)], "out of range"),
+    ([(0, -1)], "out of range"),
+    ([], "empty"),
+    ([(0, 1, 2)], "two context indices"),
+    ([(0, "a")], "not an integer"),
+    ("01", "list of"),
+])
+def test_bad_pairs(pairs, message):
+    model, _ = planted_d2()
+    with pytest.raises(InputFormatError, match=message):
+        thm14.relational_linearity(model, pairs, [[1], [0]])
+
+
+def test_bad_gamma_and_reading():
+    model, pairs = planted_d2()
+    with pytest.raises(ShapeError, match="d x r"):
+        thm14.relational_linearity(model, pairs, [[1], [0], [0]])
+    with pytest.raises(ShapeError):
+        thm14.relational_linearity(model, pairs, [1, 0])
+    with pytest.raises(NonRationalValueError):
+        thm14.relational_linearity(model, pairs, np.array([[1.0], [0.0]]))
+    with pytest.raises(ShapeError):
+        thm14.relational_linearity(model.to_float(), pairs, np.ones((3, 1)))
+    with pytest.raises(InputFormatError, match="reading"):
+        thm14.relational_linearity(model, pairs, [[1], [0]], reading="N")
+    with pytest.raises(InputFormatError, match="token index 5"):
+        thm14.linear_probing(model, pairs, 5, 0)
+
+
+def test_transport_needs_equivalence():
+    inst = thm14._edge_not_same(random.Random(0))
+    a, b = inst.models
+    r = thm14.relational_linearity(a, inst.params["pairs"], inst.params["gamma"])
+    with pytest.raises(thm14.NotEquivalentError):
+        thm14.transport(a, b, r)
+    assert issubclass(thm14.NotEquivalentError, AllOrNoneError)
+
+
+def test_inputs_not_mutated():
+    model, pairs = planted_d2()
+    gamma = np.array([[1.0], [0.0]])
+    fm = model.to_float()
+    before = (fm.F.copy(), gamma.copy(), list(pairs))
+    thm14.relational_linearity(fm, pairs, gamma, "any")
+    assert np.array_equal(before[0], fm.F) and np.array_equal(before[1], gamma) and before[2] == pairs
+
+
+# -- the record and the runner --------------------------------------------------------------
+
+def test_statement_shape():
+    names = [h.name for h in REC.hypotheses]
+    assert names == ["same distribution", "Γ ⊆ N", "Γ_q ⊆ M", "enough pairs"]
+    text = str(REC.statement)
+    assert "RelationallyLinear(f, S, \\Gamma)" in text and "GammaInN" in text
+    assert REC.sides == "rel_lin"
+
+
+def test_runner_both_sides_and_no_contradictions():
+    report = run(["thm14"], trials=24, seed=3)
+    r = report["results"][0]
+    assert r["verdict"] == "pass" and r["contradictions"] == 0 and r["steps_failed"] == 0
+    assert r["sides"]["holds"] > 0 and r["sides"]["fails"] > 0
+    assert r["hypotheses_held"] < r["instances"]  # D.1, too-few-pairs and Γ ⊄ N instances are excluded
+
+
+def test_too_few_pairs_instances_are_not_evidence():
+    for i in range(6, 48, 8):  # the sampler's "too few pairs" kind
+        r = check_instance("thm14", 0, i)
+        assert r["kind"] == "too few pairs"
+        assert r["exact"]["enough_pairs"] == "fails" and r["hypotheses"] == "fails"
+
+
+def test_proof_steps_hold_on_a_planted_instance():
+    inst = REC.sample(random.Random("steps"), 0)
+    outcomes = REC.check_steps(inst, "exact")
+    applicable = [(s.label, o.decision.holds) for s, o in outcomes if o.applicable]
+    assert len(applicable) == len(REC.steps)
+    assert all(ok for _, ok in applicable), applicable
+
+
+def test_all_or_none_step_checked_on_d1_instances():
+    inst = thm14._edge_d1(random.Random(0))
+    outcomes = {s.label: o for s, o in REC.check_steps(inst, "exact")}
+    assert outcomes["all or none (reading M)"].applicable
+    assert outcomes["all or none (reading M)"].decision.holds  # both fail reading M
+    assert not outcomes["=>"].applicable
