@@ -153,7 +153,11 @@ class QMatrix:
         return QMatrix(self.dm.extract(ri, ci))
 
     def entry(self, i: int, j: int) -> Fraction:
-        e = self.dm.getitem(i, j).element
+        m, n = self.shape
+        if not (-m <= i < m and -n <= j < n):
+            raise IndexError(f"index ({i}, {j}) out of range for a matrix of shape {self.shape}")
+        fm = self._fm()
+        e = fm[i % m, j % n] if fm is not None else self.dm[i, j].element
         return Fraction(int(e.numerator), int(e.denominator))
 
     def _entries(self) -> list:
@@ -313,11 +317,12 @@ def _pair(a: QMatrix, b: QMatrix):
 
 
 def _dm(a: QMatrix, like: QMatrix) -> DomainMatrix:
-    """``a.dm`` in the representation of ``like`` (FLINT and pure SymPy matrices
-    can meet when a caller builds one of them explicitly)."""
+    """``a.dm``, as a pure-SymPy dense matrix when ``like`` has another
+    representation (FLINT and pure SymPy matrices can meet when a caller builds
+    one of them explicitly, or when SymPy's ``inv`` returns FLINT)."""
     if type(a.dm.rep) is type(like.dm.rep):
         return a.dm
-    return DomainMatrix.from_rep(a.dm.rep.to_ddm()) if type(like.dm.rep) is not _DFM else a.dm.to_dfm()
+    return DomainMatrix.from_rep(a.dm.rep.to_ddm())
 
 
 def _extract(mat, rows: list[int], cols: list[int], cls):
