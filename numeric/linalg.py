@@ -107,10 +107,66 @@ def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
         raise ShapeError(f"{name}: not a rectangular array of real numbers ({exc})") from None
     if arr.ndim != 2:
         raise ShapeError(f"{name}: expected a 2-D array, got {arr.ndim} dimension(s)")
-    if not np.all(np.isfinite(arr)):
+    # min and max see every NaN and infinity without an array-sized temporary.
+    if arr.size and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):
         i, j = map(int, np.argwhere(~np.isfinite(arr))[0])
         raise NonFiniteValueError(f"{name}[{i}][{j}] is {arr[i, j]}; only finite numbers are allowed")
     return arr
+
+
+# Tall matrices with at least this many entries are first reduced to their
+# triangular factor R (X = QR, same singular values and right singular vectors),
+# block by block, so that neither Q, nor U, nor a full copy of X is ever formed.
+_LARGE = 1 << 16
+_BLOCK_ROWS = 1 << 12
+# Entries of the largest temporary product_scale forms.
+_SCALE_BLOCK = 1 << 22
+
+
+def _is_large_tall(X: np.ndarray) -> bool:
+    return X.size >= _LARGE and X.shape[0] >= 2 * X.shape[1]
+
+
+def _tall_r(X: np.ndarray) -> np.ndarray:
+    """The ``n x n`` factor ``R`` of ``X = QR`` (``X`` is ``m x n``, ``m >= n``).
+
+    Householder QR of row blocks, then QR of the stacked block factors
+    (TSQR): backward stable like one QR of ``X``, with a working copy of one
+    block instead of ``X``."""
+    m, n = X.shape
+    geqrf, = scipy.linalg.get_lapack_funcs(("geqrf",), (X,))
+    step = max(_BLOCK_ROWS, 2 * n)
+    lwork = None
+
+    def r_of(block):
+        nonlocal lwork
+        if lwork is None:
+            lwork = max(int(geqrf(block, lwork=-1)[2][0].real), 1)
+        qr, _, _, info = geqrf(block, lwork=lwork, overwrite_a=True)
+        if info != 0:  # pragma: no cover - only for invalid arguments
+            raise np.linalg.LinAlgError(f"geqrf failed with info={info}")
+        return np.triu(qr[: min(block.shape), :])
+
+    parts = [r_of(np.asfortranarray(X[i:i + step])) for i in range(0, m, step)]
+    if len(parts) == 1:
+        R = parts[0]
+    else:
+        stacked = np.empty((sum(p.shape[0] for p in parts), n), order="F")
+        np.concatenate(parts, out=stacked)
+        del parts
+        R = r_of(stacked)
+    if R.shape[0] < n:  # pragma: no cover - only when m < n, excluded by the callers
+        R = np.vstack([R, np.zeros((n - R.shape[0], n))])
+    return R
+
+
+def _s_vt(X: np.ndarray):
+    """Singular values and right singular vectors of ``X`` (no ``U``)."""
+    if _is_large_tall(X):
+        _, s, vt = _svd(_tall_r(X))
+        return s, vt
+    _, s, vt = _svd(X)
+    return s, vt
 
 
 def _svd(X: np.ndarray):
@@ -127,14 +183,14 @@ def _svd(X: np.ndarray):
 def rank(X: np.ndarray, scale: float | None = None, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool]:
     """Numerical rank and whether the decision is clear of the undecided band
     (``scale``: see :meth:`Tolerance.rank`)."""
-    return tol.rank(_svd(X)[1], scale)
+    return tol.rank(_s_vt(X)[0], scale)
 
 
 def row_basis(X: np.ndarray, scale: float | None = None,
               tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool]:
     """An orthonormal basis of the row space (rows of an ``r x d`` array) and
     whether its dimension was decided."""
-    _, s, vt = _svd(X)
+    s, vt = _s_vt(X)
     r, decided = tol.rank(s, scale)
     return vt[:r], decided
 
@@ -166,6 +222,14 @@ def projector_onto_columns(U: np.ndarray) -> np.ndarray:
 def pinv(X: np.ndarray, rank: int | None = None, tol: Tolerance = DEFAULT_TOLERANCE) -> np.ndarray:
     """Pseudo-inverse truncated at ``rank`` (default: the rank decided by
     ``tol``), never at NumPy's default cut (THEORY section 10)."""
+    if _is_large_tall(X) or _is_large_tall(X.T):
+        # With X^T X = V S^2 V^T (V, S from R), X^+ = (V_r S_r^-2 V_r^T) X^T:
+        # one product with X, no U and no copy of X.
+        tall = X.shape[0] >= X.shape[1]
+        s, vt = _s_vt(X if tall else X.T)
+        r = tol.rank(s)[0] if rank is None else int(rank)
+        core = (vt[:r].T / s[:r] ** 2) @ vt[:r]
+        return core @ X.T if tall else X.T @ core
     u, s, vt = _svd(X)
     r = tol.rank(s)[0] if rank is None else int(rank)
     return (vt[:r].T / s[:r]) @ u[:, :r].T
@@ -180,13 +244,22 @@ def solve_left(Y: np.ndarray, X: np.ndarray, rank: int | None = None,
 def product_scale(*factors: np.ndarray) -> float:
     """``max |A_1| |A_2| ... |A_p|`` (entrywise absolute values): a bound on the
     entries of the product and hence the natural scale of its rounding error."""
-    acc = np.abs(factors[0])
-    for f in factors[1:]:
-        acc = acc @ np.abs(f)
-    return float(acc.max()) if acc.size else 0.0
+    if len(factors) == 1:
+        A = factors[0]
+        return float(max(A.max(), -A.min())) if A.size else 0.0
+    # The product is formed a block of columns of the last factor at a time, so
+    # that no temporary is larger than a block (the product itself can be m x n).
+    head = np.abs(factors[0])
+    for f in factors[1:-1]:
+        head = head @ np.abs(f)
+    last = factors[-1]
+    if head.size == 0 or last.size == 0:
+        return 0.0
+    step = max(1, _SCALE_BLOCK // max(head.shape[0], last.shape[0]))
+    return float(max((head @ np.abs(last[:, j:j + step])).max() for j in range(0, last.shape[1], step)))
 
 
 def is_zero(R: np.ndarray, scale: float, tol: Tolerance = DEFAULT_TOLERANCE) -> Decision:
     """Three-valued test that ``R`` vanishes, relative to ``scale``."""
-    res = float(np.abs(R).max()) if R.size else 0.0
+    res = float(max(R.max(), -R.min())) if R.size else 0.0
     return tol.decide(res, max(scale, 1.0))
