@@ -1,0 +1,171 @@
+"""Benchmarks of the exact and the float structure computations.
+
+    python benchmarks/bench.py            # the full tables (several minutes)
+    python benchmarks/bench.py --quick    # a reduced run (under a minute)
+
+Exact table: the structure of two models and the Theorem 5 certificate
+(see ``exact_impls.py``), median of repeated runs, in four implementations:
+plain ``sympy.Matrix`` with pure-Python ground types (run in a subprocess
+with ``SYMPY_GROUND_TYPES=python``), SymPy's ``DomainMatrix`` over ``QQ``,
+python-flint's ``fmpq_mat`` used directly, and this project.
+
+Float table: a model and its B.5 twin at another dimension
+(``allornone.numeric.scale``), structure of both plus the certificate,
+each size in a fresh subprocess; beside it the "SVD floor" -- the thin SVDs of
+``F``, ``G_0``, ``F~``, ``G~_0`` that decide ``dim SF`` and ``dim SG`` -- and the
+peak memory (see ``float_bench.py`` for how it is measured).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+EXACT_SIZES = [(64, 64, 16, 12, 10), (128, 128, 32, 24, 20)]
+EXACT_COLUMNS = ["sympy.Matrix", "DomainMatrix", "fmpq_mat", "allornone"]
+
+
+def _digest(rows_list) -> str:
+    h = hashlib.sha256()
+    for rows in rows_list:
+        h.update(json.dumps([[str(x) for x in r] for r in rows]).encode())
+    return h.hexdigest()[:16]
+
+
+def time_exact(name, instance, repeat):
+    """Median wall time of ``repeat`` runs and a digest of ``(k, k~, A*, B*)``."""
+    import exact_impls as ei
+
+    convert, run = ei.IMPLEMENTATIONS[name]
+    args = [convert(M) for M in instance]
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        k, k2, A, B = run(*args)
+        times.append(time.perf_counter() - t0)
+    digest = _digest([[[k, k2]], ei.as_fraction_rows(name, A), ei.as_fraction_rows(name, B)])
+    return statistics.median(times), digest
+
+
+def _sympy_worker():
+    """Subprocess entry: read an instance on stdin, time plain sympy.Matrix."""
+    from sympy.external.gmpy import GROUND_TYPES
+
+    job = json.load(sys.stdin)
+    instance = [[[Fraction(x) for x in r] for r in M] for M in job["instance"]]
+    t, digest = time_exact("sympy.Matrix", instance, job["repeat"])
+    json.dump({"time": t, "digest": digest, "ground_types": GROUND_TYPES}, sys.stdout)
+
+
+def run_sympy_subprocess(instance, repeat, timeout):
+    env = dict(os.environ, SYMPY_GROUND_TYPES="python")
+    job = {"instance": [[[str(x) for x in r] for r in M] for M in instance], "repeat": repeat}
+    try:
+        out = subprocess.run([sys.executable, __file__, "--sympy-worker"], input=json.dumps(job),
+                             capture_output=True, text=True, env=env, timeout=timeout, check=True)
+    except subprocess.TimeoutExpired:
+        return None
+    res = json.loads(out.stdout)
+    assert res["ground_types"] == "python", res
+    return res["time"], res["digest"]
+
+
+def exact_table(quick: bool) -> list[dict]:
+    import exact_impls as ei
+
+    sizes = EXACT_SIZES[:1] if quick else EXACT_SIZES
+    repeat = 3 if quick else 5
+    rows = []
+    for size in sizes:
+        instance = ei.exact_instance(*size)
+        row = {"size": size, "repeat": repeat}
+        digests = {}
+        sub = run_sympy_subprocess(instance, repeat, timeout=60 if quick else 1800)
+        if sub is not None:
+            row["sympy.Matrix"], digests["sympy.Matrix"] = sub
+        for name in EXACT_COLUMNS[1:]:
+            row[name], digests[name] = time_exact(name, instance, repeat)
+        row["agree"] = len(set(digests.values())) == 1
+        rows.append(row)
+        print_exact_row(row)
+    return rows
+
+
+def _fmt_s(t):
+    return "   --   " if t is None else (f"{t:8.4f}" if t < 10 else f"{t:8.2f}")
+
+
+def print_exact_header():
+    print("\nExact: structure of a model and its B.5 twin + Theorem 5 certificate A*, B*"
+          " (median wall seconds)")
+    print(f"{'(m, n, d, rkF, rkG)':>22} {'sympy.Matrix':>13} {'DomainMatrix':>13} {'fmpq_mat':>9}"
+          f" {'allornone':>10} | {'sympy/ours':>10} {'DM/ours':>8} {'ours/fmpq':>9} {'same A*,B*':>10}")
+
+
+def print_exact_row(row):
+    ours = row["allornone"]
+    sp = row.get("sympy.Matrix")
+    print(f"{str(row['size']):>22} {_fmt_s(sp):>13} {_fmt_s(row['DomainMatrix']):>13}"
+          f" {_fmt_s(row['fmpq_mat']):>9} {_fmt_s(ours):>10} |"
+          f" {(f'{sp / ours:9.1f}x' if sp else '   --    '):>10} {row['DomainMatrix'] / ours:7.1f}x"
+          f" {ours / row['fmpq_mat']:8.2f}x {str(row['agree']):>10}", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="reduced sizes and repeats (under a minute)")
+    ap.add_argument("--only", choices=["exact", "float"], help="run one of the two tables")
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--threads", type=int, help="BLAS threads in the float workers (default: the BLAS default);"
+                    " 1 gives steadier figures on a shared machine")
+    ap.add_argument("--sympy-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--float-worker", nargs=5, type=int, metavar=("M", "N", "D", "D2", "SEED"),
+                    help=argparse.SUPPRESS)
+    ap.add_argument("--kind", choices=["ours", "floor"], default="ours", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.sympy_worker:
+        return _sympy_worker()
+    if args.float_worker:
+        import float_bench
+        return float_bench.worker(*args.float_worker, kind=args.kind)
+
+    import platform
+
+    import numpy
+    import sympy
+    try:
+        import flint
+        flint_version = flint.__version__
+    except ImportError:  # pragma: no cover
+        flint_version = "absent"
+    print(f"python {platform.python_version()}, sympy {sympy.__version__}, python-flint {flint_version},"
+          f" numpy {numpy.__version__}, {os.cpu_count()} CPU(s), {platform.machine()},"
+          f" load average {os.getloadavg()[0]:.1f}, BLAS threads {args.threads or 'default'}")
+    results = {}
+    t0 = time.perf_counter()
+    if args.only in (None, "exact"):
+        print_exact_header()
+        results["exact"] = exact_table(args.quick)
+    if args.only in (None, "float"):
+        import float_bench
+        if args.threads:
+            for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                os.environ[var] = str(args.threads)
+        results["float"] = float_bench.float_table(args.quick, __file__)
+    print(f"\ntotal {time.perf_counter() - t0:.1f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

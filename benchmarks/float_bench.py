@@ -1,0 +1,139 @@
+"""Float rows of the benchmark: a model and its B.5 twin at language-model scale.
+
+Each size runs in fresh subprocesses (one for this project's computation, one
+for the SVD floor), so that peak memory is per size and one measurement cannot
+inflate the next.
+
+* ``ours``: the structure of both models (``G_0``, row bases of ``F`` and
+  ``G_0``, ``P_F``, ``P_G``, ``T``, bases of ``M`` and ``N``, ``P_M``, ``P_N``) and
+  the Theorem 5 certificate ``A* = (F P_M)^T pinv((F~ P~_M)^T)``,
+  ``B* = (G_0 P_N)^T pinv((G~_0 P~_N)^T)`` truncated at ``k~`` -- the same
+  formulas as ``theorems.thm5.el_certificate``. Separately: the EL1--EL3
+  residual checks (the rest of ``el_certificate``).
+* ``floor``: the SVDs no implementation can avoid -- ``scipy.linalg.svd`` (LAPACK
+  ``gesdd``, thin) of ``F``, ``G_0``, ``F~``, ``G~_0``, whose singular values decide
+  ``dim SF`` and ``dim SG``; also the same with singular values only.
+
+Peak memory, two ways: ``tracemalloc`` (NumPy reports its array buffers to it,
+so this is the peak of live arrays, LAPACK work arrays included, during the
+timed phase, counting the models' own data) and ``ru_maxrss`` of the worker
+process (resident set size, everything: interpreter, libraries, OpenBLAS
+buffers, instance generation).
+"""
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+
+GPT2 = (4096, 50257, 768, 1024)
+FULL_SIZES = [
+    (4096, 8192, 768, 1024),
+    (4096, 25000, 768, 1024),
+    (4096, 50257, 256, 384),
+    (4096, 50257, 512, 768),
+    GPT2,
+]
+QUICK_SIZES = [(1024, 4096, 128, 192), (2048, 8192, 256, 384), (2048, 16384, 384, 512)]
+
+
+def ranks(d: int) -> tuple[int, int]:
+    """Rank-deficient on purpose: ``rank F = d - d/12``, ``rank G = d - d/6``."""
+    return d - d // 12, d - d // 6
+
+
+def build(m, n, d, d2, seed):
+    """The pair of FloatModels; ``k = rank G`` and ``d2 = k + a + b``."""
+    import numpy as np
+
+    from allornone.numeric import FloatModel
+    from allornone.numeric.scale import b5_twin, random_model
+
+    rank_f, rank_g = ranks(d)
+    k = min(rank_f, rank_g)
+    a = (d2 - k) // 2
+    rng = np.random.default_rng(seed)
+    m1 = FloatModel(*random_model(m, n, d, rank_f, rank_g, seed=rng))
+    m2 = FloatModel(*b5_twin(m1.F, m1.G, extra=(a, d2 - k - a), seed=rng))
+    return m1, m2
+
+
+def _mib(nbytes: float) -> float:
+    return nbytes / 2 ** 20
+
+
+def worker(m, n, d, d2, seed, kind):
+    tracemalloc.start()
+    m1, m2 = build(m, n, d, d2, seed)
+    out = {"size": [m, n, d, d2], "kind": kind}
+    if kind == "ours":
+        from allornone.numeric import linalg as fl
+        from allornone.theorems.thm5 import el_certificate
+
+        tracemalloc.reset_peak()
+        t0 = time.perf_counter()
+        s1, s2 = m1.structure, m2.structure
+        FA, FB = m1.F @ s1.P_M, m2.F @ s2.P_M
+        A = FA.T @ fl.pinv(FB.T, s2.k, m2.tolerance)
+        del FA, FB
+        GA, GB = m1.G0 @ s1.P_N, m2.G0 @ s2.P_N
+        B = GA.T @ fl.pinv(GB.T, s2.k, m2.tolerance)
+        del GA, GB, A, B
+        out["time"] = time.perf_counter() - t0
+        out["traced_peak_mib"] = _mib(tracemalloc.get_traced_memory()[1])
+        out["k"] = [s1.k, s2.k]
+        out["decided"] = s1.decided and s2.decided
+        tracemalloc.reset_peak()
+        t0 = time.perf_counter()
+        cert = el_certificate(m1, m2)
+        out["el_time"] = time.perf_counter() - t0
+        out["el_traced_peak_mib"] = _mib(tracemalloc.get_traced_memory()[1])
+        out["el"] = [d.truth.value for d in (cert.el1, cert.el2, cert.el3)]
+    else:
+        import scipy.linalg
+
+        mats = [m1.F, m1.G0, m2.F, m2.G0]
+        t0 = time.perf_counter()
+        for X in mats:
+            scipy.linalg.svd(X, full_matrices=False, check_finite=False)
+        out["time"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for X in mats:
+            scipy.linalg.svd(X, compute_uv=False, check_finite=False)
+        out["values_time"] = time.perf_counter() - t0
+    out["model_data_mib"] = _mib(sum(X.nbytes for X in (m1.F, m1.G, m1.G0, m2.F, m2.G, m2.G0)))
+    out["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    json.dump(out, sys.stdout)
+
+
+def run_worker(script, size, kind, seed=0):
+    cmd = [sys.executable, script, "--float-worker", *map(str, size), str(seed), "--kind", kind]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"float worker {size} {kind} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout)
+
+
+def float_table(quick: bool, script: str) -> list[dict]:
+    sizes = QUICK_SIZES if quick else FULL_SIZES
+    print("\nFloat: structure of a model and its B.5 twin (dimension d~) + Theorem 5 certificate A*, B*"
+          " (one run per size, wall seconds)")
+    print(f"{'(m, n, d, d~)':>26} {'k':>4} {'ours':>7} {'SVD floor':>9} {'ratio':>6} {'values-only':>11}"
+          f" {'ratio':>6} | {'EL1-3':>6} {'verdict':>8} | {'data':>6} {'traced':>7} {'EL traced':>9}"
+          f" {'RSS ours':>8} {'RSS floor':>9} (MiB)")
+    rows = []
+    for size in sizes:
+        ours = run_worker(script, size, "ours")
+        floor = run_worker(script, size, "floor")
+        row = {"size": size, "ours": ours, "floor": floor}
+        rows.append(row)
+        verdict = "holds" if ours["el"] == ["holds"] * 3 else "/".join(ours["el"])
+        print(f"{str(tuple(size)):>26} {ours['k'][0]:>4} {ours['time']:7.2f} {floor['time']:9.2f}"
+              f" {ours['time'] / floor['time']:5.2f}x {floor['values_time']:11.2f}"
+              f" {ours['time'] / floor['values_time']:5.2f}x | {ours['el_time']:6.2f} {verdict:>8} |"
+              f" {ours['model_data_mib']:6.0f} {ours['traced_peak_mib']:7.0f} {ours['el_traced_peak_mib']:9.0f}"
+              f" {ours['maxrss_mib']:8.0f} {floor['maxrss_mib']:9.0f}", flush=True)
+    return rows
