@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allornone.decision import Truth
-from allornone.errors import AllOrNoneError, InputFormatError, NonRationalValueError, ShapeError
+from allornone.errors import (AllOrNoneError, InputFormatError, NonRationalValueError, ShapeError,
+                              VocabularyError)
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -307,7 +308,7 @@ def test_bad_gamma_and_reading():
         thm14.relational_linearity(model.to_float(), pairs, np.ones((3, 1)))
     with pytest.raises(InputFormatError, match="reading"):
         thm14.relational_linearity(model, pairs, [[1], [0]], reading="N")
-    with pytest.raises(InputFormatError, match="token index 5"):
+    with pytest.raises(VocabularyError, match="token index 5"):
         thm14.linear_probing(model, pairs, 5, 0)
 
 

@@ -49,7 +49,7 @@ import numpy as np
 from sympy import And, Equivalent, Implies, Symbol
 
 from allornone.decision import Decision, Truth
-from allornone.errors import AllOrNoneError, InputFormatError, ShapeError
+from allornone.errors import AllOrNoneError, InputFormatError, ShapeError, VocabularyError
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -169,14 +169,6 @@ def _kernel(be, X, scale=None):
     r, decided = be.rank(X, scale)
     _, _, vt = np.linalg.svd(X)
     return vt[r:].T, decided
-
-
-def _entry(be, X, i: int, j: int):
-    """One entry as a Fraction (exact) or float. (``QMatrix.entry`` relies on
-    ``DomainMatrix.getitem``, which SymPy 1.14 lacks; slicing does not.)"""
-    if be.exact:
-        return X[[i], [j]].to_fraction_rows()[0][0]
-    return float(X[i, j])
 
 
 def _undecided(d: Decision) -> Decision:
@@ -433,7 +425,7 @@ def _tokens(model, a, b) -> tuple[int, int]:
     for v in (a, b):
         v = _index(v, "token")
         if not 0 <= v < model.n:
-            raise InputFormatError(f"token index {v} is out of range for {model.n} tokens (0..{model.n - 1})")
+            raise VocabularyError(f"token index {v} is out of range for {model.n} tokens (0..{model.n - 1})")
         out.append(v)
     return tuple(out)
 
@@ -472,7 +464,7 @@ def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
     out = Probe(dec, (a, b), residual=dec.residual, trivial=rank == len(pairs))
     if dec.holds:
         out.w = theta[: model.d, :]
-        out.c = _entry(be, theta, model.d, 0)
+        out.c = be.entry(theta, model.d, 0)
     return out
 
 
@@ -490,7 +482,7 @@ def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
     if not (in_gamma.holds and result.holds):
         return Probe(Decision.all([in_gamma, result.decision]), (a, b), applicable=in_gamma)
     w = result.W.T @ u
-    c = _entry(be, result.b.T @ u, 0, 0)
+    c = be.entry(result.b.T @ u, 0, 0)
     pairs = result.pairs
     FS = model.F[[s for s, _ in pairs], :]
     y = _target_log_odds(model, pairs, a, b)
