@@ -65,10 +65,12 @@ class Backend:
         """``R = 0``, with the rounding scale of the product of ``factors`` (float side)."""
         return self.is_zero(R, self.scale(*factors) if factors else 0.0)
 
-    def rank_equals(self, X, k: int, *factors, **detail) -> Decision:
+    def rank_equals(self, X, k: int, *factors, scale: float | None = None, **detail) -> Decision:
         """``rank X = k``; on the float side singular values are judged against
-        the scale of the product of ``factors`` (default: ``X`` itself)."""
-        r, decided = self.rank(X, self.scale(*factors) if factors else None)
+        ``scale``, or the scale of the product of ``factors``, or ``X`` itself."""
+        if scale is None and factors:
+            scale = self.scale(*factors)
+        r, decided = self.rank(X, scale)
         return self.decision(r == k, 0, decided, rank=r, expected=k, **detail)
 
     @property
@@ -104,6 +106,8 @@ class Model:
 
     def __init__(self, F, G, pivot: int = 0, contexts: Sequence[str] | None = None,
                  tokens: Sequence[str] | None = None):
+        if _is_empty(F):
+            raise EmptyContextSetError("F has no rows: the context set X is empty (need m >= 1)")
         F = self.backend.as_matrix(F, "F")
         G = self.backend.as_matrix(G, "G")
         m, d = F.shape
@@ -271,6 +275,14 @@ class Model:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(m={self.m}, n={self.n}, d={self.d}, pivot={self.pivot})"
+
+
+def _is_empty(data) -> bool:
+    """An input with no rows at all (``[]``, an empty array), which has no shape to check."""
+    try:
+        return len(data) == 0
+    except TypeError:
+        return False
 
 
 def _names(names, count: int, what: str, prefix: str) -> tuple[str, ...]:
