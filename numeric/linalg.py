@@ -237,7 +237,12 @@ def pinv(X: np.ndarray, rank: int | None = None, tol: Tolerance = DEFAULT_TOLERA
 
 def solve_left(Y: np.ndarray, X: np.ndarray, rank: int | None = None,
                tol: Tolerance = DEFAULT_TOLERANCE) -> np.ndarray:
-    """The minimum-norm least-squares ``W`` of ``W X = Y``."""
+    """The minimum-norm least-squares ``W`` of ``W X = Y``, i.e. ``Y X^+``."""
+    if _is_large_tall(X.T):
+        # Y X^+ = (Y X^T)(V_r S_r^-2 V_r^T): the wide X^+ (n x p) is never formed.
+        s, vt = _s_vt(X.T)
+        r = tol.rank(s)[0] if rank is None else int(rank)
+        return (Y @ X.T) @ ((vt[:r].T / s[:r] ** 2) @ vt[:r])
     return Y @ pinv(X, rank, tol)
 
 

@@ -106,6 +106,8 @@ def test_block_qr_path_matches_svd(shape, rank, small_large, monkeypatch):
         P = fl.pinv(Y)
         assert np.allclose(P, np.linalg.pinv(Y, rcond=1e-9), atol=1e-10)
         assert np.allclose(Y @ P @ Y, Y, atol=1e-9)
+        W = fl.solve_left(np.ones((3, Y.shape[1])) @ Y.T @ Y, Y)
+        assert np.allclose(W, np.ones((3, Y.shape[1])) @ Y.T @ Y @ np.linalg.pinv(Y, rcond=1e-9), atol=1e-8)
     monkeypatch.setattr(fl, "_LARGE", 1 << 60)
     assert not fl._is_large_tall(X)
 
