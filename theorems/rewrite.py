@@ -77,7 +77,6 @@ RULES: dict[tuple[str, str], tuple[str, ...]] = {
 #: Proof steps whose two sides this layer reduces to one normal form (all shapes).
 COVERED_STEPS = {
     ("thm5", "F4"): "L = F G_0^T and (F P_M)(G_0 P_N)^T both reduce to F P_M P_N G_0^T",
-    ("thm5", "<="): "with EL1, EL2, EL3 as substitutions the log-odds reduce to F~ P~_M~ P~_N~ G~_0^T",
     ("b5", "C"): "(P_M f)^T (P_N g_0) and (U^T f)^T C (V^T g_0) both reduce to f^T P_M P_N g",
 }
 
