@@ -12,10 +12,11 @@ float realisation of the same instance is one ``.to_float()`` away, and
   matrices with determinant ``+-1`` (integer inverse) or any non-zero determinant;
 * :func:`exact_models` -- a model ``(F, G)`` with chosen (or drawn) ``m, n, d``,
   pivot, and optionally the ranks of ``F`` and ``G_0``;
+* :func:`ranked_integer_matrices` -- integer matrices of an exact rank;
 * :func:`diverse_models` -- ``SF = SG = R^d`` (Corollary 6);
-* :func:`equivalent_pairs` -- same distribution, by the Appendix B.5 generator
-  (every choice -- ``a``, ``b``, ``T``, ``R``, ``c`` and the values of
-  ``phi``/``psi`` -- drawn) or by a change of basis;
+* :func:`b5_twins` -- the Appendix B.5 twin of a given model, every choice
+  (``a``, ``b``, ``T``, ``R``, ``c`` and the values of ``phi``/``psi``) drawn;
+* :func:`equivalent_pairs` -- same distribution: a B.5 twin or a change of basis;
 * :func:`inequivalent_pairs` -- one log-odds entry changed, or the rank of ``L``;
 * :func:`float_models` -- float realisations.
 
@@ -55,6 +56,7 @@ __all__ = [
     "ranked_integer_matrices",
     "exact_models",
     "diverse_models",
+    "b5_twins",
     "equivalent_pairs",
     "inequivalent_pairs",
     "float_models",
