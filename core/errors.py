@@ -41,6 +41,10 @@ class NonRationalValueError(AllOrNoneError, TypeError):
     """A float (or anything that is not an exact rational) entered the exact side."""
 
 
+class RealisationMismatchError(AllOrNoneError, TypeError):
+    """An exact model was compared with a float model (convert one of them first)."""
+
+
 class InputFormatError(AllOrNoneError, ValueError):
     """A file or query could not be understood."""
 

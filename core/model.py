@@ -24,6 +24,7 @@ from allornone.errors import (
     ContextMismatchError,
     EmptyContextSetError,
     PivotError,
+    RealisationMismatchError,
     ShapeError,
     VocabularyError,
     VocabularyMismatchError,
@@ -254,9 +255,10 @@ class Model:
         """Raise unless ``other`` lives on the same contexts, vocabulary and pivot
         and in the same realisation."""
         if not isinstance(other, Model):
-            raise TypeError(f"expected a model, got {type(other).__name__}")
+            raise RealisationMismatchError(f"expected a model, got {type(other).__name__}")
         if other.backend.name != self.backend.name:
-            raise TypeError("cannot compare an exact model with a float model; convert one first")
+            raise RealisationMismatchError("cannot compare an exact model with a float model; convert one first "
+                                           "(ExactModel.to_float())")
         if other.n != self.n:
             raise VocabularyMismatchError(f"vocabularies differ: {self.n} tokens vs {other.n}")
         if other.tokens != self.tokens:
