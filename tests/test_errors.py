@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from allornone.errors import (
+    RealisationMismatchError,
     AllOrNoneError,
     ContextMismatchError,
     EmptyContextSetError,
@@ -165,7 +166,7 @@ def test_context_mismatch(cls):
 
 def test_exact_against_float_is_refused():
     a = ExactModel(F, G)
-    with pytest.raises(TypeError, match="cannot compare an exact model with a float model"):
+    with pytest.raises(RealisationMismatchError, match="cannot compare an exact model with a float model"):
         equivalence(a, a.to_float())
 
 
