@@ -6,13 +6,15 @@ import sys
 from pathlib import Path
 
 import click
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from allornone.errors import AllOrNoneError
 from allornone.theorems import get_record, records
 
-console = Console(highlight=False)
+# Off a terminal (logs, CI) rich would wrap at 80 columns; reports read better wider.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 err_console = Console(stderr=True, highlight=False)
 
 
@@ -62,7 +64,7 @@ def write_json(path: str | None, payload: dict) -> None:
 
 @main.command()
 @click.argument("ids", nargs=-1)
-@click.option("--trials", default=50, show_default=True, type=click.IntRange(min=1), help="instances per result")
+@click.option("--trials", default=200, show_default=True, type=click.IntRange(min=1), help="instances per result")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="worker processes")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), help="write the JSON report here")
@@ -83,6 +85,7 @@ def check(ids, trials, seed, jobs, json_path):
         report = run(ids, trials=trials, seed=seed, jobs=jobs,
                      progress=lambda rid, done: bar.update(tasks[rid], completed=done))
     table = Table(title=f"allornone check (seed {seed}, {trials} trials each, {report['elapsed_s']} s)",
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1),
                   caption="hyp/concl: instances whose hypotheses held / where the conclusion then held; "
                           "sides: the two sides of an equivalence (holds/fails); float: agreed/contradicted/undecided "
                           "against the exact verdict; steps: proof steps checked")
@@ -92,7 +95,7 @@ def check(ids, trials, seed, jobs, json_path):
         sides = f"{r['sides'].get('holds', 0)}/{r['sides'].get('fails', 0)}" if r["sides"] else "-"
         verdict = "[green]pass[/]" if r["verdict"] == "pass" else "[red]fail[/]"
         table.add_row(r["id"], str(r["instances"]), str(r["hypotheses_held"]), str(r["conclusion_held"]), sides,
-                      f"{r['float_agreed']}/{r['contradictions']}/{r['undecided']}", f"{r['max_float_residual']:.1e}",
+                      f"{r['float_agreed']}/{r['contradictions']}/{r['undecided']}", f"{r['max_float_residual']:.0e}",
                       f"{r['steps_checked'] - r['steps_failed']}/{r['steps_checked']}", verdict)
     console.print(table)
     for r in report["results"]:
