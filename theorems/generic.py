@@ -28,8 +28,8 @@ trees.
 
 >>> shape = GenericShape(2, 1, 1)
 >>> results = verify_shape(shape, names=["F4.L"])
->>> [(r.name, r.holds) for r in results]
-[('F4.L', True)]
+>>> results[0].name, results[0].holds
+('F4.L', True)
 """
 from __future__ import annotations
 
