@@ -50,6 +50,13 @@ class Backend:
     hstack: Callable[..., Any]
     vstack: Callable[..., Any]
     entry: Callable[[Any, int, int], Any]
+    solve_left: Callable[..., Any]
+    """``solve_left(Y, X, rank)``: the minimum-norm ``W`` of ``W X = Y`` (``Y X^+``)."""
+    minus_row: Callable[[Any, int], Any]
+    """``minus_row(X, i)``: ``X`` with its row ``i`` subtracted from every row."""
+    image_bases: Callable[..., tuple[Any, Any, bool]]
+    """``image_bases(T, scale)``: bases (as columns) of ``Im T`` and ``Im T^T``
+    with one shared rank decision, and whether it was decided."""
     tolerance: Any = None
     """The float side's :class:`~allornone.numeric.Tolerance`; None on the exact side."""
 
@@ -172,8 +179,7 @@ class Model:
     @cached_property
     def G0(self):
         """``G_0`` (``n x d``): row ``y`` is ``g_0(y) = g(y) - g(y_0)``."""
-        ones = self.backend.as_matrix([[1]] * self.n, "ones")
-        return self._G - ones @ self._G[[self._pivot], :]
+        return self.backend.minus_row(self._G, self._pivot)
 
     def unembedding_difference(self, a: int, b: int):
         """``g(a) - g(b)`` as a ``d x 1`` column."""
@@ -198,9 +204,8 @@ class Model:
         P_G = be.projector_onto_rows(SG)
         T = P_F @ P_G
         # The singular values of T are cosines of principal angles: judged against 1.
-        U, dM = be.column_basis(T, 1.0)
-        V, dN = be.column_basis(T.T, 1.0)
-        decided = dF and dG and dM and dN and U.shape[1] == V.shape[1]
+        U, V, dT = be.image_bases(T, 1.0)
+        decided = dF and dG and dT and U.shape[1] == V.shape[1]
         return Structure(SF, SG, P_F, P_G, U, V, be.projector_onto_rows(U.T),
                          be.projector_onto_rows(V.T), U.shape[1], decided)
 

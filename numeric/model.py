@@ -26,8 +26,21 @@ def float_backend(tol: fl.Tolerance) -> Backend:
         hstack=lambda *ms: np.hstack(ms),
         vstack=lambda *ms: np.vstack(ms),
         entry=lambda X, i, j: float(X[i, j]),
+        solve_left=partial(fl.solve_left, tol=tol),
+        minus_row=lambda X, i: X - X[i],
+        image_bases=partial(_image_bases, tol=tol),
         tolerance=tol,
     )
+
+
+def _image_bases(T: np.ndarray, scale=None, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE):
+    """Orthonormal bases of ``Im T`` and ``Im T^T`` from one SVD, so that both
+    have the dimension of one rank decision."""
+    if 0 in T.shape:
+        return np.zeros((T.shape[0], 0)), np.zeros((T.shape[1], 0)), True
+    u, s, vt = np.linalg.svd(T)
+    r, decided = tol.rank(s, scale)
+    return u[:, :r], vt[:r].T, decided
 
 
 _DEFAULT_BACKEND = float_backend(fl.DEFAULT_TOLERANCE)

@@ -20,6 +20,9 @@ EXACT = Backend(
     hstack=ql.QMatrix.hstack,
     vstack=ql.QMatrix.vstack,
     entry=lambda X, i, j: X.entry(i, j),
+    solve_left=lambda Y, X, rank=None: ql.solve_left(Y, X)[0],
+    minus_row=lambda X, i: X - ql.as_qmatrix([[1]] * X.shape[0]) @ X[[i], :],
+    image_bases=lambda T, scale=None: (ql.column_basis(T), ql.column_basis(T.T), True),
 )
 
 

@@ -100,8 +100,8 @@ def el_certificate(a, b) -> Certificate:
     sa, sb = a.structure, b.structure
     FA, FB = a.F @ sa.P_M, b.F @ sb.P_M
     GA, GB = a.G0 @ sa.P_N, b.G0 @ sb.P_N
-    A = FA.T @ be.pinv(FB.T, sb.k)
-    B = GA.T @ be.pinv(GB.T, sb.k)
+    A = be.solve_left(FA.T, FB.T, sb.k)
+    B = be.solve_left(GA.T, GB.T, sb.k)
     el1 = be.vanishes(FA.T - A @ FB.T, A, FB.T)
     el2 = be.vanishes(GA.T - B @ GB.T, B, GB.T)
     el3 = be.vanishes(sb.P_M @ A.T @ B @ sb.P_N - sb.P_M @ sb.P_N, sb.P_M, A.T, B, sb.P_N)
