@@ -42,3 +42,43 @@ def test_thm15_needs_same_distribution():
     f_t = ExactModel([[1]], [[0], [0], [0], [1]])
     inst = Instance("pinned", (f, f_t), {"ab": (3, 2), "ce": (1, 0), "lam": Fraction(2)})
     _check_drop("thm15", "same distribution", inst)
+
+
+# Theorem 14: three hypotheses whose removal breaks the all-or-none conclusion,
+# each found by ``allornone edges thm14`` and shrunk (d = 2, two tokens, 8 contexts,
+# pairs (x_i, x_{i+4})).
+_PAIRS = [(0, 4), (1, 5), (2, 6), (3, 7)]
+_TOKENS = [[0, 0], [1, 0]]
+
+
+def _thm14_instance(F, F_t, gamma):
+    pytest.importorskip("allornone.theorems.thm14")
+    f = ExactModel(F, _TOKENS)
+    f_t = ExactModel(F_t, [[0], [1]])
+    return Instance("pinned", (f, f_t), {"pairs": _PAIRS, "gamma": gamma, "probe": (1, 0)})
+
+
+def test_thm14_needs_gamma_q_in_M():
+    # Appendix D.1: the hidden second coordinate of f(s) is copied into the identified
+    # first coordinate of f(s+q); the twin forgets the hidden coordinate, so its f~(s)
+    # are all 0 while the readouts are 0, 1, -1, 2: no W~, b~ fit.
+    F = [[0, 0], [0, 1], [0, -1], [0, 2], [0, 0], [1, 0], [-1, 0], [2, 0]]
+    F_t = [[0], [0], [0], [0], [0], [1], [-1], [2]]
+    _check_drop("thm14", "Γ_q ⊆ M", _thm14_instance(F, F_t, [[1], [0]]))
+
+
+def test_thm14_needs_gamma_in_N():
+    # Γ = span(e2) is a hidden direction of f (outside N = span(e1)): the readouts of f
+    # along it (0 except x7) are not shared by the equivalent twin.
+    F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [3, 0], [5, 0], [-1, 1]]
+    F_t = [[0], [1], [2], [-1], [1], [3], [5], [-1]]
+    _check_drop("thm14", "Γ ⊆ N", _thm14_instance(F, F_t, [[0], [1]]))
+
+
+def test_thm14_needs_same_distribution():
+    # f is relationally linear on Γ = N = span(e1): its readouts 1, 3, 5, -1 are
+    # 2 f(s) + 1; the twin has other log-odds, f~(s) = 0 on S and readouts 0, 0, 0, -1,
+    # so no affine map fits there.
+    F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [3, 0], [5, 0], [-1, 0]]
+    F_t = [[0], [0], [0], [0], [0], [0], [0], [-1]]
+    _check_drop("thm14", "same distribution", _thm14_instance(F, F_t, [[1], [0]]))
