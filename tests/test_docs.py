@@ -85,7 +85,7 @@ def test_nav_lists_every_result_page():
         assert f"results/{page.name}" in nav, page
 
 
-def _docs_tools_missing() -> str | None:
+def _docs_prerequisites_missing() -> str | None:
     for mod in ("mkdocs", "material", "mkdocstrings_handlers.python", "matplotlib", "graphviz"):
         if importlib.util.find_spec(mod.split(".")[0]) is None:
             return f"docs extra {mod!r} not installed (pip install -r requirements-docs.txt)"
@@ -106,8 +106,8 @@ _BUILT: dict[str, Path] = {}
 
 
 def site_or_skip(tmp_path_factory) -> Path:
-    """The site, built once per test session (shared with the browser test)."""
-    why = _docs_tools_missing()
+    """The site, built once per test run (shared with the browser test)."""
+    why = _docs_prerequisites_missing()
     if why:
         pytest.skip(why)
     if "site" not in _BUILT:

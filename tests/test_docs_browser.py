@@ -1,7 +1,7 @@
 """Render a proof page of the built site in headless Chromium and check that
 the mathematics was typeset: MathJax output present, no raw TeX left.
 
-Skipped (with the reason) when Chromium or the docs tools are absent.
+Skipped (with the reason) when Chromium or the docs prerequisites are absent.
 """
 from __future__ import annotations
 

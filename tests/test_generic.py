@@ -18,7 +18,7 @@ def test_fast_shapes_all_identities_hold():
 @pytest.mark.slow
 def test_every_shape_up_to_d3():
     results = verify(shapes=ALL_SHAPES)
-    assert len({r.shape for r in results}) == len(ALL_SHAPES) == 30
+    assert len({r.shape for r in results}) == len(ALL_SHAPES) == 29
     assert all(r.holds for r in results)
 
 

@@ -186,7 +186,7 @@ def _shapes(max_d: int) -> tuple[GenericShape, ...]:
     return tuple(GenericShape(d, rf, rg) for d in range(1, max_d + 1) for rf in range(d + 1) for rg in range(d + 1))
 
 
-#: Every shape with ``d <= 3``: 30 shapes, including ``k = 0`` and diverse ones.
+#: Every shape with ``d <= 3``: 29 shapes, including ``k = 0`` and diverse ones.
 ALL_SHAPES = _shapes(3)
 #: A representative subset for the default test run and ``proof --generic``.
 FAST_SHAPES = (GenericShape(2, 1, 1), GenericShape(2, 2, 2), GenericShape(3, 2, 1), GenericShape(3, 1, 2),

@@ -160,7 +160,7 @@ def print_proof(rec, seed: int, console, generic: bool = False) -> int:
     if runner is not None:
         shapes = "; ".join(str(s) for s in runner.g.FAST_SHAPES)
         console.print(f"\ngeneric shapes (any numbers of contexts and tokens): {shapes}", markup=False)
-        console.print("all 30 shapes with d <= 3: pytest -m slow tests/test_generic.py", markup=False)
+        console.print("all 29 shapes with d <= 3: pytest -m slow tests/test_generic.py", markup=False)
     console.print("\n" + ("[green]every step checked[/]" if ok else "[red]a step failed[/]"))
     return 0 if ok else 1
 
