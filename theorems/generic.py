@@ -26,6 +26,12 @@ denominators and testing the polynomial numerator for zero. This is exactly
 what ``sympy.cancel(lhs - rhs) == 0`` decides, only without building expression
 trees.
 
+Not verified generically: steps that are rank, dimension or existence claims
+(Theorem 5's ``kernels``, ``EL1``, ``EL2`` and ``k``; Corollary 6's ``k = d``
+and ``A* invertible``; D.1's fits), and Theorem 14's transport formulas, which
+need the canonical certificate -- a symbolic pseudo-inverse of a rank-deficient
+matrix, out of reach in seconds. Those steps are checked on exact instances.
+
 >>> shape = GenericShape(2, 1, 1)
 >>> results = verify_shape(shape, names=["F4.L"])
 >>> results[0].name, results[0].holds
@@ -54,7 +60,6 @@ __all__ = [
     "ALL_SHAPES",
     "STEP_IDENTITIES",
     "FACT_IDENTITIES",
-    "NOT_GENERIC",
     "identities_for_step",
     "generic_model",
     "verify_shape",
@@ -396,13 +401,6 @@ STEP_IDENTITIES: dict[tuple[str, str], tuple[str, ...]] = {
 #: Which identities verify which fact; a step that uses a fact inherits them.
 FACT_IDENTITIES: dict[str, tuple[str, ...]] = {"F1": ("F1",), "F3": ("F3",), "F4": ("F4", "F4.L"),
                                                "b5": ("B5.C", "B5.L")}
-#: Steps that are not identities, or whose generic form is out of reach here.
-NOT_GENERIC = {
-    "rank": "rank and dimension statements are not identities; checked on exact instances",
-    "certificate": "needs a symbolic pseudo-inverse of a rank-deficient matrix; checked on exact instances",
-}
-
-
 def identities_for_step(rid: str, step) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(own, inherited)``: identities that verify the step itself, and those of
     the facts it uses (``step.uses``)."""
