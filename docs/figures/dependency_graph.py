@@ -162,8 +162,10 @@ def to_dot(nodes: dict[str, Node]):
                            node_attr={"fontname": "Helvetica", "fontsize": "10", "style": "filled"})
     shapes = {"definition": "note", "fact": "box", "result": "doubleoctagon", "construction": "component"}
     for n in nodes.values():
-        dot.node(n.id, f"{n.label}\n[{n.status}]", shape=shapes[n.kind], fillcolor=STATUS_COLORS[n.status],
-                 fontcolor="white" if n.status in ("generic", "failing") else "black", tooltip=n.evidence)
+        short = n.id if n.kind in ("definition", "fact") else f"{n.label.split(':')[0]}\n({n.id})"
+        dot.node(n.id, f"{short}\n[{n.status}]", shape=shapes[n.kind], fillcolor=STATUS_COLORS[n.status],
+                 fontcolor="white" if n.status in ("generic", "failing") else "black",
+                 tooltip=f"{n.label} -- {n.evidence}")
     for n in nodes.values():
         for dep in n.statement_deps:
             dot.edge(n.id, dep, style="solid")
