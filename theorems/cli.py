@@ -98,6 +98,13 @@ def check(ids, trials, seed, jobs, json_path):
                       f"{r['float_agreed']}/{r['contradictions']}/{r['undecided']}", f"{r['max_float_residual']:.0e}",
                       f"{r['steps_checked'] - r['steps_failed']}/{r['steps_checked']}", verdict)
     console.print(table)
+    gen = report.get("generic_crossvalidation")
+    if gen:
+        worst = max(((name, v["max_discrepancy"]) for name, v in gen["identities"].items()), key=lambda t: t[1],
+                    default=("-", 0.0))
+        console.print(f"generic identities vs float layer: {len(gen['identities'])} identities on {gen['checked']} "
+                      f"float instances, largest discrepancy {worst[1]:.1e} ({worst[0]}), limit "
+                      f"{report['generic_limit']:.0e}: {'[green]agree[/]' if gen['agree'] else '[red]DISAGREE[/]'}")
     for r in report["results"]:
         if not r["nonvacuous"]:
             console.print(f"[yellow]warning[/]: {r['id']}: the hypotheses held on no instance, or only one side of "
@@ -115,10 +122,11 @@ def check(ids, trials, seed, jobs, json_path):
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--generic", is_flag=True, help="also verify the identity steps symbolically, for small shapes")
 def proof(rid, seed, generic):
-    """The annotated proof of ID, each step checked live on an exact instance."""
-    from allornone.theorems.proofs import print_proof
+    """The annotated proof of ID (a result, or the constructions b5 and d1), each
+    step checked live on an exact instance."""
+    from allornone.theorems.proofs import print_proof, resolve
 
-    sys.exit(print_proof(get_record(rid), seed, console, generic=generic))
+    sys.exit(print_proof(resolve(rid), seed, console, generic=generic))
 
 
 @main.command()

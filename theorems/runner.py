@@ -172,11 +172,14 @@ def _task(args):
 
 
 def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
-        progress: Callable[[str, int], None] | None = None) -> dict:
+        progress: Callable[[str, int], None] | None = None, generic_check: bool = True) -> dict:
     """Check each result on ``trials`` instances; returns the JSON report.
 
-    ``progress(rid, done)`` is called after every instance.
+    ``progress(rid, done)`` is called after every instance. With
+    ``generic_check`` the symbolic identities of the proofs are also evaluated on
+    float instances and compared with the float layer (``generic_crossvalidation``).
     """
+    ids = list(ids)
     if trials < 1:
         raise ValueError("trials must be >= 1")
     started = time.perf_counter()
@@ -196,12 +199,35 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
     finally:
         if pool:
             pool.shutdown()
+    generic = generic_crossvalidation(ids, seed, min(trials, GENERIC_INSTANCES)) if generic_check else None
+    passed = all(r["verdict"] == "pass" for r in results) and (generic is None or generic["agree"])
     return {
         "seed": seed, "trials": trials, "jobs": jobs, "versions": versions(),
         "elapsed_s": round(time.perf_counter() - started, 3),
-        "verdict": "pass" if all(r["verdict"] == "pass" for r in results) else "fail",
+        "verdict": "pass" if passed else "fail",
         "results": results,
+        "generic_crossvalidation": generic,
+        "generic_limit": GENERIC_LIMIT,
     }
+
+
+#: Float instances per result on which the generic (symbolic) identities are evaluated.
+GENERIC_INSTANCES = 10
+#: Largest discrepancy allowed between a lambdified generic identity and the float layer.
+GENERIC_LIMIT = 1e-8
+
+
+def generic_crossvalidation(ids, seed: int, per_result: int) -> dict:
+    """Evaluate both sides of every generic identity of :mod:`allornone.theorems.generic`
+    (lambdified) on float instances of the results, against the float layer's own
+    computation of the same quantities."""
+    from allornone.theorems.generic import crossvalidate
+
+    instances = [get_record(rid).sample(instance_rng(seed, rid, i), i) for rid in ids for i in range(per_result)]
+    out = crossvalidate(instances, seed=seed)
+    values = [v["max_discrepancy"] for v in out["identities"].values()] + [out.get("projectors", 0.0)]
+    out["agree"] = all(v <= GENERIC_LIMIT for v in values)
+    return out
 
 
 def default_jobs() -> int:
