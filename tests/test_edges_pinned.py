@@ -3,8 +3,6 @@ regression tests: one explicit small integer instance per (result, hypothesis)
 pair for which dropping the hypothesis breaks the conclusion. Each test checks,
 exactly, that every other hypothesis holds, this one fails, and the conclusion
 fails."""
-import importlib
-
 import pytest
 
 from allornone.decision import Truth

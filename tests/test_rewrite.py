@@ -4,7 +4,7 @@ import random
 
 import pytest
 import sympy
-from sympy import Identity, MatrixSymbol
+from sympy import Identity
 
 from allornone.symbolic import generators as gen
 from allornone.theorems.rewrite import RULES, normal_form, same, symbols_for

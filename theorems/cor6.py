@@ -25,7 +25,7 @@ from typing import Any
 
 from sympy import And, Equivalent
 
-from allornone.decision import Decision, Truth
+from allornone.decision import Decision
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.theorems import thm5

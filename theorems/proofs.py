@@ -72,14 +72,15 @@ def find_instance(rec, seed: int, want_side: str = "holds", tries: int = 200, il
 
 def resolve(rid: str):
     """A record (``thm5``, ...) or a construction (``b5``, ``d1``) by id."""
-    from allornone.theorems import get_record, records
+    from allornone.theorems import UnknownResultError, get_record, records
     from allornone.theorems.constructions import CONSTRUCTIONS
 
     if rid in CONSTRUCTIONS:
         return CONSTRUCTIONS[rid]
     if rid in records():
         return get_record(rid)
-    raise AllOrNoneError(f"unknown result {rid!r}; known: {', '.join([*records(), *CONSTRUCTIONS])}")
+    raise UnknownResultError(f"unknown result {rid!r}; implemented: {', '.join(records())}; "
+                         f"constructions: {', '.join(CONSTRUCTIONS)}")
 
 
 def proof_subjects() -> dict:

@@ -36,14 +36,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from allornone.decision import Truth
 from allornone.errors import (
     AllOrNoneError,
     InputFormatError,
     NonFiniteValueError,
     NonRationalValueError,
     ShapeError,
-    VocabularyMismatchError,
 )
 
 __all__ = ["FORMAT", "QUERY_KINDS", "load_file", "load_data", "verify_data", "verify_file", "dumps"]
