@@ -142,3 +142,33 @@ def test_record_edges_behave_as_declared(edge):
     fl = cor6.RECORD.evaluate(inst, "float")
     for k, want in edge.expect.items():
         assert fl.atoms[k].truth.value in (("holds" if want else "fails"), "undecided")
+
+
+def test_equivalence_returns_the_square_invertible_map():
+    from allornone.symbolic import generators as gen
+    from allornone.theorems.cor6 import equivalence
+
+    model = gen.random_model(3, m=4, n=4, d=2, rank_F=2, rank_G=2)
+    R = [[2, 1], [1, 1]]
+    twin = gen.change_of_basis(model, R)  # f~ = R f, so f = R^{-1} f~
+    res = equivalence(model, twin)
+    assert res.verdict == "equivalent" and res.hypotheses_hold
+    assert res.A == ExactModel([[1, -1], [-1, 2]], [[0, 0], [1, 0]]).F  # R^{-1}
+    assert model.F == twin.F @ res.A.T
+    assert model.G0 == twin.G0 @ res.A_inv_T.T
+    fres = equivalence(model.to_float(), twin.to_float())
+    assert fres.verdict == "equivalent"
+    assert abs(fres.A - res.A.to_numpy()).max() < 1e-12
+
+
+def test_equivalence_outside_the_hypotheses_and_off_the_distribution():
+    from allornone.symbolic import generators as gen
+    from allornone.theorems.cor6 import equivalence
+
+    model = gen.random_model(5, m=3, n=5, d=2, rank_F=1, rank_G=2)
+    twin = gen.b5_twin(model, 5, a=0, b=1, psi=lambda y, g, b: [y * y])
+    res = equivalence(model, twin)
+    assert res.verdict == "equivalent" and not res.hypotheses_hold and res.A is None
+    other = gen.perturb_log_odds(model, 1, 2, 3)
+    res = equivalence(model, other)
+    assert res.verdict == "not equivalent" and res.witness == (1, 2) and res.A is None

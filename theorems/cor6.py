@@ -14,6 +14,9 @@ no invertible square matrix relates (see :data:`RECORD` ``.edges``).
 >>> r = linear_identification(a, b)
 >>> r.decision.holds, r.A.to_fractions()
 (True, [['1', '0'], ['-1', '1']])
+>>> res = equivalence(a, b)
+>>> res.verdict, res.hypotheses_hold, res.A.to_fractions()
+('equivalent', True, [['1', '0'], ['-1', '1']])
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ from allornone.theorems import thm5
 from allornone.theorems.logic import Diverse, LinearlyIdentified, SameDimension, SameDistribution, model_symbols
 from allornone.theorems.record import Edge, Hypothesis, Instance, ProofStep, StepOutcome, TheoremRecord
 
-__all__ = ["linear_identification", "LinearIdentification", "RECORD"]
+__all__ = ["equivalence", "Corollary6Result", "linear_identification", "LinearIdentification", "RECORD"]
 
 
 @dataclass
@@ -43,6 +46,48 @@ class LinearIdentification:
     decision: Decision
     A: Any = None
     reason: str = ""
+
+
+@dataclass
+class Corollary6Result:
+    """Outcome of :func:`equivalence`.
+
+    ``verdict`` (``"equivalent"``, ``"not equivalent"`` or, floats only,
+    ``"undecided"``) says whether the two models give the same distribution;
+    ``hypotheses`` holds the decisions of ``d = d~`` and of the diversity of each
+    model, ``hypotheses_hold`` whether all hold; ``A`` is the square invertible
+    matrix with ``f(x) = A f~(x)`` and ``g_0(y) = A^{-T} g~_0(y)`` when one exists
+    (always, when the hypotheses hold and the models are equivalent), ``A_inv_T``
+    its inverse transpose; ``witness`` a pair ``(x, y)`` where the log-odds differ.
+    """
+
+    verdict: str
+    hypotheses: dict
+    hypotheses_hold: bool
+    A: Any = None
+    A_inv_T: Any = None
+    witness: tuple[int, int] | None = None
+    identification: LinearIdentification | None = None
+
+
+def equivalence(a, b) -> Corollary6Result:
+    """Corollary 6 on two models: the verdict of Theorem 5 together with the
+    square invertible map that Corollary 6 promises under its hypotheses."""
+    dist = thm5.same_distribution(a, b)
+    hyps = {"same dimension": a.backend.decision(a.d == b.d), "diverse": a.is_diverse(), "diverse~": b.is_diverse()}
+    ident = linear_identification(a, b)
+    res = Corollary6Result(thm5.VERDICTS[dist.truth], hyps, all(d.holds for d in hyps.values()),
+                           identification=ident, witness=dist.detail.get("witness"))
+    if ident.decision.holds:
+        res.A = ident.A
+        res.A_inv_T = ident.A.inv().T if a.exact else _inv_T_float(ident.A)
+    return res
+
+
+def _inv_T_float(A):
+    import numpy as np
+
+    return np.linalg.inv(A).T
 
 
 def _kron(be, X, Y):
