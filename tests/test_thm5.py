@@ -164,3 +164,25 @@ def test_same_distribution_is_the_log_odds_comparison(exact, pair):
     equal = exact.structure_of(model).L == exact.structure_of(twin).L
     assert same_distribution(model, twin).holds is equal
     assert (equivalence(model, twin).verdict == "equivalent") is equal
+
+
+def test_float_el_checks_in_row_blocks_agree_with_one_block(monkeypatch):
+    import numpy as np
+
+    from allornone.numeric import FloatModel
+    from allornone.numeric.scale import b5_twin as float_twin
+    from allornone.numeric.scale import random_model as float_model
+    from allornone.theorems import thm5
+
+    rng = np.random.default_rng(0)
+    a = FloatModel(*float_model(40, 60, 8, 7, 6, seed=rng))
+    b = FloatModel(*float_twin(a.F, a.G, extra=(1, 2), seed=rng))
+    c = FloatModel(b.F, b.G + rng.normal(size=b.G.shape) * 1e-3)
+    whole = [thm5.el_certificate(a, t) for t in (b, c)]
+    monkeypatch.setattr(thm5, "BLOCK_ROWS", 7)
+    blocked = [thm5.el_certificate(a, t) for t in (b, c)]
+    for w, bl in zip(whole, blocked):
+        for name in ("el1", "el2", "el3"):
+            assert getattr(w, name).truth is getattr(bl, name).truth
+            assert getattr(bl, name).residual == pytest.approx(getattr(w, name).residual, rel=1e-6, abs=1e-12)
+    assert blocked[0].decision.holds and blocked[1].el2.fails

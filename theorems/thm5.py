@@ -40,7 +40,7 @@ from allornone.symbolic import generators as gen
 from allornone.theorems.logic import ExtendedLinearEquivalent, SameDistribution, model_symbols
 from allornone.theorems.record import Edge, Instance, ProofStep, StepOutcome, TheoremRecord
 
-__all__ = ["same_distribution", "el_certificate", "equivalence", "EquivalenceResult", "Certificate", "RECORD"]
+__all__ = ["same_distribution", "canonical_certificate", "el_certificate", "equivalence", "EquivalenceResult", "Certificate", "RECORD"]
 
 VERDICTS = {Truth.HOLDS: "equivalent", Truth.FAILS: "not equivalent", Truth.UNDECIDED: "undecided"}
 
@@ -90,20 +90,47 @@ class Certificate:
         return d
 
 
-def el_certificate(a, b) -> Certificate:
-    """Build ``A*``, ``B*`` of THEORY section 3 (``d x d~``) and decide EL1--EL3.
-
-    On the float side the pseudo-inverses are truncated at the decided
-    dimensions ``k~`` (never at NumPy's default cut, THEORY section 10)."""
+def canonical_certificate(a, b):
+    """``A* = (F P_M)^T ((F~ P~_M~)^T)^+`` and ``B* = (G_0 P_N)^T ((G~_0 P~_N~)^T)^+``
+    (``d x d~`` each). On the float side the pseudo-inverses are truncated at the
+    decided dimension ``k~`` (never at NumPy's default cut, THEORY section 10)."""
     a.check_comparable(b)
     be = a.backend
     sa, sb = a.structure, b.structure
-    FA, FB = a.F @ sa.P_M, b.F @ sb.P_M
-    GA, GB = a.G0 @ sa.P_N, b.G0 @ sb.P_N
-    A = be.solve_left(FA.T, FB.T, sb.k)
-    B = be.solve_left(GA.T, GB.T, sb.k)
-    el1 = be.vanishes(FA.T - A @ FB.T, A, FB.T)
-    el2 = be.vanishes(GA.T - B @ GB.T, B, GB.T)
+    A = be.solve_left((a.F @ sa.P_M).T, (b.F @ sb.P_M).T, sb.k)
+    B = be.solve_left((a.G0 @ sa.P_N).T, (b.G0 @ sb.P_N).T, sb.k)
+    return A, B
+
+
+#: Rows per block when a float check runs over the contexts or tokens in blocks.
+BLOCK_ROWS = 8192
+
+
+def _maps(be, X, P, W, Xt, Pt) -> Decision:
+    """``P X^T = W Pt Xt^T``: ``W`` maps the projected rows of ``Xt`` onto those of ``X``
+    (EL1 with ``X = F``, EL2 with ``X = G_0``). Float models are checked in blocks
+    of rows, so that no second array as large as ``X`` is formed at vocabulary scale."""
+    rows = X.shape[0]
+    step = rows if be.exact or rows <= BLOCK_ROWS else BLOCK_ROWS
+    blocks = []
+    for i in range(0, rows, step):
+        Y, Z = (X[i:i + step, :] @ P).T, (Xt[i:i + step, :] @ Pt).T
+        blocks.append((be.vanishes(Y - W @ Z, W, Z), be.scale(W, Z)))
+    if len(blocks) == 1:
+        return blocks[0][0]
+    # one verdict at the scale of the whole product, from the largest residual of any block
+    worst = max(float(d.residual) for d, _ in blocks)
+    return be.is_zero(be.as_matrix([[worst]], "residual"), max(sc for _, sc in blocks))
+
+
+def el_certificate(a, b) -> Certificate:
+    """Build ``A*``, ``B*`` of THEORY section 3 (:func:`canonical_certificate`) and
+    decide EL1--EL3 on them."""
+    A, B = canonical_certificate(a, b)
+    be = a.backend
+    sa, sb = a.structure, b.structure
+    el1 = _maps(be, a.F, sa.P_M, A, b.F, sb.P_M)
+    el2 = _maps(be, a.G0, sa.P_N, B, b.G0, sb.P_N)
     el3 = be.vanishes(sb.P_M @ A.T @ B @ sb.P_N - sb.P_M @ sb.P_N, sb.P_M, A.T, B, sb.P_N)
     return Certificate(A, B, el1, el2, el3, sa.decided and sb.decided)
 
