@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from allornone.decision import Truth
-from allornone.errors import (AllOrNoneError, InputFormatError, NonRationalValueError, ShapeError,
-                              VocabularyError)
+from allornone.errors import (AllOrNoneError, ContextMismatchError, InputFormatError, NonFiniteValueError,
+                              NonRationalValueError, RealisationMismatchError, ShapeError, VocabularyError)
+from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -328,6 +329,132 @@ def test_inputs_not_mutated():
     before = (fm.F.copy(), gamma.copy(), list(pairs))
     thm14.relational_linearity(fm, pairs, gamma, "any")
     assert np.array_equal(before[0], fm.F) and np.array_equal(before[1], gamma) and before[2] == pairs
+
+
+# -- verdicts --------------------------------------------------------------------------------
+
+def test_verdict_strings_exact_and_float():
+    model, pairs = planted_d2()
+    for m, gamma in ((model, [[1], [0]]), (model.to_float(), np.array([[1.0], [0.0]]))):
+        r = thm14.relational_linearity(m, pairs, gamma, reading="M")
+        assert r.verdict == "relationally linear"
+        bad = thm14.relational_linearity(m, [(0, 5), (1, 4), (2, 6), (3, 7)], gamma, reading="M")
+        assert bad.verdict == "not relationally linear" and bad.W is None and bad.b is None
+        assert thm14.linear_probing(m, pairs, 1, 0).verdict == "probe fits"
+        assert thm14.readout_subspace(m, r).verdict == "readouts in the subspace"
+    assert set(thm14.VERDICTS.values()) == {"relationally linear", "not relationally linear", "undecided"}
+    twin = gen.b5_twin(model, 3, a=1, b=1)
+    t = thm14.transport(model, twin, thm14.relational_linearity(model, pairs, [[1], [0]]))
+    assert t.verdict == t.verified.verdict == "relationally linear"
+
+
+def test_float_verdict_does_not_depend_on_units():
+    # f of size 1e6 and W = diag(1, 1e-4): the intercept column and the small
+    # singular value of W are genuine, not rounding noise
+    rng = random.Random(1)
+    S = 10 ** 6
+    src = [[rng.randint(-5, 5) * S, rng.randint(-5, 5) * S] for _ in range(6)]
+    tgt = [[x, Fraction(y, 10 ** 4)] for x, y in src]
+    m = ExactModel(src + tgt, [[0, 0], [1, 0], [0, 1]])
+    pairs = [(i, 6 + i) for i in range(6)]
+    for reading in thm14.READINGS:
+        e = thm14.relational_linearity(m, pairs, [[1, 0], [0, 1]], reading)
+        f = thm14.relational_linearity(m.to_float(), pairs, np.eye(2), reading)
+        assert e.holds and e.dim_gamma_q == 2
+        assert f.holds and f.decided and f.dim_gamma_q == 2
+        sub = thm14.readout_subspace(m.to_float(), f)
+        assert sub.holds and sub.dim == sub.readout_dim == 2
+
+
+# -- more bad input ---------------------------------------------------------------------------
+
+def _fixture():
+    model, pairs = planted_d2()
+    twin = gen.b5_twin(model, 3, a=1, b=1)
+    r = thm14.relational_linearity(model, pairs, [[1], [0]])
+    return model, pairs, twin, r
+
+
+BAD_CALLS = {
+    "pair is a set": (InputFormatError, "two context indices",
+                      lambda m, p, t, r: thm14.relational_linearity(m, [{0, 4}], [[1], [0]])),
+    "pair is a dict": (InputFormatError, "two context indices",
+                       lambda m, p, t, r: thm14.relational_linearity(m, [{0: 4, 1: 5}], [[1], [0]])),
+    "pairs is a dict": (InputFormatError, "list of",
+                        lambda m, p, t, r: thm14.relational_linearity(m, {0: 4}, [[1], [0]])),
+    "pairs is None": (InputFormatError, "list of", lambda m, p, t, r: thm14.relational_linearity(m, None, [[1], [0]])),
+    "index is a float": (InputFormatError, "not an integer",
+                         lambda m, p, t, r: thm14.relational_linearity(m, [(0.0, 4)], [[1], [0]])),
+    "index is a bool": (InputFormatError, "not an integer",
+                        lambda m, p, t, r: thm14.relational_linearity(m, [(True, 4)], [[1], [0]])),
+    "empty pairs, probing": (InputFormatError, "empty", lambda m, p, t, r: thm14.linear_probing(m, [], 1, 0)),
+    "index out of range, probing": (InputFormatError, "out of range",
+                                    lambda m, p, t, r: thm14.linear_probing(m, [(0, 8)], 1, 0)),
+    "gamma None": (ShapeError, "2-D", lambda m, p, t, r: thm14.relational_linearity(m, p, None)),
+    "gamma ragged": (ShapeError, "row 1", lambda m, p, t, r: thm14.relational_linearity(m, p, [[1], [0, 2]])),
+    "gamma float entry, exact": (NonRationalValueError, "float",
+                                 lambda m, p, t, r: thm14.relational_linearity(m, p, [[1.5], [0]])),
+    "gamma float entry, gamma_in_N": (NonRationalValueError, "float",
+                                      lambda m, p, t, r: thm14.gamma_in_N(m, [[0.5], [0]])),
+    "gamma NaN, float": (NonFiniteValueError, "nan",
+                         lambda m, p, t, r: thm14.relational_linearity(m.to_float(), p, [[np.nan], [0]])),
+    "gamma inf, float": (NonFiniteValueError, "inf",
+                         lambda m, p, t, r: thm14.relational_linearity(m.to_float(), p, [[np.inf], [0]])),
+    "gamma wrong shape, transport_gamma": (ShapeError, "d x r",
+                                           lambda m, p, t, r: thm14.transport_gamma(m, t, [[1], [0], [0]])),
+    "reading None": (InputFormatError, "reading",
+                     lambda m, p, t, r: thm14.relational_linearity(m, p, [[1], [0]], reading=None)),
+    "reading list": (InputFormatError, "reading",
+                     lambda m, p, t, r: thm14.relational_linearity(m, p, [[1], [0]], reading=["M"])),
+    "reading, probing": (InputFormatError, "reading", lambda m, p, t, r: thm14.linear_probing(m, p, 1, 0, "N")),
+    "not a model": (InputFormatError, "ExactModel",
+                    lambda m, p, t, r: thm14.relational_linearity("model", p, [[1], [0]])),
+    "twin not a model": (RealisationMismatchError, "model", lambda m, p, t, r: thm14.transport(m, "twin", r)),
+    "exact with float": (RealisationMismatchError, "exact model with a float",
+                         lambda m, p, t, r: thm14.transport(m, t.to_float(), r)),
+    "exact with float, transport_gamma": (RealisationMismatchError, "exact model with a float",
+                                          lambda m, p, t, r: thm14.transport_gamma(m, t.to_float(), [[1], [0]])),
+    "other contexts": (ContextMismatchError, "context",
+                       lambda m, p, t, r: thm14.transport(m, ExactModel([[1, 0]], [[0, 0], [1, 0]]), r)),
+    "result not a result": (InputFormatError, "RelationalLinearity", lambda m, p, t, r: thm14.transport(m, t, "r")),
+    "result of a float model": (RealisationMismatchError, "float",
+                                lambda m, p, t, r: thm14.transport(
+                                    m, t, thm14.relational_linearity(m.to_float(), p, [[1.0], [0.0]]))),
+    "result of another dimension": (ShapeError, "dimension", lambda m, p, t, r: thm14.readout_subspace(t, r)),
+    "result not a result, probe": (InputFormatError, "RelationalLinearity",
+                                   lambda m, p, t, r: thm14.implied_probe(m, None, 1, 0)),
+    "result not a result, subspace": (InputFormatError, "RelationalLinearity",
+                                      lambda m, p, t, r: thm14.readout_subspace(m, {})),
+    "certificate not a certificate": (InputFormatError, "certificate",
+                                      lambda m, p, t, r: thm14.transport_gamma(m, t, [[1], [0]], certificate=(1, 2))),
+    "probe not a probe": (InputFormatError, "Probe", lambda m, p, t, r: thm14.transport_probe(m, t, r, p)),
+    "token out of range": (VocabularyError, "token index 2", lambda m, p, t, r: thm14.implied_probe(m, r, 2, 0)),
+    "token not an index": (InputFormatError, "not an integer", lambda m, p, t, r: thm14.linear_probing(m, p, "a", 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CALLS))
+def test_bad_input_raises_a_specific_error(name):
+    error, message, call = BAD_CALLS[name]
+    with pytest.raises(error, match=message) as info:
+        call(*_fixture())
+    assert isinstance(info.value, AllOrNoneError)
+
+
+def test_transport_probe_refuses_a_probe_outside_M():
+    ex = rel.d1_example()
+    p = thm14.linear_probing(ex.model, ex.pairs, 1, 0, reading="any")  # reads the hidden coordinate
+    assert p.holds and p.w.to_fractions() == [["0"], ["1"]]
+    with pytest.raises(thm14.TransportError, match="outside M"):
+        thm14.transport_probe(ex.model, rel.d1_twin(ex.model), p, ex.pairs)
+
+
+def test_transport_probe_needs_equivalence():
+    inst = thm14._edge_not_same(random.Random(0))
+    a, b = inst.models
+    p = thm14.linear_probing(a, inst.params["pairs"], 1, 0)
+    with pytest.raises(thm14.NotEquivalentError, match="L != L~"):
+        thm14.transport_probe(a, b, p, inst.params["pairs"])
 
 
 # -- the record and the runner --------------------------------------------------------------

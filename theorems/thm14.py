@@ -30,13 +30,13 @@ instance by the proof step "all or none (reading M)".
 
 >>> from allornone.symbolic import relational as rel
 >>> ex = rel.d1_example()
->>> relational_linearity(ex.model, ex.pairs, ex.gamma, reading="any").holds
-True
->>> relational_linearity(ex.model, ex.pairs, ex.gamma, reading="M").holds
-False
+>>> relational_linearity(ex.model, ex.pairs, ex.gamma, reading="any").verdict
+'relationally linear'
+>>> relational_linearity(ex.model, ex.pairs, ex.gamma, reading="M").verdict
+'not relationally linear'
 >>> twin = rel.d1_twin(ex.model)
->>> relational_linearity(twin, ex.pairs, transport_gamma(ex.model, twin, ex.gamma), reading="any").holds
-False
+>>> relational_linearity(twin, ex.pairs, transport_gamma(ex.model, twin, ex.gamma), reading="any").verdict
+'not relationally linear'
 """
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ import numpy as np
 from sympy import And, Equivalent, Implies, Symbol
 
 from allornone.decision import Decision, Truth
-from allornone.errors import AllOrNoneError, InputFormatError, ShapeError, VocabularyError
+from allornone.errors import (AllOrNoneError, InputFormatError, RealisationMismatchError, ShapeError,
+                              VocabularyError)
+from allornone.model import Model
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -60,6 +62,7 @@ from allornone.theorems.record import Edge, Hypothesis, Instance, ProofStep, Ste
 
 __all__ = [
     "READINGS",
+    "VERDICTS",
     "NotEquivalentError",
     "TransportError",
     "RelationalLinearity",
@@ -82,6 +85,11 @@ __all__ = [
 ]
 
 READINGS = ("M", "any")
+VERDICTS = {Truth.HOLDS: "relationally linear", Truth.FAILS: "not relationally linear",
+            Truth.UNDECIDED: "undecided"}
+PROBE_VERDICTS = {Truth.HOLDS: "probe fits", Truth.FAILS: "probe does not fit", Truth.UNDECIDED: "undecided"}
+SUBSPACE_VERDICTS = {Truth.HOLDS: "readouts in the subspace", Truth.FAILS: "readouts not in the subspace",
+                     Truth.UNDECIDED: "undecided"}
 
 
 class NotEquivalentError(AllOrNoneError, ValueError):
@@ -95,26 +103,33 @@ class TransportError(AllOrNoneError, ValueError):
 
 # -- input handling -----------------------------------------------------------------
 
+def _check_model(model, what: str = "model"):
+    if not isinstance(model, Model):
+        raise InputFormatError(f"{what}: expected an ExactModel or a FloatModel, got {type(model).__name__}")
+    return model
+
+
 def _check_reading(reading) -> str:
-    if reading not in READINGS:
+    if not isinstance(reading, str) or reading not in READINGS:
         raise InputFormatError(f"reading must be 'M' (regress on [F_S P_M, 1]) or 'any' (on [F_S, 1]), "
                                f"got {reading!r}")
     return reading
 
 
 def _index(value, what: str) -> int:
-    if isinstance(value, bool) or not (isinstance(value, (int, np.integer))):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise InputFormatError(f"{what}: {value!r} is not an integer index")
     return int(value)
 
 
 def _check_pairs(model, pairs) -> tuple:
     """Pairs ``(s, s⊕q)`` of context indices, validated against ``model``."""
-    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+    if isinstance(pairs, (str, bytes, dict)) or not hasattr(pairs, "__iter__"):
         raise InputFormatError(f"pairs must be a list of (s, s⊕q) context-index pairs, got {type(pairs).__name__}")
     out = []
     for i, pair in enumerate(pairs):
-        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+        # an ordered pair: a set or a dict has no first and second element
+        if not isinstance(pair, (tuple, list, np.ndarray)) or len(pair) != 2:
             raise InputFormatError(f"pair {i}: expected two context indices (s, s⊕q), got {pair!r}")
         s, t = (_index(v, f"pair {i}") for v in pair)
         for v in (s, t):
@@ -151,28 +166,67 @@ def _gamma(model, gamma):
     return basis, be.projector_onto_rows(basis.T), decided
 
 
-def _column(be, values):
-    return be.as_matrix([[v] for v in values], "column")
+def _check_result(model, result, cls=None, what: str = "result"):
+    """``result`` is a :class:`RelationalLinearity` (or ``cls``) computed on a
+    model of ``model``'s realisation, dimension and context set."""
+    cls = cls or RelationalLinearity
+    _check_model(model)
+    if not isinstance(result, cls):
+        raise InputFormatError(f"{what}: expected a {cls.__name__}, got {type(result).__name__}")
+    matrix = result.projector if cls is RelationalLinearity else result.w
+    if matrix is not None:
+        if isinstance(matrix, ql.QMatrix) != model.exact:
+            raise RealisationMismatchError(f"{what} was computed on {'a float' if model.exact else 'an exact'} "
+                                           f"model, this one is {'exact' if model.exact else 'float'}")
+        if matrix.shape[0] != model.d:
+            raise ShapeError(f"{what} was computed on a model of dimension {matrix.shape[0]}, "
+                             f"this one has d = {model.d}")
+    if cls is RelationalLinearity:
+        _check_pairs(model, result.pairs)
+    return result
 
 
 def _ones(be, count: int):
     return be.as_matrix([[1]] * count, "ones")
 
 
-def _kernel(be, X, scale=None):
-    """A basis of ``ker X`` (columns) and whether the rank was decided."""
-    if be.exact:
-        return ql.nullspace(X), True
-    n = X.shape[1]
-    if X.shape[0] == 0 or n == 0:
-        return np.eye(n), True
-    r, decided = be.rank(X, scale)
-    _, _, vt = np.linalg.svd(X)
-    return vt[r:].T, decided
-
-
 def _undecided(d: Decision) -> Decision:
     return d if d.fails else Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
+
+
+def _mark_undecided(result):
+    result.decision, result.decided = _undecided(result.decision), False
+    return result
+
+
+def _regress(model, pairs, Y, y_scale: float, reading: str):
+    """Regress ``Y`` (``|S| x c``) on ``X = [F_S P_M, 1]`` (reading ``M``) or
+    ``[F_S, 1]``: ``(X, Θ = X^+ Y, residual decision, rank X, decided)``.
+
+    Θ is the minimum-norm solution on both sides. On the float side the rank of
+    ``X`` is decided with the intercept column brought to the size of the inputs,
+    so that the decision does not depend on the units of ``f`` (a column of ones
+    next to inputs of size ``1e6`` would otherwise be a singular value of relative
+    size ``1e-7``: undecided). ``decided`` also covers ``P_M`` when reading ``M``."""
+    be = model.backend
+    FS = model.F[[s for s, _ in pairs], :]
+    inputs = FS @ model.projector_M if reading == "M" else FS
+    ones = _ones(be, len(pairs))
+    X = be.hstack(inputs, ones)
+    rank, decided = be.rank(X if be.exact else be.hstack(inputs, ones * (be.scale(inputs) or 1.0)))
+    Theta = be.pinv(X, rank) @ Y
+    dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), y_scale))
+    decided = decided and (reading == "any" or model.structure.decided)
+    return X, Theta, (dec if decided else _undecided(dec)), rank, decided
+
+
+def _input_subspace(be, W, P, readout_scale: float, input_scale: float):
+    """A basis of ``Γ_q = Im(W^T P_Γ)`` and whether its dimension was decided.
+
+    ``W`` maps inputs to readouts, so on the float side its singular values are
+    judged against readout size over input size, not against ``W`` itself
+    (whose entries may be pure rounding noise) nor the readout size alone."""
+    return be.column_basis(W.T @ P, readout_scale / input_scale if input_scale else None)
 
 
 # -- relational linearity -------------------------------------------------------------
@@ -183,12 +237,17 @@ class RelationalLinearity:
 
     ``decision`` (exact, or three-valued with its tolerance on floats) says
     whether ``P_Γ f(s⊕q) = P_Γ(W f(s) + b)`` on every pair, with ``W`` reading
-    ``reading`` (``"M"``: only ``P_M f(s)``; ``"any"``: all of ``f(s)``). When it
-    holds, ``W`` (``d x d``) and ``b`` (``d x 1``) are the minimum-norm fit, with
-    ``W = P_Γ W`` and, reading ``M``, ``W = W P_M``; ``gamma_q`` is a basis of
-    ``Γ_q = Im(W^T P_Γ)``. ``residual`` is ``max |[F_S.., 1] Θ - F_{S⊕q} P_Γ|``.
-    ``trivial`` is True when the regressors have full row rank (``|S|`` pairs,
-    rank ``|S|``): every readout fits, and the verdict is no evidence.
+    ``reading`` (``"M"``: only ``P_M f(s)``; ``"any"``: all of ``f(s)``);
+    ``verdict`` says the same in words: ``"relationally linear"``,
+    ``"not relationally linear"`` or (floats only) ``"undecided"``. When it
+    holds, ``W`` (``d x d``) and ``b`` (``d x 1``) are the minimum-norm fit
+    (exact rationals on an exact model), with ``W = P_Γ W`` and, reading ``M``,
+    ``W = W P_M``; ``gamma_q`` is a basis of ``Γ_q = Im(W^T P_Γ)`` (columns).
+    ``residual`` is ``max |X Θ - F_{S⊕q} P_Γ|`` for the regressors ``X``.
+    ``trivial`` is True when ``X`` has full row rank (rank ``|S|``, possible only
+    when ``|S| <= rank X <= (dimension of the regressors) + 1``): every readout
+    fits, and the verdict is no evidence. ``gamma`` is a basis of ``Γ``,
+    ``projector`` is ``P_Γ``.
     """
 
     decision: Decision
@@ -203,16 +262,20 @@ class RelationalLinearity:
     b: Any = None
     gamma_q: Any = None
     decided: bool = True
+    """Float side: whether every rank decision behind the verdict and ``gamma_q`` was decided."""
     rank_decided: bool = True
     """Whether the regressors' rank (hence ``trivial``) was decided."""
     scale: float = 0.0
-    """Float side: the size of the numbers involved (``max |X| |Θ|``,
-    ``|F_{S⊕q}| |P_Γ|``); rank decisions about ``W`` are judged against it, not
-    against ``W`` itself, whose entries may be pure rounding noise."""
+    """Float side: the scale of the readouts (``max(|X| |Θ|, |F_{S⊕q}| |P_Γ|)``)
+    against which the residual was judged."""
 
     @property
     def holds(self) -> bool:
         return self.decision.holds
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.decision.truth]
 
     @property
     def dim_gamma(self) -> int:
@@ -229,57 +292,59 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
 
     Reading ``"M"`` regresses ``F_{S⊕q} P_Γ`` on ``[F_S P_M, 1]`` (so that
-    ``Γ_q ⊆ M``); reading ``"any"`` on ``[F_S, 1]``. Exact on an exact model;
-    on a float model the verdict is three-valued and undecided when a rank
-    decision was.
+    ``Γ_q ⊆ M``); reading ``"any"`` on ``[F_S, 1]``; it holds iff that linear
+    system is consistent. Exact on an exact model; on a float model the verdict
+    is three-valued and undecided when a rank decision was.
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
     >>> r = relational_linearity(m, [(0, 3), (1, 4), (2, 5)], [[1], [0]])
-    >>> r.holds, r.trivial, r.W.to_fractions(), r.b.to_fractions()
-    (True, False, [['2', '0'], ['0', '0']], [['0'], ['0']])
+    >>> r.verdict, r.trivial, r.residual
+    ('relationally linear', False, Fraction(0, 1))
+    >>> r.W.to_fractions(), r.b.to_fractions(), r.gamma_q.to_fractions()
+    ([['2', '0'], ['0', '0']], [['0'], ['0']], [['2'], ['0']])
     >>> relational_linearity(m, [(0, 3), (1, 4)], [[1], [0]]).trivial
     True
+    >>> relational_linearity(m, [(0, 4), (1, 3), (2, 5)], [[1], [0]]).verdict
+    'not relationally linear'
+    >>> relational_linearity(m.to_float(), [(0, 3), (1, 4), (2, 5)], [[1.0], [0.0]]).verdict
+    'relationally linear'
     """
+    _check_model(model)
     reading = _check_reading(reading)
     pairs = _check_pairs(model, pairs)
     be = model.backend
     basis, P, g_decided = _gamma(model, gamma)
-    src = [s for s, _ in pairs]
-    tgt = [t for _, t in pairs]
-    FS, FT = model.F[src, :], model.F[tgt, :]
-    inputs = FS @ model.projector_M if reading == "M" else FS
-    X = be.hstack(inputs, _ones(be, len(pairs)))
+    FT = model.F[[t for _, t in pairs], :]
     Y = FT @ P
-    rank, r_decided = be.rank(X)
-    Theta = be.pinv(X, rank) @ Y
-    R = X @ Theta - Y
-    scale = max(be.scale(X, Theta), be.scale(FT, P))
-    decision = be.is_zero(R, scale)
-    decided = r_decided and g_decided and (reading == "any" or model.structure.decided)
+    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading)
+    decided = r_decided and g_decided
     if not decided:
         decision = _undecided(decision)
-    d = model.d
-    res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank,
-                              rank == len(pairs), decided=decided, rank_decided=r_decided, scale=scale)
+    res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank, rank == len(pairs),
+                              decided=decided, rank_decided=r_decided,
+                              scale=max(be.scale(X, Theta), be.scale(FT, P)))
     if decision.holds:
+        d = model.d
+        # Θ = X^+ Y has its columns in Im(X^T), so W^T = Θ[:d] already lies in M when
+        # reading M, and Θ P_Γ = Θ; the projections only clear float rounding.
         W = P @ Theta[:d, :].T
-        if reading == "M":
-            W = W @ model.projector_M
-        res.W = W
+        res.W = W @ model.projector_M if reading == "M" else W
         res.b = P @ Theta[d:, :].T
-        res.gamma_q, res.decided = _gamma_q(be, W, P, scale, decided)
+        res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, be.scale(X[:, :d]))
+        res.decided = decided and ok
     return res
 
 
-def _gamma_q(be, W, P, scale, decided):
-    """A basis of ``Γ_q = Im(W^T P_Γ)`` and whether its dimension was decided."""
-    basis, ok = be.column_basis(W.T @ P, scale)
-    return basis, decided and ok
-
-
 def gamma_in_N(model, gamma) -> Decision:
-    """``Γ ⊆ N`` (every column of ``gamma`` is fixed by ``P_N``)."""
+    """``Γ ⊆ N`` (every column of ``gamma`` is fixed by ``P_N``).
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0]])
+    >>> gamma_in_N(m, [[1], [0]]).holds, gamma_in_N(m, [[0], [1]]).holds
+    (True, False)
+    """
+    _check_model(model)
     be = model.backend
     basis, _, decided = _gamma(model, gamma)
     if basis.shape[1] == 0:
@@ -289,10 +354,46 @@ def gamma_in_N(model, gamma) -> Decision:
 
 
 def _certificate(a, b, certificate):
-    cert = thm5.el_certificate(a, b) if certificate is None else certificate
-    if cert.A.shape != (a.d, b.d) or cert.B.shape != (a.d, b.d):
+    _check_model(a)
+    a.check_comparable(b)
+    if certificate is None:
+        return thm5.el_certificate(a, b)
+    if not isinstance(certificate, thm5.Certificate):
+        raise InputFormatError(f"certificate: expected thm5.el_certificate(model, twin), got "
+                               f"{type(certificate).__name__}")
+    if certificate.A.shape != (a.d, b.d) or certificate.B.shape != (a.d, b.d):
         raise ShapeError(f"certificate: A* and B* must be {a.d}x{b.d} (from thm5.el_certificate(model, twin))")
+    return certificate
+
+
+def _equivalent_certificate(a, b, certificate):
+    """The certificate of ``(a, b)``, or :class:`NotEquivalentError` unless
+    ``L = L~`` and it satisfies EL1--EL3."""
+    cert = _certificate(a, b, certificate)
+    same = thm5.same_distribution(a, b)
+    if not same.holds:
+        why = "is undecided at the float tolerance" if same.undecided else "fails (L != L~)"
+        raise NotEquivalentError(f"same distribution {why}: Theorem 14 transports only within an equivalence "
+                                 "class")
+    if not cert.decision.holds:
+        raise NotEquivalentError(f"the certificate (A*, B*) does not satisfy EL1-EL3 ({cert.decision})")
     return cert
+
+
+def _transport_gamma(model, twin, gamma, cert):
+    """``(Γ~, decided)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
+    basis of ``ker (I - P_Γ) B* V``."""
+    be = model.backend
+    _, P, decided = _gamma(model, gamma)
+    V = twin.basis_N
+    if V.shape[1] == 0:
+        return be.zeros(twin.d, 0), decided
+    K = (be.eye(model.d) - P) @ cert.B @ V
+    if be.exact:
+        C = ql.nullspace(K)
+        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True
+    r, ok = be.rank(K, be.scale(P, cert.B, V))
+    return V @ np.linalg.svd(K)[2][r:].T, decided and ok
 
 
 def transport_gamma(model, twin, gamma, certificate=None):
@@ -306,26 +407,16 @@ def transport_gamma(model, twin, gamma, certificate=None):
     >>> transport_gamma(a, b, [[1], [0]]).to_fractions()
     [['1']]
     """
-    model.check_comparable(twin)
-    be = model.backend
     cert = _certificate(model, twin, certificate)
-    _, P, _ = _gamma(model, gamma)
-    V = twin.basis_N
-    if V.shape[1] == 0:
-        return be.zeros(twin.d, 0)
-    K = cert.B @ V
-    C, _ = _kernel(be, (be.eye(model.d) - P) @ K, be.scale(P, K))
-    if C.shape[1] == 0:
-        return be.zeros(twin.d, 0)
-    out = V @ C
-    return rel.integer_columns(out) if be.exact else out
+    return _transport_gamma(model, twin, gamma, cert)[0]
 
 
 @dataclass
 class Transported:
     """Outcome of :func:`transport`: ``gamma`` (``Γ~``), ``W``, ``b`` on the twin
-    (``W~ = P_Γ~ B*^T W A* P~_M~``, ``b~ = P_Γ~ B*^T b``); ``decision``: they
-    fit on the twin with ``Γ~_q ⊆ M~``; ``result``: the same as a
+    (``W~ = P_Γ~ B*^T W A* P~_M~``, ``b~ = P_Γ~ B*^T b``, so ``Γ~_q ⊆ M~`` by
+    construction); ``decision``: they fit on the twin (``verdict`` in words, as
+    for :class:`RelationalLinearity`); ``result``: the same as a
     :class:`RelationalLinearity` of the twin; ``verified``: the twin re-decided
     from scratch by :func:`relational_linearity` on ``Γ~``, reading ``M``."""
 
@@ -335,6 +426,10 @@ class Transported:
     decision: Decision
     result: RelationalLinearity
     verified: RelationalLinearity
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.decision.truth]
 
 
 def transport(model, twin, result: RelationalLinearity, certificate=None) -> Transported:
@@ -354,47 +449,37 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     >>> twin = b5_twin(inst.model, 1, a=2, b=1)
     >>> r = relational_linearity(inst.model, inst.pairs, inst.gamma)
     >>> t = transport(inst.model, twin, r)
-    >>> t.decision.holds, t.verified.holds, t.gamma.shape
-    (True, True, (4, 1))
+    >>> t.verdict, t.verified.verdict, t.gamma.shape
+    ('relationally linear', 'relationally linear', (4, 1))
     """
-    model.check_comparable(twin)
+    _check_result(model, result)
+    cert = _equivalent_certificate(model, twin, certificate)
     be = model.backend
-    if not thm5.same_distribution(model, twin).holds:
-        raise NotEquivalentError("the models do not have the same distribution (L != L~): Theorem 14 transports "
-                                 "only within an equivalence class")
-    cert = _certificate(model, twin, certificate)
-    if not cert.decision.holds:
-        raise NotEquivalentError("the certificate (A*, B*) does not satisfy EL1-EL3")
     if not result.holds:
-        raise TransportError(f"the relational linearity to transport does not hold (residual {result.residual})")
-    if result.W.shape != (model.d, model.d):
-        raise ShapeError(f"result: W is {result.W.shape}, expected {model.d}x{model.d} for this model")
+        raise TransportError(f"the relational linearity to transport does not hold ({result.decision})")
     sM = model.structure
-    in_M = be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q)
-    if not in_M.holds:
+    if not be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q).holds:
         raise TransportError("Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
                              "(Appendix D.1); Theorem 14 does not transport it")
     if not gamma_in_N(model, result.gamma).holds:
         raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
-    gt = transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
-    Pm = twin.projector_M
-    Wt = Pt @ cert.B.T @ result.W @ cert.A @ Pm
+    Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
     bt = Pt @ cert.B.T @ result.b
     pairs = result.pairs
     FS = twin.F[[s for s, _ in pairs], :]
     FT = twin.F[[t for _, t in pairs], :]
-    fit = be.vanishes(FT @ Pt - (FS @ Wt.T + _ones(be, len(pairs)) @ bt.T) @ Pt, FS, Wt.T, Pt)
-    Gq = Wt.T @ Pt
-    reads_M = be.vanishes(Gq - Pm @ Gq, Pm, Gq)
-    decision = Decision.all([fit, reads_M])
+    scale = max(be.scale(FS, Wt.T), be.scale(FT, Pt), be.scale(bt))
+    # Wt = Pt Wt and bt = Pt bt, so the fitted readouts need no further projection.
+    decision = be.is_zero(FT @ Pt - FS @ Wt.T - _ones(be, len(pairs)) @ bt.T, scale)
     verified = relational_linearity(twin, pairs, gt, "M")
-    X = be.hstack(FS @ Pm, _ones(be, len(pairs)))
-    scale = max(be.scale(FS, Wt.T, Pt), be.scale(FT, Pt), be.scale(bt))
-    rank, r_decided = be.rank(X)
-    gq, ok = _gamma_q(be, Wt, Pt, scale, r_decided)
-    as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, rank, rank == len(pairs),
-                                    Wt, bt, gq, ok, r_decided, scale)
+    gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
+    if not gt_decided:
+        decision = _undecided(decision)
+        _mark_undecided(verified)
+    as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, verified.regressor_rank,
+                                    verified.trivial, Wt, bt, gq, gt_decided and ok, verified.rank_decided, scale)
     return Transported(gt, Wt, bt, decision, as_result, verified)
 
 
@@ -404,8 +489,11 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
 class Probe:
     """A relational linear probe: ``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on
     every pair. ``decision`` says it fits (and, for :func:`implied_probe`, that
-    ``P_N(g(a) - g(b)) ∈ Γ`` and ``w ∈ Γ_q ⊆ M``); ``w`` is ``d x 1``, ``c`` a
-    number; ``applicable`` (implied probes) whether ``P_N(g(a) - g(b)) ∈ Γ``."""
+    ``P_N(g(a) - g(b)) ∈ Γ`` and ``w ∈ Γ_q ⊆ M``); ``verdict`` in words:
+    ``"probe fits"``, ``"probe does not fit"`` or (floats only) ``"undecided"``.
+    ``w`` is ``d x 1``, ``c`` a number (exact on an exact model);
+    ``applicable`` (implied probes) whether ``P_N(g(a) - g(b)) ∈ Γ``; ``trivial``
+    (:func:`linear_probing`) whether the regressors have full row rank."""
 
     decision: Decision
     tokens: tuple
@@ -418,6 +506,10 @@ class Probe:
     @property
     def holds(self) -> bool:
         return self.decision.holds
+
+    @property
+    def verdict(self) -> str:
+        return PROBE_VERDICTS[self.decision.truth]
 
 
 def _tokens(model, a, b) -> tuple[int, int]:
@@ -432,39 +524,43 @@ def _tokens(model, a, b) -> tuple[int, int]:
 
 def _target_log_odds(model, pairs, a, b):
     """``log p(a|s⊕q) - log p(b|s⊕q)`` for every pair (``|S| x 1``), from ``L``."""
-    L = model.log_odds()
-    tgt = [t for _, t in pairs]
-    return L[tgt, [a]] - L[tgt, [b]]
+    rows = model.log_odds()[[t for _, t in pairs], :]
+    # two-step indexing: NumPy would broadcast L[rows, [a]] to a 1-D array
+    return rows[:, [a]] - rows[:, [b]]
+
+
+def _probe_fit(model, pairs, a, b, w, c):
+    """``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on every pair."""
+    be = model.backend
+    FS = model.F[[s for s, _ in pairs], :]
+    r = _target_log_odds(model, pairs, a, b) - (FS @ w + _ones(be, len(pairs)) * c)
+    return be.is_zero(r, max(be.scale(FS, w), model.log_odds_scale(), abs(float(c))))
 
 
 def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
     """Decide whether the log-odds of token ``a`` against ``b`` after ``s⊕q``
     are an affine function ``w^T f(s) + c`` of ``f(s)`` on the pairs, with ``w``
-    in ``M`` (reading ``"M"``) or anywhere (``"any"``), by regression.
+    in ``M`` (reading ``"M"``) or anywhere (``"any"``), by regression (the same
+    regressors as :func:`relational_linearity`; ``w``, ``c`` minimum-norm).
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
     >>> p = linear_probing(m, [(0, 3), (1, 4), (2, 5)], 1, 0)
-    >>> p.holds, p.w.to_fractions(), p.c
-    (True, [['2'], ['0']], Fraction(0, 1))
+    >>> p.verdict, p.w.to_fractions(), p.c
+    ('probe fits', [['2'], ['0']], Fraction(0, 1))
+    >>> linear_probing(m, [(0, 4), (1, 3), (2, 5)], 1, 0).verdict
+    'probe does not fit'
     """
+    _check_model(model)
     reading = _check_reading(reading)
     pairs = _check_pairs(model, pairs)
     a, b = _tokens(model, a, b)
-    be = model.backend
-    FS = model.F[[s for s, _ in pairs], :]
-    inputs = FS @ model.projector_M if reading == "M" else FS
-    X = be.hstack(inputs, _ones(be, len(pairs)))
     y = _target_log_odds(model, pairs, a, b)
-    rank, decided = be.rank(X)
-    theta = be.pinv(X, rank) @ y
-    dec = be.is_zero(X @ theta - y, max(be.scale(X, theta), model.log_odds_scale()))
-    if not (decided and (reading == "any" or model.structure.decided)):
-        dec = _undecided(dec)
+    _, theta, dec, rank, _ = _regress(model, pairs, y, model.log_odds_scale(), reading)
     out = Probe(dec, (a, b), residual=dec.residual, trivial=rank == len(pairs))
     if dec.holds:
         out.w = theta[: model.d, :]
-        out.c = be.entry(theta, model.d, 0)
+        out.c = model.backend.entry(theta, model.d, 0)
     return out
 
 
@@ -473,49 +569,59 @@ def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
     section 9): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
     ``c = b^T u`` give ``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on ``S``.
     ``applicable`` says whether ``u ∈ Γ``; ``decision`` that ``u ∈ Γ``, the
-    result holds, ``w ∈ M`` and the probe fits."""
+    result holds, ``w ∈ M`` and the probe fits.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
+    >>> r = relational_linearity(m, [(0, 3), (1, 4), (2, 5)], [[1], [0]])
+    >>> p = implied_probe(m, r, 1, 0)
+    >>> p.verdict, p.applicable.holds, p.w.to_fractions(), p.c
+    ('probe fits', True, [['2'], ['0']], Fraction(0, 1))
+    """
+    _check_result(model, result)
     a, b = _tokens(model, a, b)
     be = model.backend
-    P_N = model.projector_N
-    u = P_N @ model.unembedding_difference(a, b)
+    u = model.projector_N @ model.unembedding_difference(a, b)
     in_gamma = be.vanishes(u - result.projector @ u, result.projector, u)
     if not (in_gamma.holds and result.holds):
         return Probe(Decision.all([in_gamma, result.decision]), (a, b), applicable=in_gamma)
     w = result.W.T @ u
     c = be.entry(result.b.T @ u, 0, 0)
-    pairs = result.pairs
-    FS = model.F[[s for s, _ in pairs], :]
-    y = _target_log_odds(model, pairs, a, b)
-    r = y - (FS @ w + _ones(be, len(pairs)) * c)
-    fit = be.is_zero(r, max(be.scale(FS, w), model.log_odds_scale(), abs(float(c))))
+    fit = _probe_fit(model, result.pairs, a, b, w, c)
     in_M = be.vanishes(w - model.projector_M @ w, model.projector_M, w)
     return Probe(Decision.all([in_gamma, fit, in_M]), (a, b), w, c, fit.residual, applicable=in_gamma)
 
 
 def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe:
     """The probe ``w``, ``c`` of ``model`` (``w ∈ M``) carried to ``twin`` by the
-    input transport ``w~ = P~_M~ A*^T w``, ``c~ = c``, and checked there."""
-    model.check_comparable(twin)
+    input transport ``w~ = P~_M~ A*^T w``, ``c~ = c``, and checked there.
+
+    Raises :class:`NotEquivalentError` unless ``L = L~`` and
+    :class:`TransportError` unless the probe fits with ``w ∈ M``."""
+    _check_result(model, probe, Probe, "probe")
+    cert = _equivalent_certificate(model, twin, certificate)
     if not probe.holds:
-        raise TransportError("the probe to transport does not hold")
+        raise TransportError(f"the probe to transport does not hold ({probe.decision})")
+    be = model.backend
+    if not be.vanishes(probe.w - model.projector_M @ probe.w, model.projector_M, probe.w).holds:
+        raise TransportError("the probe reads outside M (w ∉ M): the input transport does not carry it")
     pairs = _check_pairs(twin, pairs)
-    be = twin.backend
-    cert = _certificate(model, twin, certificate)
     wt = twin.projector_M @ cert.A.T @ probe.w
     a, b = probe.tokens
-    FS = twin.F[[s for s, _ in pairs], :]
-    y = _target_log_odds(twin, pairs, a, b)
-    r = y - (FS @ wt + _ones(be, len(pairs)) * probe.c)
-    fit = be.is_zero(r, max(be.scale(FS, wt), twin.log_odds_scale(), abs(float(probe.c))))
+    fit = _probe_fit(twin, pairs, a, b, wt, probe.c)
     return Probe(fit, (a, b), wt, probe.c, fit.residual, applicable=probe.applicable)
 
 
 @dataclass
 class ReadoutSubspace:
     """The readouts ``P_Γ f(s⊕q)`` lie in ``offset + span(directions)``, with
-    ``offset = P_Γ b`` and ``directions`` a basis of ``P_Γ W(Γ_q)``;
-    ``dim <= dim_gamma_q``. ``readout_dim`` is the affine dimension of the
-    readouts themselves (a property of the distribution)."""
+    ``offset = P_Γ b`` and ``directions`` a basis of ``P_Γ W(Γ_q)``, of dimension
+    ``dim`` (``= dim Γ_q``, as ``W = P_Γ W``). ``readout_dim`` is the affine
+    dimension of the readouts themselves, computed from the readouts alone (a
+    property of the distribution); ``decision`` says that the readouts lie in
+    the affine subspace and ``readout_dim <= dim``; ``verdict`` in words:
+    ``"readouts in the subspace"``, ``"readouts not in the subspace"`` or
+    (floats only) ``"undecided"``."""
 
     decision: Decision
     offset: Any
@@ -524,32 +630,45 @@ class ReadoutSubspace:
     dim_gamma_q: int
     readout_dim: int
 
+    @property
+    def holds(self) -> bool:
+        return self.decision.holds
+
+    @property
+    def verdict(self) -> str:
+        return SUBSPACE_VERDICTS[self.decision.truth]
+
 
 def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
     """Decide the linear-subspace property implied by ``result`` (THEORY
     section 9): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
-    of dimension at most ``dim Γ_q``."""
+    of dimension at most ``dim Γ_q``.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
+    >>> sub = readout_subspace(m, relational_linearity(m, [(0, 3), (1, 4), (2, 5)], [[1], [0]]))
+    >>> sub.verdict, sub.dim, sub.readout_dim, sub.directions.to_fractions()
+    ('readouts in the subspace', 1, 1, [['2'], ['0']])
+    """
+    _check_result(model, result)
     if not result.holds:
         raise TransportError("the linear-subspace property is implied only by a relational linearity that holds")
     be = model.backend
-    P = result.projector
-    pairs = result.pairs
+    P, pairs = result.projector, result.pairs
+    FS = model.F[[s for s, _ in pairs], :]
     FT = model.F[[t for _, t in pairs], :]
-    Rd = FT @ P - _ones(be, len(pairs)) @ (P @ result.b).T  # readouts minus the offset, as rows
-    if result.gamma_q.shape[1]:
-        D = P @ result.W @ result.gamma_q
-        directions, dd = be.column_basis(D, max(result.scale, be.scale(P, result.W, result.gamma_q)))
-    else:
-        directions, dd = be.zeros(model.d, 0), True
+    ones = _ones(be, len(pairs))
+    Rd = FT @ P - ones @ (P @ result.b).T  # readouts minus the offset, as rows
+    # P_Γ W(Γ_q) = Im(P_Γ W W^T P_Γ) = Im(W), judged on the scale of W as in Γ_q
+    directions, dd = _input_subspace(be, result.W.T, be.eye(model.d), result.scale, be.scale(FS))
     dim = directions.shape[1]
     if dim:
         inside = be.vanishes(Rd.T - be.projector_onto_rows(directions.T) @ Rd.T, Rd, P)
     else:
         inside = be.vanishes(Rd, FT, P)
     readouts = FT @ P
-    centred = readouts - _ones(be, len(pairs)) @ readouts[[0], :]
-    rdim, rdec = be.rank(centred, be.scale(FT, P))
-    dec = Decision.all([inside, be.decision(dim <= result.gamma_q.shape[1], decided=dd and rdec)])
+    rdim, rdec = be.rank(readouts - ones @ readouts[[0], :], be.scale(FT, P))
+    dec = Decision.all([inside, be.decision(rdim <= dim, decided=dd and rdec, readout_dim=rdim, dim=dim)])
     return ReadoutSubspace(dec, P @ result.b, directions, dim, result.gamma_q.shape[1], rdim)
 
 
@@ -613,30 +732,28 @@ _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def _analyse(models, params) -> _Analysis:
     """Every decision of the statement on one realisation of an instance
-    (cached per model pair, so the proof steps reuse it)."""
+    (cached per model pair and params, so the proof steps reuse it)."""
     a, b = models
-    key = (weakref.ref(b), id(params))
     cached = _CACHE.get(a)
-    if cached is not None and cached[0][0]() is b and cached[0][1] == key[1] and cached[1] is params:
+    if cached is not None and cached[0]() is b and cached[1] is params:
         return cached[2]
-    pairs = params["pairs"]
-    gamma = _as_matrix(a, params["gamma"], "gamma")
-    _check_pairs(a, pairs)
-    _gamma(a, gamma)
+    _check_model(a)
     a.check_comparable(b)
-    be = a.backend
+    pairs = _check_pairs(a, params["pairs"])
+    gamma = _as_matrix(a, params["gamma"], "gamma")
     cert = thm5.el_certificate(a, b)
-    same = thm5.same_distribution(a, b)
-    gamma_t = transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided = _transport_gamma(a, b, gamma, cert)
     results = {}
     for name, model, g in (("", a, gamma), ("~", b, gamma_t)):
         for reading in READINGS:
-            results[(name, reading)] = relational_linearity(model, pairs, g, reading)
+            r = relational_linearity(model, pairs, g, reading)
+            # a verdict on a Γ~ whose dimension was undecided is undecided too
+            results[(name, reading)] = r if gt_decided or not name else _mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
-    enough = be.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
-                         ranks=[r.regressor_rank for r in trivial], pairs=len(pairs))
-    out = _Analysis(gamma, gamma_t, cert, same, gamma_in_N(a, gamma), results, enough)
-    _CACHE[a] = (key, params, out)
+    enough = a.backend.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
+                                ranks=[r.regressor_rank for r in trivial], pairs=len(pairs))
+    out = _Analysis(gamma, gamma_t, cert, thm5.same_distribution(a, b), gamma_in_N(a, gamma), results, enough)
+    _CACHE[a] = (weakref.ref(b), params, out)
     return out
 
 
