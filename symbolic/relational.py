@@ -34,7 +34,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from math import lcm
+from math import gcd, lcm
 from typing import Sequence
 
 from allornone.errors import ShapeError
@@ -84,19 +84,11 @@ def integer_columns(X: ql.QMatrix) -> ql.QMatrix:
         col = [r[j] for r in rows]
         den = lcm(*[v.denominator for v in col]) if col else 1
         ints = [int(v * den) for v in col]
-        g = 0
-        for v in ints:
-            g = _gcd(g, v)
+        g = gcd(*ints)
         cols.append([v // g if g else 0 for v in ints])
     if not cols:
         return X
     return ql.as_qmatrix([[cols[j][i] for j in range(len(cols))] for i in range(X.shape[0])])
-
-
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return abs(a)
 
 
 def plant(rng, *, k: int = 1, hidden: int = 1, token_hidden: int = 0, pairs: int | None = None,
