@@ -29,9 +29,13 @@ allornone.errors.NonRationalValueError: models.a.F[0][1]: 0.5 is a float; write 
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import math
+import random
+import re
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -62,6 +66,13 @@ _QUERY_KEYS = {
 
 def _err(cls, where: str, message: str):
     return cls(f"{where}: {message}")
+
+
+def _show(value, limit: int = 40) -> str:
+    """``repr`` of a value from a file, cut short: an error message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 5] + "...'" * isinstance(value, str) + "..." * (
+        not isinstance(value, str))
 
 
 def dumps(data) -> str:
@@ -105,21 +116,38 @@ def _entry(value, where: str, exact: bool):
         if isinstance(value, str):
             text = value.strip()
             if text.lower().lstrip("+-") in {"nan", "inf", "infinity"}:
-                raise _err(NonFiniteValueError, where, f"{value!r} is not finite; only finite numbers are allowed")
+                raise _err(NonFiniteValueError, where, f"{_show(value)} is not finite; only finite numbers are "
+                           "allowed")
+            _check_digits(text, where)
             try:
                 if any(c in text for c in ".eE_ ") or not text:
                     raise ValueError
                 return Fraction(text)
-            except (ValueError, ZeroDivisionError):
-                raise _err(NonRationalValueError, where, f"{value!r} is not an exact rational (write an integer "
-                           "or a fraction like \"3/4\")") from None
-        raise _err(InputFormatError, where, f"{value!r} is not a number")
+            except ZeroDivisionError:
+                raise _err(NonRationalValueError, where, f"{_show(value)} has denominator 0") from None
+            except ValueError:
+                raise _err(NonRationalValueError, where, f"{_show(value)} is not an exact rational (write an "
+                           "integer or a fraction like \"3/4\")") from None
+        raise _err(InputFormatError, where, f"{_show(value)} is not a number")
     if isinstance(value, (int, float)):
         if not abs(value) <= FLOAT_LIMIT:
             raise _err(NonFiniteValueError, where, f"{value:.3g} is beyond {FLOAT_LIMIT:g}: products of such "
                        "entries are not finite in floating point")
         return float(value)
-    raise _err(InputFormatError, where, f"{value!r} is not a real number")
+    raise _err(InputFormatError, where, f"{_show(value)} is not a real number")
+
+
+def _digit_limit() -> int:
+    """Python's limit on the digits of an integer read from text (0: none)."""
+    return getattr(sys, "get_int_max_str_digits", lambda: 0)()
+
+
+def _check_digits(text: str, where: str) -> None:
+    limit = _digit_limit()
+    longest = max((len(run) for run in re.findall(r"\d+", text)), default=0)
+    if limit and longest > limit:
+        raise _err(InputFormatError, where, f"a number with {longest} digits; at most {limit} digits are read "
+                   "(PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
 
 
 def _matrix(value, where: str, exact: bool) -> list:
@@ -160,11 +188,17 @@ def _object(value, where: str, allowed: set) -> dict:
     return value
 
 
+def _description(spec: dict, where: str) -> None:
+    if "description" in spec and not isinstance(spec["description"], str):
+        raise _err(InputFormatError, where, f"expected free text (a string), got {type(spec['description']).__name__}")
+
+
 def _model(name: str, spec, shared: dict, exact: bool, where: str):
     from allornone.numeric.model import FloatModel
     from allornone.symbolic.model import ExactModel
 
     spec = _object(spec, where, _MODEL_KEYS)
+    _description(spec, f"{where}.description")
     for key in ("F", "G"):
         if key not in spec:
             raise _err(InputFormatError, where, f"missing {key}")
@@ -200,6 +234,7 @@ def load_data(data: Any, exact: bool = True, prefix: str = "models.") -> tuple[d
     data = _object(data, "", _TOP_KEYS) if isinstance(data, dict) else None
     if data is None:
         raise InputFormatError("top level: expected a JSON object with \"models\"")
+    _description(data, "description")
     if "format" in data and data["format"] != FORMAT:
         raise _err(InputFormatError, "format", f"{json.dumps(data['format'])} is not {FORMAT!r}")
     shared = {k: _names(data[k], k) for k in ("contexts", "tokens") if k in data}
@@ -217,11 +252,17 @@ def load_data(data: Any, exact: bool = True, prefix: str = "models.") -> tuple[d
 
 def _read_npz(path: Path) -> dict:
     """An ``.npz`` file as the same structure as a JSON file (floats)."""
+    import zipfile
+
     import numpy as np
 
+    # np.load reads anything that is not a zip archive as a (possibly pickled)
+    # .npy array, and reports a damaged archive only when a member is read.
+    if not zipfile.is_zipfile(path):
+        raise InputFormatError(f"{path}: not a .npz file (not a zip archive of .npy arrays)")
     try:
         archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
     data: dict = {"models": {}}
     with archive:
@@ -230,11 +271,15 @@ def _read_npz(path: Path) -> dict:
                 arr = archive[key]
             except ValueError as exc:  # object arrays need pickle, which is refused
                 raise InputFormatError(f"{key}: cannot be read without pickle ({exc})") from None
+            except (OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise InputFormatError(f"{path}: {key}: damaged archive member ({exc})") from None
+            if not isinstance(arr, np.ndarray):  # a member that is not a .npy file comes back as bytes
+                raise InputFormatError(f"{key}: not a .npy array")
             if key == "queries":
                 if arr.ndim != 0 or arr.dtype.kind != "U":
                     raise InputFormatError("queries: expected one string holding a JSON list")
                 try:
-                    data["queries"] = json.loads(str(arr))
+                    data["queries"] = json.loads(str(arr), parse_constant=float)
                 except json.JSONDecodeError as exc:
                     raise InputFormatError(f"queries: not valid JSON ({exc.msg} at column {exc.colno})") from None
                 continue
@@ -242,12 +287,14 @@ def _read_npz(path: Path) -> dict:
             if not dot or field not in _MODEL_KEYS - {"description"}:
                 raise InputFormatError(f"{key}: unknown array; expected NAME.F, NAME.G, NAME.pivot, "
                                        "NAME.contexts, NAME.tokens or queries")
+            if not name:
+                raise InputFormatError(f"{key}: the model name before {'.' + field!r} is empty")
             if field in ("F", "G"):
                 if arr.dtype.kind not in "iuf":
                     raise InputFormatError(f"{key}: expected a numeric array, got dtype {arr.dtype}")
                 if arr.ndim != 2:
                     raise ShapeError(f"{key}: expected a 2-D array, got {arr.ndim} dimension(s)")
-                value = arr.astype(float).tolist()
+                value = _float_rows(arr, key)
             elif field == "pivot":
                 if arr.ndim != 0 or arr.dtype.kind not in "iu":
                     raise InputFormatError(f"{key}: expected one integer")
@@ -258,6 +305,37 @@ def _read_npz(path: Path) -> dict:
                 value = [str(s) for s in arr]
             data["models"].setdefault(name, {})[field] = value
     return data
+
+
+def _float_rows(arr, key: str) -> list:
+    """A numeric array as rows of Python floats; an entry that is not finite or
+    beyond :data:`FLOAT_LIMIT` is refused with its place, before a cast to
+    float64 could turn a wider float into ``inf``."""
+    import numpy as np
+
+    if arr.dtype.kind == "f":
+        wide = arr if arr.dtype.itemsize > 8 else arr.astype(np.float64)  # float16 cannot hold the limit
+        bad = np.argwhere(~(np.abs(wide) <= FLOAT_LIMIT))
+        if bad.size:
+            i, j = (int(v) for v in bad[0])
+            value = wide[i, j]
+            if not np.isfinite(value):
+                raise _err(NonFiniteValueError, f"{key}[{i}][{j}]", f"{value} is not finite; only finite numbers "
+                           "are allowed")
+            raise _err(NonFiniteValueError, f"{key}[{i}][{j}]", f"{np.format_float_scientific(value, precision=2, unique=False)} "
+                       f"is beyond {FLOAT_LIMIT:g}: products of such entries are not finite in floating point")
+    return arr.astype(float).tolist()
+
+
+def _long_integer_place(text: str) -> str:
+    limit = _digit_limit()
+    match = re.search(r"\d{%d,}" % (limit + 1), text)
+    if match is None:  # pragma: no cover - json raises this ValueError only for such literals
+        return "a number is too long to be read"
+    line = text.count("\n", 0, match.start()) + 1
+    column = match.start() - text.rfind("\n", 0, match.start())
+    return (f"line {line} column {column}: an integer with {len(match.group())} digits; at most {limit} digits "
+            "are read (PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
 
 
 def load_file(path) -> tuple[dict, list | None, str]:
@@ -279,6 +357,8 @@ def load_file(path) -> tuple[dict, list | None, str]:
             from None
     except RecursionError:
         raise InputFormatError(f"{path}: nested too deeply to be a model file") from None
+    except ValueError:  # an integer literal longer than Python reads (sys.get_int_max_str_digits)
+        raise InputFormatError(f"{path}: {_long_integer_place(text)}") from None
     models, queries = load_data(data, exact=True)
     return models, queries, "exact"
 
@@ -442,18 +522,28 @@ def _relational(models, q, where):
              **_generic(result)}]
 
 
-def _decode_params(value, exact: bool):
+def _decode_params(value, where: str):
     """JSON params back to what records take: matrices of strings to QMatrix,
     lists to tuples."""
     if isinstance(value, dict):
-        return {k: _decode_params(v, exact) for k, v in value.items()}
+        return {k: _decode_params(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, list):
         if value and all(isinstance(r, list) and r and all(isinstance(x, str) for x in r) for r in value):
             from allornone.symbolic.linalg import as_qmatrix
 
-            return as_qmatrix(value, "params")
-        return tuple(_decode_params(v, exact) for v in value)
+            return as_qmatrix(value, where)
+        return tuple(_decode_params(v, f"{where}[{i}]") for i, v in enumerate(value))
     return value
+
+
+@functools.lru_cache(maxsize=None)
+def _instance_shape(rid: str) -> tuple[int, tuple[str, ...]]:
+    """How many models an instance of ``rid`` has, and the names of its
+    parameters (read off the record's own sampler)."""
+    from allornone.theorems import get_record
+
+    inst = get_record(rid).sample(random.Random(0), 0)
+    return len(inst.models), tuple(inst.params)
 
 
 def _instance(models, q, where, realisation):
@@ -470,11 +560,21 @@ def _instance(models, q, where, realisation):
 
         raise _err(InputFormatError, f"{where}.result", f"unknown result {json.dumps(rid)}; implemented: "
                    f"{', '.join(records())}")
-    ms = _model_list(models, q, where)
+    count, names = _instance_shape(rec.id)
+    if isinstance(q.get("models"), list) and len(q["models"]) != count:
+        raise _err(InputFormatError, f"{where}.models", f"{rid} takes {count} model(s), got {len(q['models'])}")
+    ms = _model_list(models, q, where, count)
     params = q.get("params", {})
     if not isinstance(params, dict):
         raise _err(InputFormatError, f"{where}.params", "expected an object")
-    inst = Instance("file", tuple(ms), _decode_params(params, realisation == "exact"))
+    takes = f"{rid} takes: {', '.join(names)}" if names else f"{rid} takes no parameters"
+    for key in params:
+        if key not in names:
+            raise _err(InputFormatError, f"{where}.params.{key}", f"unknown parameter; {takes}")
+    missing = [key for key in names if key not in params]
+    if missing:
+        raise _err(InputFormatError, f"{where}.params", f"missing {missing[0]!r}; {takes}")
+    inst = Instance("file", tuple(ms), _decode_params(params, f"{where}.params"))
     try:
         ev = rec.evaluate(inst, realisation)
     except AllOrNoneError as exc:
@@ -582,12 +682,12 @@ def verify_file(path, console) -> tuple[int, dict]:
     models, queries, realisation = load_file(path)
     report = verify_models(models, queries, realisation)
     report["file"] = str(path)
-    table = Table(title=f"models in {path} ({realisation})")
+    table = Table(title=escape(f"models in {path} ({realisation})"))
     for col in ("model", "m", "n", "d", "k", "dim M", "dim N", "dim SF", "dim SG", "diverse"):
         table.add_column(col, justify="left" if col in ("model", "diverse") else "right")
     for name, info in report["models"].items():
-        table.add_row(name, *(str(info[k]) for k in ("m", "n", "d", "k", "dim_M", "dim_N", "dim_SF", "dim_SG")),
-                      info["diverse"])
+        table.add_row(escape(name), *(str(info[k]) for k in ("m", "n", "d", "k", "dim_M", "dim_N", "dim_SF",
+                                                            "dim_SG")), info["diverse"])
     console.print(table)
     if report["queries"]:
         qt = Table(title="results")
