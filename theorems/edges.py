@@ -32,8 +32,11 @@ True
 """
 from __future__ import annotations
 
+import os
 import random
+import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -42,7 +45,7 @@ from typing import Callable
 from rich.markup import escape
 
 from allornone.decision import Truth
-from allornone.errors import AllOrNoneError
+from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.symbolic import generators as gen
 from allornone.symbolic.model import ExactModel
 from allornone.theorems.logic import evaluate3
@@ -479,7 +482,40 @@ def _expectation(ev) -> dict:
 
 
 def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in text).strip("-").lower()
+    """A file-name part for a hypothesis name: ASCII letters and digits, Greek
+    letters spelt out, ``⊆`` as ``in``, every other run of characters one ``-``.
+
+    >>> _slug("Γ_q ⊆ M"), _slug("same distribution")
+    ('gamma-q-in-m', 'same-distribution')
+    """
+    words = []
+    for c in text:
+        if c.isascii() and c.isalnum():
+            words.append(c.lower())
+        elif c in "⊆⊂∈":
+            words.append("-in-")
+        elif unicodedata.name(c, "").startswith("GREEK"):
+            words.append(f"-{unicodedata.name(c).split()[-1].lower()}-")
+        else:
+            words.append("-")
+    return re.sub("-+", "-", "".join(words)).strip("-")
+
+
+def _output_dir(out_dir) -> Path | None:
+    """``out_dir`` as a folder that counterexample files can be written to,
+    checked before any search: a user mistake (a file in its place, a folder
+    that cannot be created or written) is an error, not a traceback mid-run."""
+    if out_dir is None:
+        return None
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise InputFormatError(f"{path}: exists and is not a folder; counterexample files are saved there "
+                               "(move it away, or run from another folder)")
+    parent = path if path.exists() else next((a for a in path.absolute().parents if a.exists()), None)
+    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise InputFormatError(f"{path}: cannot be written; counterexample files are saved there "
+                               "(run from a folder you can write to)")
+    return path
 
 
 # -- printing ------------------------------------------------------------------------
@@ -518,6 +554,7 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
     finding that none turned up within ``budget``; then every boundary case and a
     non-vacuity witness. Returns (exit code, JSON payload); the exit code is 1
     only if an edge or witness misbehaves (never because a hypothesis survived)."""
+    out_dir = _output_dir(out_dir)
     ok = True
     start = time.perf_counter()
     payload: dict = {"id": rec.id, "seed": seed, "budget": budget, "size_bound": SIZE_BOUND,
@@ -555,9 +592,12 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
             _print_instance(console, res.instance)
             console.print(f"    exact: {_atoms_line(ev, fl)}", markup=False)
             if out_dir is not None:
-                path = Path(out_dir) / f"{rec.id}-drop-{_slug(h.name)}.json"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(dumps(file))
+                path = out_dir / f"{rec.id}-drop-{_slug(h.name)}.json"
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(dumps(file), encoding="utf-8")
+                except OSError as exc:
+                    raise InputFormatError(f"{path}: cannot be written ({exc.strerror or exc})") from None
                 entry["path"] = str(path)
                 console.print(f"    saved: {path}  (reproduce: allornone verify {path})", markup=False)
         if res.float_artefacts:
