@@ -7,12 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from allornone.decision import Truth
-from allornone.errors import InputFormatError, NonRationalValueError, ShapeError, VocabularyError
+from allornone.errors import (AllOrNoneError, InputFormatError, NonFiniteValueError, NonRationalValueError,
+                              ShapeError, VocabularyError)
+from allornone.numeric import FloatModel
 from allornone.numeric.strategies import exact_models
 from allornone.symbolic import ExactModel
 from allornone.symbolic import parallel as planting
 from allornone.theorems import get_record
-from allornone.theorems.lem8 import RECORD, parallel, proportional_log_odds
+from allornone.theorems.lem8 import RECORD, instance, parallel, proportional_log_odds
 from allornone.theorems.runner import run
 
 HIDDEN = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]])
@@ -54,7 +56,8 @@ def test_degenerate_convention():
     assert (r.verdict, r.lam, r.unique) == ("parallel", Fraction(0), False)
     assert parallel(INVISIBLE, (2, 0), (3, 0), lam=-7).holds
     r = proportional_log_odds(INVISIBLE, (2, 0), (3, 0))
-    assert (r.verdict, r.lam, r.unique) == ("parallel", Fraction(0), False)
+    assert (r.verdict, r.lam, r.unique) == ("proportional", Fraction(0), False)
+    assert r.degenerate.holds and parallel(INVISIBLE, (2, 0), (3, 0)).degenerate.holds
     # raw: (0, 1) = 1/2 (0, 2) only
     assert parallel(INVISIBLE, (2, 0), (3, 0), space="raw").lam == Fraction(1, 2)
 
@@ -66,26 +69,68 @@ def test_lambda_zero():
     assert parallel(INVISIBLE, (2, 3), (1, 0), space="raw").verdict == "not parallel"
 
 
-def test_bad_input():
-    with pytest.raises(VocabularyError, match="token index 4 is out of range"):
-        parallel(HIDDEN, (1, 0), (4, 0))
-    with pytest.raises(VocabularyError):
-        proportional_log_odds(HIDDEN, (-1, 0), (2, 0))
-    with pytest.raises(ShapeError, match="pair"):
-        parallel(HIDDEN, (1, 0, 2), (2, 0))
-    with pytest.raises(ShapeError):
-        parallel(HIDDEN, (True, 0), (2, 0))
-    with pytest.raises(InputFormatError, match="space"):
-        parallel(HIDDEN, (1, 0), (2, 0), space="M")
-    with pytest.raises(NonRationalValueError):
-        parallel(HIDDEN, (1, 0), (2, 0), lam=0.5)
+BAD_INPUT = [
+    # (call, exception, message fragment)
+    (lambda: parallel(HIDDEN, (1, 0), (4, 0)), VocabularyError, "token pair \\(c, e\\): token index 4 is out of range"),
+    (lambda: parallel(HIDDEN, (9, 0), (2, 0)), VocabularyError, "token pair \\(a, b\\)"),
+    (lambda: proportional_log_odds(HIDDEN, (-1, 0), (2, 0)), VocabularyError, "token index -1"),
+    (lambda: parallel(HIDDEN, (1, 0, 2), (2, 0)), ShapeError, "expected a pair"),
+    (lambda: parallel(HIDDEN, 1, (2, 0)), ShapeError, "expected a pair"),
+    (lambda: parallel(HIDDEN, "10", (2, 0)), ShapeError, "expected a pair"),
+    (lambda: parallel(HIDDEN, (True, 0), (2, 0)), ShapeError, "not a token index"),
+    (lambda: parallel(HIDDEN, (1.0, 0), (2, 0)), ShapeError, "not a token index"),
+    (lambda: parallel(HIDDEN, (1, 0), (2, 0), space="M"), InputFormatError, "space must be 'N' or 'raw'"),
+    (lambda: parallel(HIDDEN, (1, 0), (2, 0), space=None), InputFormatError, "space must be"),
+    (lambda: parallel(HIDDEN, (1, 0), (2, 0), lam=0.5), NonRationalValueError, "lambda: 0.5 is a float"),
+    (lambda: proportional_log_odds(HIDDEN, (1, 0), (2, 0), lam=0.5), NonRationalValueError, "lambda"),
+    (lambda: parallel(HIDDEN, (1, 0), (2, 0), lam=True), NonRationalValueError, "bool"),
+    (lambda: parallel(HIDDEN.to_float(), (1, 0), (2, 0), lam="two"), InputFormatError, "not a number"),
+    (lambda: parallel(HIDDEN.to_float(), (1, 0), (2, 0), lam=True), InputFormatError, "bool"),
+    (lambda: parallel(HIDDEN.to_float(), (1, 0), (2, 0), lam=float("nan")), NonFiniteValueError, "finite"),
+    (lambda: proportional_log_odds(HIDDEN.to_float(), (1, 0), (2, 0), lam=float("inf")), NonFiniteValueError,
+     "finite"),
+]
+
+
+@pytest.mark.parametrize("call, exc, message", BAD_INPUT)
+def test_bad_input(call, exc, message):
+    assert issubclass(exc, AllOrNoneError)
+    with pytest.raises(exc, match=message):
+        call()
+
+
+def test_verdict_words():
+    assert parallel(HIDDEN, (1, 0), (2, 0)).verdict == "parallel"
+    assert parallel(HIDDEN, (1, 0), (2, 0), "raw").verdict == "not parallel"
+    assert proportional_log_odds(HIDDEN, (1, 0), (2, 0)).verdict == "proportional"
+    assert proportional_log_odds(HIDDEN, (1, 0), (2, 0), lam=3).verdict == "not proportional"
+    # a residual of 2e-7 on numbers of size 1 is in the undecided band (1e-9, 1e-6]
+    near = FloatModel([[1, 0], [0, 1]], [[0, 0], [2, 2e-7], [1, 0]])
+    assert parallel(near, (1, 0), (2, 0), "raw").verdict == "undecided"
+    assert parallel(near, (1, 0), (2, 0)).verdict == "undecided"
+    assert proportional_log_odds(near, (1, 0), (2, 0)).verdict == "undecided"
+
+
+def test_large_rows_float_scale():
+    # g(1), g(2) are ~1e12 and differ by 1/3 = g(3) - g(0): parallel with ratio 1.
+    # Their float difference carries a rounding error ~1e-5, which must be judged
+    # against the size of the rows (1e12), not of the difference (1/3).
+    big = Fraction(10**12) + Fraction(1, 3)
+    m = ExactModel([[1, 0], [0, 1]], [[0, 0], [big, 0], [10**12, 0], [Fraction(1, 3), 0]])
+    inst = instance("large rows", m, (1, 2), (3, 0), 1)
+    ex, fl = RECORD.evaluate(inst, "exact"), RECORD.evaluate(inst, "float")
+    assert ex.atoms["raw_parallel"].holds and ex.atoms["parallel_N"].holds
+    assert not ex.atoms["degenerate_N"].holds and not ex.atoms["equal_probabilities"].holds
+    assert all(fl.atoms[k].truth is ex.atoms[k].truth for k in ex.atoms)
+    assert all(o.decision.holds for _, o in RECORD.check_steps(inst, "float") if o.applicable)
 
 
 def _check_lemma(model, ab, ce, lam):
     rN, rL = parallel(model, ab, ce, lam=lam), proportional_log_odds(model, ab, ce, lam=lam)
     assert rN.decision.truth is rL.decision.truth
     eN, eL = parallel(model, ab, ce), proportional_log_odds(model, ab, ce)
-    assert (eN.verdict, eN.lam, eN.unique) == (eL.verdict, eL.lam, eL.unique)
+    assert (eN.decision.truth, eN.lam, eN.unique) == (eL.decision.truth, eL.lam, eL.unique)
+    assert eN.degenerate.truth is eL.degenerate.truth
     return rN, eN
 
 

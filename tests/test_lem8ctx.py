@@ -7,11 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from allornone.decision import Truth
-from allornone.errors import InputFormatError, ShapeError
+from allornone.errors import AllOrNoneError, InputFormatError, NonFiniteValueError, NonRationalValueError, ShapeError
 from allornone.symbolic import ExactModel
 from allornone.symbolic import parallel as planting
 from allornone.theorems import get_record, records
-from allornone.theorems.lem8ctx import RECORD, parallel_contexts, proportional_log_odds_rows
+from allornone.theorems.lem8ctx import RECORD, context_pair, instance, parallel_contexts, proportional_log_odds_rows
 from allornone.theorems.runner import run
 
 HIDDEN = ExactModel([[2, 1], [1, 0], [0, 0]], [[0, 0], [1, 0], [2, 0]])
@@ -43,13 +43,43 @@ def test_degenerate_and_zero():
     assert proportional_log_odds_rows(SAME, (1, 2), (0, 3)).lam == 0
 
 
-def test_bad_input():
-    with pytest.raises(ShapeError, match="context index 5 is out of range"):
-        parallel_contexts(HIDDEN, (0, 5), (1, 2))
-    with pytest.raises(ShapeError):
-        proportional_log_odds_rows(HIDDEN, 0, (1, 2))
-    with pytest.raises(InputFormatError):
-        parallel_contexts(HIDDEN, (0, 2), (1, 2), space="N")
+BAD_INPUT = [
+    (lambda: parallel_contexts(HIDDEN, (0, 5), (1, 2)), ShapeError,
+     "context pair \\(x1, x2\\): context index 5 is out of range"),
+    (lambda: parallel_contexts(HIDDEN, (0, 2), (1, -1)), ShapeError, "context pair \\(x3, x4\\)"),
+    (lambda: proportional_log_odds_rows(HIDDEN, 0, (1, 2)), ShapeError, "expected a pair"),
+    (lambda: parallel_contexts(HIDDEN, (0, "1"), (1, 2)), ShapeError, "not a context index"),
+    (lambda: context_pair(HIDDEN, (0, 3)), ShapeError, "context index 3"),
+    (lambda: parallel_contexts(HIDDEN, (0, 2), (1, 2), space="N"), InputFormatError, "space must be 'M' or 'raw'"),
+    (lambda: parallel_contexts(HIDDEN, (0, 2), (1, 2), lam=0.5), NonRationalValueError, "lambda"),
+    (lambda: proportional_log_odds_rows(HIDDEN.to_float(), (0, 2), (1, 2), lam=float("nan")), NonFiniteValueError,
+     "finite"),
+]
+
+
+@pytest.mark.parametrize("call, exc, message", BAD_INPUT)
+def test_bad_input(call, exc, message):
+    assert issubclass(exc, AllOrNoneError)
+    with pytest.raises(exc, match=message):
+        call()
+
+
+def test_verdict_words():
+    assert parallel_contexts(HIDDEN, (0, 2), (1, 2)).verdict == "parallel"
+    assert proportional_log_odds_rows(HIDDEN, (0, 2), (1, 2)).verdict == "proportional"
+    assert proportional_log_odds_rows(HIDDEN, (0, 2), (1, 2), lam=1).verdict == "not proportional"
+
+
+def test_large_rows_float_scale():
+    # f(x0), f(x1) are ~1e12 and differ by 1/3 = f(x2) - f(x3): the rounding of
+    # their float difference is judged against the rows, not the difference.
+    big = Fraction(10**12) + Fraction(1, 3)
+    m = ExactModel([[big, 0], [10**12, 0], [Fraction(1, 3), 0], [0, 0]], [[0, 0], [1, 0], [0, 1]])
+    inst = instance("large rows", m, (0, 1), (2, 3), 1)
+    ex, fl = RECORD.evaluate(inst, "exact"), RECORD.evaluate(inst, "float")
+    assert ex.atoms["raw_parallel"].holds and not ex.atoms["same_conditionals"].holds
+    assert all(fl.atoms[k].truth is ex.atoms[k].truth for k in ex.atoms)
+    assert all(o.decision.holds for _, o in RECORD.check_steps(inst, "float") if o.applicable)
 
 
 @given(st.sampled_from(planting.KINDS), st.integers(0, 2**32))
@@ -59,7 +89,8 @@ def test_dual_planted(kind, seed):
     a, b = parallel_contexts(m, x12, x34, lam=pp.lam), proportional_log_odds_rows(m, x12, x34, lam=pp.lam)
     assert a.decision.truth is b.decision.truth
     ea, eb = parallel_contexts(m, x12, x34), proportional_log_odds_rows(m, x12, x34)
-    assert (ea.verdict, ea.lam, ea.unique) == (eb.verdict, eb.lam, eb.unique)
+    assert (ea.decision.truth, ea.lam, ea.unique) == (eb.decision.truth, eb.lam, eb.unique)
+    assert ea.degenerate.truth is eb.degenerate.truth
     if kind in ("raw parallel", "parallel after projection only", "lambda = 0"):
         assert a.holds
     if kind == "parallel after projection only":

@@ -10,14 +10,21 @@ The right-hand side is read off the log-odds matrix ``L``: ``log p(a|x)/p(b|x)
 proportional. :func:`parallel` decides the left side (or *raw* parallelism
 ``g(a) - g(b) = λ (g(c) - g(e))`` with ``space="raw"``), and
 :func:`proportional_log_odds` the right side; both find ``λ`` when it is not
-given.
+given. Raw parallelism implies parallelism in ``N`` (``P_N`` is linear), not
+conversely when ``SG ∩ SF^perp != {0}``.
 
 **The degenerate pair.** When ``P_N(g(c) - g(e)) = 0`` (equivalently, by this
 lemma, ``p(c|x) = p(e|x)`` for every ``x``) the equation reads
 ``P_N(g(a) - g(b)) = 0``: it holds for *every* ``λ`` if ``P_N(g(a) - g(b)) = 0``
 and for none otherwise. The result then has ``unique = False`` and reports
-``λ = 0`` (the minimum-norm solution) when it holds, ``None`` when it does not.
-The same rule applies to raw parallelism and to the log-odds side.
+``λ = 0`` (the minimum-norm solution) when it holds, ``None`` when it does not;
+its ``degenerate`` decision says whether the pair ``(c, e)`` is degenerate. The
+same rule applies to raw parallelism and to the log-odds side.
+
+**Both sides of the algebra.** Everything here is written once for a
+:class:`Side`: :data:`TOKENS` (differences of rows of ``G``, read by ``F``,
+inside ``N``) and its dual :data:`CONTEXTS` (differences of rows of ``F``, read
+by ``G_0``, inside ``M``), which :mod:`allornone.theorems.lem8ctx` uses.
 
 >>> from allornone.symbolic import ExactModel
 >>> m = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]])
@@ -26,8 +33,9 @@ The same rule applies to raw parallelism and to the log-odds side.
 ('parallel', Fraction(2, 1))
 >>> parallel(m, (1, 0), (2, 0), space="raw").verdict
 'not parallel'
->>> proportional_log_odds(m, (1, 0), (2, 0)).lam
-Fraction(2, 1)
+>>> p = proportional_log_odds(m, (1, 0), (2, 0))
+>>> p.verdict, p.lam
+('proportional', Fraction(2, 1))
 >>> f = m.to_float()
 >>> r = parallel(f, (1, 0), (2, 0))
 >>> r.verdict, round(r.lam, 12)
@@ -39,7 +47,7 @@ import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from sympy import Equivalent, Symbol
 
@@ -52,8 +60,8 @@ from allornone.theorems.logic import Predicate, model_symbols
 from allornone.theorems.record import Edge, Instance, ProofStep, StepOutcome, TheoremRecord
 
 __all__ = ["ParallelIn", "RawParallel", "ProportionalLogOdds", "VanishesIn", "SameProbabilities",
-           "ParallelResult", "collinear", "parallel", "proportional_log_odds", "token_pair", "ratio_value",
-           "RECORD"]
+           "ParallelResult", "Side", "TOKENS", "CONTEXTS", "collinear", "parallel", "proportional_log_odds",
+           "parallel_on", "proportional_on", "agree", "same_ratio", "token_pair", "ratio_value", "RECORD"]
 
 
 # -- predicates -------------------------------------------------------------
@@ -80,101 +88,81 @@ class SameProbabilities(Predicate):
     """``SameProbabilities(f, c, e)``: ``p(c|x) = p(e|x)`` for every context ``x``."""
 
 
-# -- deciding parallelism ---------------------------------------------------
+# -- the two sides ----------------------------------------------------------
 
-@dataclass
-class ParallelResult:
-    """Whether ``u = λ v`` for two vectors read off a model.
+@dataclass(frozen=True)
+class Side:
+    """The token side of Lemma 8 or, with ``F``/``G`` and ``M``/``N`` exchanged,
+    the context side.
 
-    ``decision`` is the verdict (exact, or three-valued with its tolerance on
-    the float side); ``lam`` the ratio (a :class:`~fractions.Fraction` on exact
-    models, a float on float ones; None when not parallel); ``unique`` is False
-    when ``v = 0`` (then every ratio works if ``u = 0`` and ``lam`` is reported
-    as 0), None when the float side could not decide whether ``v = 0``;
-    ``space`` says what ``u`` and ``v`` are (``"N"``, ``"M"``, ``"raw"``,
-    ``"log-odds"``).
+    On the token side the differences are of rows of ``G`` (``g(a) - g(b)``),
+    they lie in ``SG``, the distribution reads them through ``F`` (``L[:, a] -
+    L[:, b] = F (g(a) - g(b))``) and the subspace that matters is ``N``. On the
+    context side they are of rows of ``F``, lie in ``SF``, are read through
+    ``G_0`` (``L[x1, :] - L[x2, :] = G_0 (f(x1) - f(x2))``) and the subspace is
+    ``M``. ``keys`` are the names of the two index pairs in a record's
+    instance parameters; ``differences`` and ``same_probabilities`` name the
+    two differences and the degenerate case in proof output.
     """
 
-    decision: Decision
-    lam: Any
-    unique: bool | None
-    space: str
-    u: Any = None
-    v: Any = None
+    noun: str
+    subspace: str
+    pair_names: tuple[str, str]
+    keys: tuple[str, str]
+    index_error: type
+    differences: tuple[str, str]
+    same_probabilities: str
 
     @property
-    def verdict(self) -> str:
-        return {Truth.HOLDS: "parallel", Truth.FAILS: "not parallel", Truth.UNDECIDED: "undecided"}[
-            self.decision.truth]
+    def _tokens(self) -> bool:
+        return self.noun == "token"
 
-    @property
-    def holds(self) -> bool:
-        return self.decision.holds
+    def count(self, model) -> int:
+        return model.n if self._tokens else model.m
 
+    def rows(self, model):
+        """``G`` (rows ``g(y)``) or ``F`` (rows ``f(x)``)."""
+        return model.G if self._tokens else model.F
 
-def ratio_value(be, lam):
-    """``λ`` in the model's realisation: a :class:`Fraction` on the exact side
-    (floats refused there), a finite float on the float side."""
-    if be.exact:
-        q = ql.to_rational(lam, "lambda")
-        return Fraction(int(q.numerator), int(q.denominator))
-    try:
-        value = float(Fraction(lam)) if isinstance(lam, str) else float(lam)
-    except (TypeError, ValueError):
-        raise InputFormatError(f"lambda: {lam!r} is not a number") from None
-    if not math.isfinite(value):
-        raise NonFiniteValueError(f"lambda is {value}; only finite numbers are allowed")
-    return value
+    def reader(self, model):
+        """``F`` or ``G_0``: the matrix through which the distribution sees a difference."""
+        return model.F if self._tokens else model.G0
 
+    def log_odds(self, model):
+        """``L^T`` or ``L``: rows indexed by this side's indices."""
+        return model.log_odds().T if self._tokens else model.log_odds()
 
-def _scalar(be, X):
-    """The single entry of a ``1 x 1`` matrix."""
-    return X.to_fraction_rows()[0][0] if be.exact else float(X[0, 0])
+    def span(self, structure):
+        """``P_G`` or ``P_F``: the differences lie in ``SG`` (``SF``)."""
+        return structure.P_G if self._tokens else structure.P_F
 
+    def projector(self, structure):
+        """``P_N`` or ``P_M``."""
+        return structure.P_N if self._tokens else structure.P_M
 
-def collinear(be, u, v, scale_u: float = 0.0, scale_v: float = 0.0, lam=None, decided: bool = True,
-              space: str = "") -> ParallelResult:
-    """Decide ``u = λ v`` for column vectors ``u``, ``v`` of one realisation.
+    def basis(self, structure):
+        """A basis of ``N`` or ``M`` (columns)."""
+        return structure.basis_N if self._tokens else structure.basis_M
 
-    With ``lam`` given, the equation for that ratio; otherwise whether some
-    ``λ`` exists, and which: ``λ = <u, v> / <v, v>`` when ``v != 0`` (the only
-    candidate), while for ``v = 0`` the equation is ``u = 0`` and holds for
-    every ``λ`` or none (``unique = False``; ``lam = 0`` reported when it
-    holds). ``scale_u``/``scale_v`` are the rounding scales of ``u`` and ``v``
-    (float side); ``decided = False`` (an undecided float rank behind ``u``,
-    ``v``) turns every verdict into undecided.
+    def reader_projector(self, structure):
+        """``P_M`` or ``P_N``: the reader only counts through this projection (F4)."""
+        return structure.P_M if self._tokens else structure.P_N
 
-    >>> u, v = ql.as_qmatrix([[2], [4]]), ql.as_qmatrix([[1], [2]])
-    >>> EXACT = __import__("allornone.symbolic.model", fromlist=["EXACT"]).EXACT
-    >>> collinear(EXACT, u, v).lam
-    Fraction(2, 1)
-    >>> collinear(EXACT, u, v, lam=3).verdict
-    'not parallel'
-    >>> r = collinear(EXACT, v * 0, v * 0)
-    >>> r.verdict, r.lam, r.unique
-    ('parallel', Fraction(0, 1), False)
-    """
-    v_zero = be.is_zero(v, scale_v)
-    unique = None if v_zero.undecided else not v_zero.holds
-    if lam is not None:
-        lam = ratio_value(be, lam)
-        d = be.is_zero(u - v * lam, max(scale_u, abs(lam) * scale_v))
-    elif v_zero.undecided:
-        d = Decision(Truth.UNDECIDED, v_zero.residual, v_zero.tolerance, {"why": "cannot tell whether v = 0"})
-    elif v_zero.holds:
-        d = be.is_zero(u, scale_u)
-        lam = ratio_value(be, 0)
-    else:
-        lam = _scalar(be, u.T @ v) / _scalar(be, v.T @ v)
-        d = be.is_zero(u - v * lam, max(scale_u, abs(lam) * scale_v))
-    if not decided:
-        d = Decision(Truth.UNDECIDED, d.residual, d.tolerance, {"why": "an undecided rank lies behind u and v"})
-    return ParallelResult(d, lam if d.holds else None, unique, space, u, v)
+    def index_pair(self, model, pair, what: str | None = None) -> tuple[int, int]:
+        """Validate a pair of indices of this side: :class:`ShapeError` when it
+        is not a pair of integers, ``index_error`` when one is out of range."""
+        return _index_pair(pair, self.count(model), what or f"{self.noun} pair", self.noun, self.index_error)
+
+    def pairs(self, model, first, second) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Validate the two index pairs of Lemma 8 (named ``pair_names`` in messages)."""
+        return (self.index_pair(model, first, f"{self.noun} pair {self.pair_names[0]}"),
+                self.index_pair(model, second, f"{self.noun} pair {self.pair_names[1]}"))
 
 
-def token_pair(model, pair, what: str = "token pair") -> tuple[int, int]:
-    """Validate a pair of token indices; :class:`VocabularyError` when out of range."""
-    return _index_pair(pair, model.n, what, "token", VocabularyError)
+TOKENS = Side("token", "N", ("(a, b)", "(c, e)"), ("ab", "ce"), VocabularyError, ("g(a) - g(b)", "g(c) - g(e)"),
+              "p(c|x) = p(e|x) for all x")
+CONTEXTS = Side("context", "M", ("(x1, x2)", "(x3, x4)"), ("x12", "x34"), ShapeError,
+                ("f(x1) - f(x2)", "f(x3) - f(x4)"), "p(.|x3) = p(.|x4)")
 
 
 def _index_pair(pair, count: int, what: str, noun: str, err) -> tuple[int, int]:
@@ -191,11 +179,201 @@ def _index_pair(pair, count: int, what: str, noun: str, err) -> tuple[int, int]:
     return out[0], out[1]
 
 
+def token_pair(model, pair, what: str = "token pair") -> tuple[int, int]:
+    """Validate a pair of token indices; :class:`VocabularyError` when out of range."""
+    return TOKENS.index_pair(model, pair, what)
+
+
+def _difference(X, i: int, j: int):
+    """Row ``i`` minus row ``j`` of ``X``, as a column."""
+    return (X[[i], :] - X[[j], :]).T
+
+
+def _difference_scale(be, X, i: int, j: int, *factors) -> float:
+    """Rounding scale of ``factors @ (X[i] - X[j])`` (float side): judged against
+    the rows themselves, not against their difference, which can be far smaller
+    than the rounding error it carries."""
+    return be.scale(*factors, X[[i, j], :].T)
+
+
+def _log_odds_scale(side: Side, model, i: int, j: int) -> float:
+    """Rounding scale of the log-odds difference of ``i`` and ``j`` (float side).
+
+    ``L = F (G - 1 g(y_0)^T)^T`` carries the rounding of ``G`` itself, so the
+    scale is that of the rows it came from: ``|F| |g(i)|, |F| |g(j)|, |F|
+    |g(y_0)|`` for tokens, ``|f(x_i)| |G|``, ``|f(x_j)| |G|`` for contexts --
+    not the size of the difference, and not the largest entry of all of ``L``
+    (one long row elsewhere must not blur a short pair)."""
+    be = model.backend
+    if side is TOKENS:
+        return be.scale(model.F, model.G[[i, j, model.pivot], :].T)
+    return be.scale(model.F[[i, j], :], model.G.T)
+
+
+# -- deciding parallelism ---------------------------------------------------
+
+_VERDICTS = {
+    "parallel": {Truth.HOLDS: "parallel", Truth.FAILS: "not parallel", Truth.UNDECIDED: "undecided"},
+    "proportional": {Truth.HOLDS: "proportional", Truth.FAILS: "not proportional", Truth.UNDECIDED: "undecided"},
+}
+
+
+@dataclass
+class ParallelResult:
+    """Whether ``u = λ v`` for two vectors read off a model.
+
+    ``decision`` is the verdict (exact, or three-valued with its tolerance on
+    the float side) and ``verdict`` its word: ``"parallel"``, ``"not
+    parallel"`` or (floats only) ``"undecided"``; for log-odds (``space``
+    ``"log-odds"`` or ``"log-odds rows"``) ``"proportional"``, ``"not
+    proportional"``, ``"undecided"``. ``lam`` is the ratio (a
+    :class:`~fractions.Fraction` on exact models, a float on float ones; None
+    when it does not hold). ``degenerate`` decides ``v = 0``; ``unique`` is
+    False when ``v = 0`` (then every ratio works if ``u = 0`` and ``lam`` is
+    reported as 0), None when the float side could not decide whether
+    ``v = 0``. ``space`` says what ``u`` and ``v`` are (``"N"``, ``"M"``,
+    ``"raw"``, ``"log-odds"``, ``"log-odds rows"``).
+    """
+
+    decision: Decision
+    lam: Any
+    unique: bool | None
+    space: str
+    u: Any = None
+    v: Any = None
+    degenerate: Decision | None = None
+
+    @property
+    def verdict(self) -> str:
+        words = _VERDICTS["proportional" if self.space.startswith("log-odds") else "parallel"]
+        return words[self.decision.truth]
+
+    @property
+    def holds(self) -> bool:
+        return self.decision.holds
+
+
+def ratio_value(be, lam):
+    """``λ`` in the model's realisation: a :class:`Fraction` on the exact side
+    (floats refused there with :class:`~allornone.errors.NonRationalValueError`),
+    a finite float on the float side.
+
+    >>> from allornone.symbolic.model import EXACT
+    >>> ratio_value(EXACT, "-3/2")
+    Fraction(-3, 2)
+    >>> ratio_value(EXACT, 0.5)
+    Traceback (most recent call last):
+    ...
+    allornone.errors.NonRationalValueError: lambda: 0.5 is a float; the exact side takes int, Fraction or a string like "3/4"
+    """
+    if be.exact:
+        q = ql.to_rational(lam, "lambda")
+        return Fraction(int(q.numerator), int(q.denominator))
+    if isinstance(lam, bool):
+        raise InputFormatError(f"lambda: {lam!r} is a bool, not a number")
+    try:
+        value = float(Fraction(lam)) if isinstance(lam, str) else float(lam)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise InputFormatError(f"lambda: {lam!r} is not a number") from None
+    if not math.isfinite(value):
+        raise NonFiniteValueError(f"lambda is {value}; only finite numbers are allowed")
+    return value
+
+
+def _scalar(be, X):
+    """The single entry of a ``1 x 1`` matrix."""
+    return X.to_fraction_rows()[0][0] if be.exact else float(X[0, 0])
+
+
+def _undecided(d: Decision, why: str) -> Decision:
+    return Decision(Truth.UNDECIDED, d.residual, d.tolerance, {"why": why})
+
+
+def collinear(be, u, v, scale_u: float = 0.0, scale_v: float = 0.0, lam=None, decided: bool = True,
+              space: str = "") -> ParallelResult:
+    """Decide ``u = λ v`` for column vectors ``u``, ``v`` of one realisation.
+
+    With ``lam`` given, the equation for that ratio; otherwise whether some
+    ``λ`` exists, and which: ``λ = <u, v> / <v, v>`` when ``v != 0`` (the only
+    candidate), while for ``v = 0`` the equation is ``u = 0`` and holds for
+    every ``λ`` or none (``unique = False``; ``lam = 0`` reported when it
+    holds). ``scale_u``/``scale_v`` are the rounding scales of ``u`` and ``v``
+    (float side: the size of what they were computed from); ``decided = False``
+    (an undecided float rank behind ``u``, ``v``) turns every verdict into
+    undecided.
+
+    >>> from allornone.symbolic.model import EXACT
+    >>> u, v = ql.as_qmatrix([[2], [4]]), ql.as_qmatrix([[1], [2]])
+    >>> collinear(EXACT, u, v).lam
+    Fraction(2, 1)
+    >>> collinear(EXACT, u, v, lam=3).verdict
+    'not parallel'
+    >>> r = collinear(EXACT, v * 0, v * 0)
+    >>> r.verdict, r.lam, r.unique, r.degenerate.holds
+    ('parallel', Fraction(0, 1), False, True)
+    """
+    if lam is not None:
+        lam = ratio_value(be, lam)
+    v_zero = be.is_zero(v, scale_v)
+    if not decided:
+        v_zero = _undecided(v_zero, "an undecided rank lies behind v")
+    unique = None if v_zero.undecided else not v_zero.holds
+    if lam is not None:
+        d = be.is_zero(u - v * lam, max(scale_u, abs(lam) * scale_v))
+    elif v_zero.undecided:
+        d = _undecided(v_zero, "cannot tell whether v = 0")
+    elif v_zero.holds:
+        d = be.is_zero(u, scale_u)
+        lam = ratio_value(be, 0)
+    else:
+        lam = _scalar(be, u.T @ v) / _scalar(be, v.T @ v)
+        d = be.is_zero(u - v * lam, max(scale_u, abs(lam) * scale_v))
+    if not decided:
+        d = _undecided(d, "an undecided rank lies behind u and v")
+    return ParallelResult(d, lam if d.holds else None, unique, space, u, v, v_zero)
+
+
+def parallel_on(side: Side, model, ab, ce, space: str, lam=None) -> ParallelResult:
+    """:func:`parallel` for either side: ``P_S(X[a] - X[b]) = λ P_S(X[c] - X[e])``
+    with ``X = G``, ``S = N`` (:data:`TOKENS`) or ``X = F``, ``S = M``
+    (:data:`CONTEXTS`) when ``space`` is ``side.subspace``; ``space="raw"``
+    drops ``P_S``."""
+    if space not in (side.subspace, "raw"):
+        raise InputFormatError(f"space must be {side.subspace!r} or 'raw', not {space!r}")
+    (a, b), (c, e) = side.pairs(model, ab, ce)
+    be, X = model.backend, side.rows(model)
+    dab, dce = _difference(X, a, b), _difference(X, c, e)
+    if space == "raw":
+        return collinear(be, dab, dce, _difference_scale(be, X, a, b), _difference_scale(be, X, c, e), lam, True,
+                         "raw")
+    P = side.projector(model.structure)
+    return collinear(be, P @ dab, P @ dce, _difference_scale(be, X, a, b, P), _difference_scale(be, X, c, e, P),
+                     lam, model.structure.decided, space)
+
+
+def proportional_on(side: Side, model, ab, ce, lam=None) -> ParallelResult:
+    """:func:`proportional_log_odds` for either side: column differences of
+    ``L`` (:data:`TOKENS`) or row differences (:data:`CONTEXTS`)."""
+    (a, b), (c, e) = side.pairs(model, ab, ce)
+    X = side.log_odds(model)
+    return collinear(model.backend, _difference(X, a, b), _difference(X, c, e), _log_odds_scale(side, model, a, b),
+                     _log_odds_scale(side, model, c, e), lam, True, "log-odds" if side is TOKENS else "log-odds rows")
+
+
 def parallel(model, ab, ce, space: str = "N", lam=None) -> ParallelResult:
     r"""Decide ``P_N(g(a) - g(b)) = λ P_N(g(c) - g(e))`` (``space="N"``) or raw
     parallelism ``g(a) - g(b) = λ (g(c) - g(e))`` (``space="raw"``), for the
     given ``lam`` or for some ``λ`` (found and returned). See
     :func:`collinear` for the degenerate case ``P_N(g(c) - g(e)) = 0``.
+
+    Bad input raises an :class:`~allornone.errors.AllOrNoneError`:
+    :class:`~allornone.errors.VocabularyError` for a token index out of range,
+    :class:`~allornone.errors.ShapeError` for something that is not a pair of
+    indices, :class:`~allornone.errors.InputFormatError` for another ``space``
+    (or a ``lam`` that is not a number),
+    :class:`~allornone.errors.NonRationalValueError` for a float ``lam`` on an
+    exact model, :class:`~allornone.errors.NonFiniteValueError` for a NaN or
+    infinite one on a float model.
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [3, 0]], [[0, 0], [1, 0], [0, 1], [0, 2]])
@@ -208,35 +386,184 @@ def parallel(model, ab, ce, space: str = "N", lam=None) -> ParallelResult:
     Traceback (most recent call last):
     ...
     allornone.errors.VocabularyError: token pair (c, e): token index 9 is out of range (there are 4 tokens, 0..3)
+    >>> parallel(m, (1, 0), (2, 0), space="M")
+    Traceback (most recent call last):
+    ...
+    allornone.errors.InputFormatError: space must be 'N' or 'raw', not 'M'
     """
-    a, b = token_pair(model, ab, "token pair (a, b)")
-    c, e = token_pair(model, ce, "token pair (c, e)")
-    be = model.backend
-    dab, dce = model.unembedding_difference(a, b), model.unembedding_difference(c, e)
-    if space == "raw":
-        return collinear(be, dab, dce, be.scale(dab), be.scale(dce), lam, True, "raw")
-    if space != "N":
-        raise InputFormatError(f"space must be 'N' or 'raw', not {space!r}")
-    P = model.projector_N
-    return collinear(be, P @ dab, P @ dce, be.scale(P, dab), be.scale(P, dce), lam, model.structure.decided, "N")
+    return parallel_on(TOKENS, model, ab, ce, space, lam)
 
 
 def proportional_log_odds(model, ab, ce, lam=None) -> ParallelResult:
     """Decide ``log p(a|x)/p(b|x) = λ log p(c|x)/p(e|x)`` for every context
     ``x``, i.e. ``L[:, a] - L[:, b] = λ (L[:, c] - L[:, e])`` for the log-odds
-    matrix ``L``, for the given ``lam`` or for some ``λ`` (returned).
+    matrix ``L``, for the given ``lam`` or for some ``λ`` (returned). Its
+    ``degenerate`` decision is ``p(c|x) = p(e|x)`` for every ``x``. Bad input
+    raises as in :func:`parallel`.
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]])
     >>> proportional_log_odds(m, (1, 0), (2, 0), lam="1/2").verdict
-    'not parallel'
+    'not proportional'
+    >>> proportional_log_odds(m, (1, 0), (2, 0), lam=2).verdict
+    'proportional'
     """
-    a, b = token_pair(model, ab, "token pair (a, b)")
-    c, e = token_pair(model, ce, "token pair (c, e)")
-    be = model.backend
-    L = model.log_odds()
-    s = model.log_odds_scale()
-    return collinear(be, L[:, [a]] - L[:, [b]], L[:, [c]] - L[:, [e]], s, s, lam, True, "log-odds")
+    return proportional_on(TOKENS, model, ab, ce, lam)
+
+
+def agree(be, d1: Decision, d2: Decision, **detail) -> Decision:
+    """Two verdicts that must coincide: exact, or undecided when either float
+    verdict is."""
+    return be.decision(d1.truth is d2.truth, decided=not (d1.undecided or d2.undecided), **detail)
+
+
+def same_ratio(be, r1: ParallelResult, r2: ParallelResult) -> Decision:
+    """Two searches for ``λ`` found the same: same verdict, same uniqueness and,
+    when unique, the same ratio (exactly, or within the float tolerance on the
+    scale of the ratios' rounding errors).
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]])
+    >>> f = m.to_float()
+    >>> same_ratio(f.backend, parallel(f, (1, 0), (2, 0)), proportional_log_odds(f, (1, 0), (2, 0))).truth
+    <Truth.HOLDS: 'holds'>
+    """
+    d = agree(be, r1.decision, r2.decision)
+    if not d.holds:
+        return d
+    if r1.unique is None or r2.unique is None:
+        return be.decision(False, decided=False)
+    if r1.unique != r2.unique:
+        return be.decision(False)
+    if r1.lam is None or not r1.unique:
+        return d
+    if be.exact:
+        return Decision.exact(r1.lam == r2.lam, abs(r1.lam - r2.lam))
+    return be.tolerance.decide(abs(r1.lam - r2.lam), max(_ratio_scale(be, r1), _ratio_scale(be, r2)))
+
+
+def _ratio_scale(be, r: ParallelResult) -> float:
+    """Rounding scale of a float ratio ``λ = <u, v>/<v, v>``: ``|λ|`` and the
+    scale of the residual test divided by the size of ``v`` (a short ``v``
+    computed from long rows gives an imprecise ``λ``)."""
+    scale_uv = r.decision.tolerance[0] / be.tolerance.rtol
+    return max(1.0, abs(r.lam), scale_uv / float(abs(r.v).max()))
+
+
+# -- proof steps, written once for both sides ---------------------------------
+
+def _setup(side: Side, models, params):
+    """The model, its backend and structure, the two index pairs, the two
+    differences and ``λ`` of an instance of a record on ``side``."""
+    (model,) = models
+    (a, b), (c, e) = params[side.keys[0]], params[side.keys[1]]
+    X = side.rows(model)
+    return (model, model.backend, model.structure, (a, b), (c, e), _difference(X, a, b), _difference(X, c, e),
+            ratio_value(model.backend, params["lam"]))
+
+
+def step_difference(side: Side):
+    """``X[i] - X[j]`` is seen as ``L``-differences through the reader (``F``
+    resp. ``G_0``) and lies in ``SG`` (resp. ``SF``)."""
+    def check(models, params) -> StepOutcome:
+        model, be, s, ab, ce, dab, _, _ = _setup(side, models, params)
+        X, Lx, R, P = side.rows(model), side.log_odds(model), side.reader(model), side.span(s)
+        checks = []
+        for (i, j) in (ab, ce):
+            dij = _difference(X, i, j)
+            scale = max(_log_odds_scale(side, model, i, j), _difference_scale(be, X, i, j, R))
+            checks.append(be.is_zero(_difference(Lx, i, j) - R @ dij, scale))
+            checks.append(be.is_zero(P @ dij - dij, _difference_scale(be, X, i, j, P)))
+        return StepOutcome(Decision.all(checks), {side.differences[0]: dab.T})
+    return check
+
+
+def step_f4(side: Side):
+    """F4 on differences: ``R (X[i] - X[j]) = (R P_reader) P_S (X[i] - X[j])``."""
+    def check(models, params) -> StepOutcome:
+        model, be, s, ab, ce, _, _, _ = _setup(side, models, params)
+        X, R, Pr, P = side.rows(model), side.reader(model), side.reader_projector(s), side.projector(s)
+        RP = R @ Pr
+        checks = [be.is_zero(R @ _difference(X, i, j) - RP @ (P @ _difference(X, i, j)),
+                             _difference_scale(be, X, i, j, R, Pr, P)) for (i, j) in (ab, ce)]
+        return StepOutcome(Decision.all(checks), {"reader restricted": RP})
+    return check
+
+
+def _w(side: Side, be, s, X, ab, ce, lam, *factors):
+    """``w = P_S(X[a] - X[b]) - λ P_S(X[c] - X[e])`` and the rounding scale of
+    ``factors @ w``."""
+    P = side.projector(s)
+    w = P @ (_difference(X, *ab) - _difference(X, *ce) * lam)
+    return w, max(_difference_scale(be, X, *ab, *factors, P), abs(lam) * _difference_scale(be, X, *ce, *factors, P))
+
+
+def step_reduce(side: Side):
+    """The log-odds combination equals the reader applied to ``w``."""
+    def check(models, params) -> StepOutcome:
+        model, be, s, ab, ce, _, _, lam = _setup(side, models, params)
+        X, Lx, R, Pr = side.rows(model), side.log_odds(model), side.reader(model), side.reader_projector(s)
+        w, scale = _w(side, be, s, X, ab, ce, lam, R, Pr)
+        lhs = _difference(Lx, *ab) - _difference(Lx, *ce) * lam
+        d = be.is_zero(lhs - R @ Pr @ w, max(scale, _log_odds_scale(side, model, *ab),
+                                             abs(lam) * _log_odds_scale(side, model, *ce)))
+        return StepOutcome(d, {"w": w.T, "lambda": lam})
+    return check
+
+
+def step_injective(side: Side):
+    """``w`` in ``S`` with ``R P_reader w = 0`` is zero: ``R P_reader`` has rank
+    ``k`` on a basis of ``S`` (F5, F2), and on this instance ``R P_reader w = 0``
+    exactly when ``w = 0``."""
+    def check(models, params) -> StepOutcome:
+        model, be, s, ab, ce, _, _, lam = _setup(side, models, params)
+        X, R, Pr, B = side.rows(model), side.reader(model), side.reader_projector(s), side.basis(s)
+        RP = R @ Pr
+        inj = be.rank_equals(RP @ B, s.k, R, Pr, B) if s.k else be.decision(True)
+        w, w_scale = _w(side, be, s, X, ab, ce, lam)
+        _, seen_scale = _w(side, be, s, X, ab, ce, lam, R, Pr)
+        seen, zero = be.is_zero(RP @ w, seen_scale), be.is_zero(w, w_scale)
+        return StepOutcome(Decision.all([inj, agree(be, seen, zero)]),
+                           {"k": s.k, "rank on a basis": be.rank(RP @ B)[0] if s.k else 0, "w": w.T,
+                            "w is zero": zero.truth.value})
+    return check
+
+
+def step_ratio(side: Side):
+    """The ratio found in ``S`` and the ratio of the log-odds agree."""
+    def check(models, params) -> StepOutcome:
+        (model,) = models
+        ab, ce = params[side.keys[0]], params[side.keys[1]]
+        rS, rL = parallel_on(side, model, ab, ce, side.subspace), proportional_on(side, model, ab, ce)
+        return StepOutcome(same_ratio(model.backend, rS, rL),
+                           {f"lambda in {side.subspace}": rS.lam, "lambda of the log-odds": rL.lam,
+                            "unique": rS.unique})
+    return check
+
+
+def step_degenerate(side: Side):
+    """``P_S(X[c] - X[e]) = 0`` iff the log-odds difference of ``c, e`` vanishes."""
+    def check(models, params) -> StepOutcome:
+        (model,) = models
+        ab, ce = params[side.keys[0]], params[side.keys[1]]
+        dS = parallel_on(side, model, ab, ce, side.subspace).degenerate
+        dL = proportional_on(side, model, ab, ce).degenerate
+        return StepOutcome(agree(model.backend, dS, dL),
+                           {f"P_{side.subspace}({side.differences[1]}) vanishes": dS.truth.value,
+                            side.same_probabilities: dL.truth.value})
+    return check
+
+
+def step_raw(side: Side):
+    """Raw parallelism with ratio ``λ`` implies parallelism in ``S`` with ``λ``."""
+    def check(models, params) -> StepOutcome:
+        (model,) = models
+        ab, ce, lam = params[side.keys[0]], params[side.keys[1]], params["lam"]
+        raw = parallel_on(side, model, ab, ce, "raw", lam)
+        if not raw.holds:
+            return StepOutcome.not_applicable("the raw differences are not parallel with this ratio")
+        return StepOutcome(parallel_on(side, model, ab, ce, side.subspace, lam).decision, {"lambda": lam})
+    return check
 
 
 # -- the record ------------------------------------------------------------
@@ -255,38 +582,23 @@ ATOMS = {
 on every instance too, for the edges."""
 
 
-def _params(params: Mapping[str, Any]):
-    return params["ab"], params["ce"], params["lam"]
+def decide_side(side: Side, model, params) -> dict[str, Decision]:
+    """The five decisions of a record on ``side``, under side-neutral names:
+    ``parallel`` (in ``S``), ``proportional``, ``raw``, ``degenerate`` (``P_S``
+    of the second difference vanishes) and ``log-odds degenerate``."""
+    ab, ce, lam = params[side.keys[0]], params[side.keys[1]], params["lam"]
+    rS = parallel_on(side, model, ab, ce, side.subspace, lam)
+    rL = proportional_on(side, model, ab, ce, lam)
+    return {"parallel": rS.decision, "proportional": rL.decision,
+            "raw": parallel_on(side, model, ab, ce, "raw", lam).decision,
+            "degenerate": rS.degenerate, "log-odds degenerate": rL.degenerate}
 
 
 def decide(models, params) -> dict[str, Decision]:
     (model,) = models
-    ab, ce, lam = _params(params)
-    return {
-        "parallel_N": parallel(model, ab, ce, "N", lam).decision,
-        "proportional": proportional_log_odds(model, ab, ce, lam).decision,
-        "raw_parallel": parallel(model, ab, ce, "raw", lam).decision,
-        "degenerate_N": _vanishes_N(model, ce),
-        "equal_probabilities": _equal_probabilities(model, ce),
-    }
-
-
-def _vanishes_N(model, ce) -> Decision:
-    """``P_N(g(c) - g(e)) = 0``."""
-    c, e = token_pair(model, ce, "token pair (c, e)")
-    be, P = model.backend, model.projector_N
-    dce = model.unembedding_difference(c, e)
-    d = be.is_zero(P @ dce, be.scale(P, dce))
-    if not model.structure.decided:
-        d = Decision(Truth.UNDECIDED, d.residual, d.tolerance)
-    return d
-
-
-def _equal_probabilities(model, ce) -> Decision:
-    """``p(c|x) = p(e|x)`` for every ``x``, i.e. ``L[:, c] = L[:, e]``."""
-    c, e = token_pair(model, ce, "token pair (c, e)")
-    L = model.log_odds()
-    return model.backend.is_zero(L[:, [c]] - L[:, [e]], model.log_odds_scale())
+    d = decide_side(TOKENS, model, params)
+    return {"parallel_N": d["parallel"], "proportional": d["proportional"], "raw_parallel": d["raw"],
+            "degenerate_N": d["degenerate"], "equal_probabilities": d["log-odds degenerate"]}
 
 
 def instance(kind: str, model: ExactModel, ab, ce, lam) -> Instance:
@@ -304,108 +616,25 @@ def sample(rng: random.Random, i: int) -> Instance:
     return instance(kind, pp.model, pp.ab, pp.ce, pp.lam)
 
 
-# proof steps
-
-def _diffs(model, params):
-    (a, b), (c, e), lam = _params(params)
-    return model.unembedding_difference(a, b), model.unembedding_difference(c, e), ratio_value(model.backend, lam)
-
-
-def _step_log_odds(models, params) -> StepOutcome:
-    (model,) = models
-    be, s = model.backend, model.structure
-    (a, b), (c, e), _ = _params(params)
-    L = model.log_odds()
-    checks = []
-    for (i, j) in ((a, b), (c, e)):
-        dij = model.unembedding_difference(i, j)
-        checks.append(be.vanishes(L[:, [i]] - L[:, [j]] - model.F @ dij, model.F, dij))
-        checks.append(be.vanishes(s.P_G @ dij - dij, s.P_G, dij))
-    return StepOutcome(Decision.all(checks), {"g(a) - g(b)": _diffs(model, params)[0].T})
-
-
-def _step_f4(models, params) -> StepOutcome:
-    (model,) = models
-    be, s = model.backend, model.structure
-    dab, dce, _ = _diffs(model, params)
-    FM = model.F @ s.P_M
-    checks = [be.vanishes(model.F @ dd - FM @ (s.P_N @ dd), model.F, s.P_M, s.P_N, dd) for dd in (dab, dce)]
-    return StepOutcome(Decision.all(checks), {"F P_M": FM})
-
-
-def _step_reduce(models, params) -> StepOutcome:
-    (model,) = models
-    be, s = model.backend, model.structure
-    dab, dce, lam = _diffs(model, params)
-    L = model.log_odds()
-    (a, b), (c, e), _ = _params(params)
-    w = s.P_N @ (dab - dce * lam)
-    lhs = (L[:, [a]] - L[:, [b]]) - (L[:, [c]] - L[:, [e]]) * lam
-    scale = max(model.log_odds_scale(), be.scale(model.F, s.P_M, s.P_N, dab),
-                abs(lam) * be.scale(model.F, s.P_M, s.P_N, dce))
-    d = be.is_zero(lhs - model.F @ s.P_M @ w, scale)
-    return StepOutcome(d, {"w = P_N(g(a) - g(b) - lambda (g(c) - g(e)))": w.T, "lambda": lam})
-
-
-def _step_injective(models, params) -> StepOutcome:
-    (model,) = models
-    be, s = model.backend, model.structure
-    dab, dce, lam = _diffs(model, params)
-    w = s.P_N @ (dab - dce * lam)
-    FM = model.F @ s.P_M
-    inj = be.rank_equals(FM @ s.basis_N, s.k, model.F, s.P_M, s.basis_N) if s.k else be.decision(True)
-    seen = be.is_zero(FM @ w, max(be.scale(model.F, s.P_M, s.P_N, dab), abs(lam) * be.scale(model.F, s.P_M, s.P_N, dce)))
-    zero = be.is_zero(w, max(be.scale(s.P_N, dab), abs(lam) * be.scale(s.P_N, dce)))
-    agree = be.decision(seen.holds == zero.holds, decided=not (seen.undecided or zero.undecided))
-    return StepOutcome(Decision.all([inj, be.vanishes(s.P_N @ w - w, s.P_N, w), agree]),
-                       {"k": s.k, "rank(F P_M V_N)": be.rank(FM @ s.basis_N)[0] if s.k else 0,
-                        "w is zero": zero.holds})
-
-
-def _step_ratio(models, params) -> StepOutcome:
-    (model,) = models
-    ab, ce, _ = _params(params)
-    rN, rL = parallel(model, ab, ce, "N"), proportional_log_odds(model, ab, ce)
-    same = rN.decision.truth is rL.decision.truth and rN.unique == rL.unique and (rN.lam is None) == (rL.lam is None)
-    if same and rN.lam is not None and rN.unique:
-        same = rN.lam == rL.lam if model.exact else abs(rN.lam - rL.lam) <= 1e-6 * max(1.0, abs(rN.lam))
-    return StepOutcome(model.backend.decision(same), {"lambda in N": rN.lam, "lambda of the log-odds": rL.lam,
-                                                      "unique": rN.unique})
-
-
-def _step_degenerate(models, params) -> StepOutcome:
-    (model,) = models
-    dN, dp = _vanishes_N(model, params["ce"]), _equal_probabilities(model, params["ce"])
-    return StepOutcome(model.backend.decision(dN.truth is dp.truth),
-                       {"P_N(g(c) - g(e)) vanishes": dN.truth.value, "p(c|x) = p(e|x) for all x": dp.truth.value})
-
-
-def _step_raw(models, params) -> StepOutcome:
-    (model,) = models
-    ab, ce, lam = _params(params)
-    if not parallel(model, ab, ce, "raw", lam).holds:
-        return StepOutcome.not_applicable("g(a) - g(b) != lambda (g(c) - g(e))")
-    return StepOutcome(parallel(model, ab, ce, "N", lam).decision, {"lambda": lam})
-
-
 STEPS = (
     ProofStep("log-odds", "log p(a|x)/p(b|x) = f(x)^T (g(a) - g(b)), and g(a) - g(b) lies in SG (likewise c, e)",
-              "softmax: the normaliser cancels in a ratio; SG is spanned by all differences of g", _step_log_odds),
+              "softmax: the normaliser cancels in a ratio; SG is spanned by all differences of g",
+              step_difference(TOKENS)),
     ProofStep("F4", "f(x)^T (g(a) - g(b)) = (P_M f(x))^T P_N (g(a) - g(b)) (likewise c, e)",
-              "F4, since the differences lie in SG", _step_f4, ("F4",)),
+              "F4, since the differences lie in SG", step_f4(TOKENS), ("F4",)),
     ProofStep("reduce", "log-odds(a,b) - lambda log-odds(c,e) = (P_M f(x))^T w with "
                         "w = P_N(g(a) - g(b)) - lambda P_N(g(c) - g(e)) in N",
-              "linearity of the two previous steps", _step_reduce, ("F4",)),
+              "linearity of the two previous steps", step_reduce(TOKENS), ("F4",)),
     ProofStep("injective", "w in N with (P_M f(x))^T w = 0 for every x is zero; so the log-odds are proportional "
                            "with ratio lambda iff w = 0",
               "F5: the P_M f(x) span M; F2: P_M is injective on N (u in N orthogonal to M is 0)",
-              _step_injective, ("F2", "F5")),
+              step_injective(TOKENS), ("F2", "F5")),
     ProofStep("ratio", "the ratio found in N equals the ratio of the log-odds (same existence, same uniqueness)",
-              "the previous step for every lambda at once", _step_ratio, ("injective",)),
+              "the previous step for every lambda at once", step_ratio(TOKENS), ("injective",)),
     ProofStep("degenerate", "P_N(g(c) - g(e)) = 0 iff p(c|x) = p(e|x) for all x",
-              "the injectivity step with w = P_N(g(c) - g(e))", _step_degenerate, ("injective",)),
+              "the injectivity step with w = P_N(g(c) - g(e))", step_degenerate(TOKENS), ("injective",)),
     ProofStep("raw => N", "raw parallelism with ratio lambda implies parallelism in N with ratio lambda",
-              "P_N is linear (the converse fails: see the edges)", _step_raw),
+              "P_N is linear (the converse fails: see the edges)", step_raw(TOKENS)),
 )
 
 

@@ -15,6 +15,15 @@ with ``w^T P_N g_0(y) = 0`` for every ``y`` is zero (F5 on the token side, F2).
 In particular ``P_M(f(x3) - f(x4)) = 0`` iff the two contexts give the same
 next-token distribution, ``p(.|x3) = p(.|x4)``.
 
+The code is Lemma 8's too: :func:`parallel_contexts` and
+:func:`proportional_log_odds_rows` are :func:`allornone.theorems.lem8.parallel_on`
+and :func:`~allornone.theorems.lem8.proportional_on` on the context side
+(:data:`allornone.theorems.lem8.CONTEXTS`), and so are the proof steps. Results
+are :class:`~allornone.theorems.lem8.ParallelResult`: ``verdict`` is
+``"parallel"``/``"not parallel"`` (in ``M`` or raw) or
+``"proportional"``/``"not proportional"`` (log-odds rows), ``"undecided"`` only
+on floats.
+
 >>> from allornone.symbolic import ExactModel
 >>> m = ExactModel([[2, 1], [1, 0], [0, 0]], [[0, 0], [1, 0], [2, 0]])
 >>> r = parallel_contexts(m, (0, 2), (1, 2))
@@ -22,8 +31,9 @@ next-token distribution, ``p(.|x3) = p(.|x4)``.
 ('parallel', Fraction(2, 1))
 >>> parallel_contexts(m, (0, 2), (1, 2), space="raw").verdict
 'not parallel'
->>> proportional_log_odds_rows(m, (0, 2), (1, 2)).lam
-Fraction(2, 1)
+>>> p = proportional_log_odds_rows(m, (0, 2), (1, 2))
+>>> p.verdict, p.lam
+('proportional', Fraction(2, 1))
 >>> parallel_contexts(m, (0, 3), (1, 2))
 Traceback (most recent call last):
 ...
@@ -36,13 +46,14 @@ from fractions import Fraction
 
 from sympy import Equivalent, Symbol
 
-from allornone.decision import Decision, Truth
-from allornone.errors import InputFormatError, ShapeError
+from allornone.decision import Decision
 from allornone.symbolic import parallel as planting
 from allornone.symbolic.model import ExactModel
-from allornone.theorems.lem8 import ParallelIn, ParallelResult, VanishesIn, _index_pair, collinear, ratio_value
+from allornone.theorems.lem8 import (CONTEXTS, ParallelIn, ParallelResult, VanishesIn, decide_side, parallel_on,
+                                     proportional_on, step_degenerate, step_difference, step_f4, step_injective,
+                                     step_ratio)
 from allornone.theorems.logic import Predicate, model_symbols
-from allornone.theorems.record import Edge, Instance, ProofStep, StepOutcome, TheoremRecord
+from allornone.theorems.record import Edge, Instance, ProofStep, TheoremRecord
 
 __all__ = ["RawParallelContexts", "ProportionalLogOddsRows", "SameConditionals", "context_pair",
            "parallel_contexts", "proportional_log_odds_rows", "RECORD"]
@@ -61,55 +72,47 @@ class SameConditionals(Predicate):
 
 
 def context_pair(model, pair, what: str = "context pair") -> tuple[int, int]:
-    """Validate a pair of context indices; :class:`ShapeError` when out of range."""
-    return _index_pair(pair, model.m, what, "context", ShapeError)
-
-
-def _context_difference(model, i: int, j: int):
-    """``f(x_i) - f(x_j)`` as a ``d x 1`` column."""
-    return (model.F[[i], :] - model.F[[j], :]).T
+    """Validate a pair of context indices; :class:`~allornone.errors.ShapeError`
+    when it is not a pair or an index is out of range."""
+    return CONTEXTS.index_pair(model, pair, what)
 
 
 def parallel_contexts(model, x12, x34, space: str = "M", lam=None) -> ParallelResult:
     """Decide ``P_M(f(x1) - f(x2)) = λ P_M(f(x3) - f(x4))`` (``space="M"``) or
     raw ``f(x1) - f(x2) = λ (f(x3) - f(x4))`` (``space="raw"``), for the given
     ``lam`` or for some ``λ`` (returned; the degenerate case follows
-    :func:`allornone.theorems.lem8.collinear`)."""
-    x1, x2 = context_pair(model, x12, "context pair (x1, x2)")
-    x3, x4 = context_pair(model, x34, "context pair (x3, x4)")
-    be = model.backend
-    d12, d34 = _context_difference(model, x1, x2), _context_difference(model, x3, x4)
-    if space == "raw":
-        return collinear(be, d12, d34, be.scale(d12), be.scale(d34), lam, True, "raw")
-    if space != "M":
-        raise InputFormatError(f"space must be 'M' or 'raw', not {space!r}")
-    P = model.projector_M
-    return collinear(be, P @ d12, P @ d34, be.scale(P, d12), be.scale(P, d34), lam, model.structure.decided, "M")
+    :func:`allornone.theorems.lem8.collinear`).
+
+    Bad input raises an :class:`~allornone.errors.AllOrNoneError`:
+    :class:`~allornone.errors.ShapeError` for a context index out of range or
+    something that is not a pair, :class:`~allornone.errors.InputFormatError`
+    for another ``space``, and ``lam`` as in
+    :func:`allornone.theorems.lem8.parallel`.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [0, 1], [0, 3], [0, 0]], [[0, 0], [1, 0], [2, 0]])
+    >>> r = parallel_contexts(m, (0, 3), (1, 2))   # f(1) - f(2) is invisible
+    >>> r.verdict, r.lam, r.unique, r.degenerate.holds
+    ('not parallel', None, False, True)
+    >>> parallel_contexts(m, (0, 3), (1, 2), space="N")
+    Traceback (most recent call last):
+    ...
+    allornone.errors.InputFormatError: space must be 'M' or 'raw', not 'N'
+    """
+    return parallel_on(CONTEXTS, model, x12, x34, space, lam)
 
 
 def proportional_log_odds_rows(model, x12, x34, lam=None) -> ParallelResult:
     """Decide ``L[x1, :] - L[x2, :] = λ (L[x3, :] - L[x4, :])`` (row differences
-    of the log-odds matrix), for the given ``lam`` or for some ``λ`` (returned)."""
-    x1, x2 = context_pair(model, x12, "context pair (x1, x2)")
-    x3, x4 = context_pair(model, x34, "context pair (x3, x4)")
-    L = model.log_odds()
-    s = model.log_odds_scale()
-    return collinear(model.backend, (L[[x1], :] - L[[x2], :]).T, (L[[x3], :] - L[[x4], :]).T, s, s, lam, True,
-                     "log-odds rows")
+    of the log-odds matrix), for the given ``lam`` or for some ``λ`` (returned).
+    Its ``degenerate`` decision is ``p(.|x3) = p(.|x4)``.
 
-
-def _vanishes_M(model, x34) -> Decision:
-    x3, x4 = context_pair(model, x34, "context pair (x3, x4)")
-    be, P = model.backend, model.projector_M
-    d34 = _context_difference(model, x3, x4)
-    d = be.is_zero(P @ d34, be.scale(P, d34))
-    return d if model.structure.decided else Decision(Truth.UNDECIDED, d.residual, d.tolerance)
-
-
-def _same_conditionals(model, x34) -> Decision:
-    x3, x4 = context_pair(model, x34, "context pair (x3, x4)")
-    L = model.log_odds()
-    return model.backend.is_zero(L[[x3], :] - L[[x4], :], model.log_odds_scale())
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[2, 1], [1, 0], [0, 0]], [[0, 0], [1, 0], [2, 0]])
+    >>> proportional_log_odds_rows(m, (0, 2), (1, 2), lam=1).verdict
+    'not proportional'
+    """
+    return proportional_on(CONTEXTS, model, x12, x34, lam)
 
 
 # -- the record ------------------------------------------------------------
@@ -128,14 +131,9 @@ ATOMS = {
 
 def decide(models, params) -> dict[str, Decision]:
     (model,) = models
-    x12, x34, lam = params["x12"], params["x34"], params["lam"]
-    return {
-        "parallel_M": parallel_contexts(model, x12, x34, "M", lam).decision,
-        "proportional_rows": proportional_log_odds_rows(model, x12, x34, lam).decision,
-        "raw_parallel": parallel_contexts(model, x12, x34, "raw", lam).decision,
-        "degenerate_M": _vanishes_M(model, x34),
-        "same_conditionals": _same_conditionals(model, x34),
-    }
+    d = decide_side(CONTEXTS, model, params)
+    return {"parallel_M": d["parallel"], "proportional_rows": d["proportional"], "raw_parallel": d["raw"],
+            "degenerate_M": d["degenerate"], "same_conditionals": d["log-odds degenerate"]}
 
 
 def instance(kind: str, model: ExactModel, x12, x34, lam) -> Instance:
@@ -151,77 +149,19 @@ def sample(rng: random.Random, i: int) -> Instance:
     return instance(kind, pp.model, pp.ab, pp.ce, pp.lam)
 
 
-# proof steps
-
-def _setup(models, params):
-    (model,) = models
-    (x1, x2), (x3, x4) = params["x12"], params["x34"]
-    lam = ratio_value(model.backend, params["lam"])
-    return model, model.backend, model.structure, _context_difference(model, x1, x2), \
-        _context_difference(model, x3, x4), lam
-
-
-def _step_rows(models, params) -> StepOutcome:
-    model, be, s, d12, d34, _ = _setup(models, params)
-    (x1, x2), (x3, x4) = params["x12"], params["x34"]
-    L = model.log_odds()
-    checks = []
-    for (i, j), dd in (((x1, x2), d12), ((x3, x4), d34)):
-        checks.append(be.vanishes((L[[i], :] - L[[j], :]).T - model.G0 @ dd, model.G0, dd))
-        checks.append(be.vanishes(s.P_F @ dd - dd, s.P_F, dd))
-    return StepOutcome(Decision.all(checks), {"f(x1) - f(x2)": d12.T})
-
-
-def _step_f4(models, params) -> StepOutcome:
-    model, be, s, d12, d34, _ = _setup(models, params)
-    GN = model.G0 @ s.P_N
-    checks = [be.vanishes(model.G0 @ dd - GN @ (s.P_M @ dd), model.G0, s.P_N, s.P_M, dd) for dd in (d12, d34)]
-    return StepOutcome(Decision.all(checks), {"G_0 P_N": GN})
-
-
-def _step_injective(models, params) -> StepOutcome:
-    model, be, s, d12, d34, lam = _setup(models, params)
-    w = s.P_M @ (d12 - d34 * lam)
-    GN = model.G0 @ s.P_N
-    inj = be.rank_equals(GN @ s.basis_M, s.k, model.G0, s.P_N, s.basis_M) if s.k else be.decision(True)
-    scale = max(be.scale(model.G0, s.P_N, s.P_M, d12), abs(lam) * be.scale(model.G0, s.P_N, s.P_M, d34))
-    seen = be.is_zero(GN @ w, scale)
-    zero = be.is_zero(w, max(be.scale(s.P_M, d12), abs(lam) * be.scale(s.P_M, d34)))
-    agree = be.decision(seen.holds == zero.holds, decided=not (seen.undecided or zero.undecided))
-    return StepOutcome(Decision.all([inj, be.vanishes(s.P_M @ w - w, s.P_M, w), agree]),
-                       {"w = P_M(f(x1) - f(x2) - lambda (f(x3) - f(x4)))": w.T, "w is zero": zero.holds})
-
-
-def _step_ratio(models, params) -> StepOutcome:
-    (model,) = models
-    rM = parallel_contexts(model, params["x12"], params["x34"])
-    rL = proportional_log_odds_rows(model, params["x12"], params["x34"])
-    same = rM.decision.truth is rL.decision.truth and rM.unique == rL.unique and (rM.lam is None) == (rL.lam is None)
-    if same and rM.lam is not None and rM.unique:
-        same = rM.lam == rL.lam if model.exact else abs(rM.lam - rL.lam) <= 1e-6 * max(1.0, abs(rM.lam))
-    return StepOutcome(model.backend.decision(same), {"lambda in M": rM.lam, "lambda of the rows": rL.lam})
-
-
-def _step_degenerate(models, params) -> StepOutcome:
-    (model,) = models
-    dM, dp = _vanishes_M(model, params["x34"]), _same_conditionals(model, params["x34"])
-    return StepOutcome(model.backend.decision(dM.truth is dp.truth),
-                       {"P_M(f(x3) - f(x4)) vanishes": dM.truth.value, "p(.|x3) = p(.|x4)": dp.truth.value})
-
-
 STEPS = (
     ProofStep("rows", "L[x1] - L[x2] = G_0 (f(x1) - f(x2)), and f(x1) - f(x2) lies in SF (likewise x3, x4)",
-              "L = F G_0^T; SF is spanned by the f(x)", _step_rows),
+              "L = F G_0^T; SF is spanned by the f(x)", step_difference(CONTEXTS)),
     ProofStep("F4 (dual)", "(f(x1) - f(x2))^T g_0(y) = (P_M (f(x1) - f(x2)))^T P_N g_0(y)",
-              "F4 holds for every f(x), hence for every w in SF by linearity", _step_f4, ("F4",)),
+              "F4 holds for every f(x), hence for every w in SF by linearity", step_f4(CONTEXTS), ("F4",)),
     ProofStep("injective", "w in M with w^T P_N g_0(y) = 0 for every y is zero; so the rows are proportional with "
                            "ratio lambda iff w = P_M(f(x1) - f(x2)) - lambda P_M(f(x3) - f(x4)) = 0",
-              "F5: the P_N g_0(y) span N; F2: P_N is injective on M", _step_injective, ("F2", "F5")),
+              "F5: the P_N g_0(y) span N; F2: P_N is injective on M", step_injective(CONTEXTS), ("F2", "F5")),
     ProofStep("ratio", "the ratio found in M equals the ratio of the log-odds rows",
-              "the previous step for every lambda at once", _step_ratio, ("injective",)),
+              "the previous step for every lambda at once", step_ratio(CONTEXTS), ("injective",)),
     ProofStep("degenerate", "P_M(f(x3) - f(x4)) = 0 iff p(.|x3) = p(.|x4)",
               "the injectivity step with w = P_M(f(x3) - f(x4)); equal log-odds rows are equal distributions",
-              _step_degenerate, ("injective",)),
+              step_degenerate(CONTEXTS), ("injective",)),
 )
 
 
