@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from allornone.decision import Truth
-from allornone.errors import VocabularyMismatchError
+from allornone.errors import (AllOrNoneError, NonRationalValueError, RealisationMismatchError, ShapeError,
+                              VocabularyError, VocabularyMismatchError)
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.symbolic import parallel as planting
@@ -33,10 +34,39 @@ def test_raw_not_shared_values():
     assert (fr["N~"], fr["raw~"]) == ("parallel", "not parallel") and abs(fr["lambda~"] - 1) < 1e-12
 
 
-def test_not_comparable():
-    other = ExactModel([[1], [2]], [[0], [1], [2]])
-    with pytest.raises(VocabularyMismatchError):
-        shared_parallelism(LINE, other, (2, 1), (1, 0))
+TWIN = gen.b5_twin(LINE, a=0, b=1, T=[[1]], R=[[1, 0], [0, 1]], c=[0, 0], psi=lambda y, g, b: [int(y == 3)])
+
+BAD_INPUT = [
+    (lambda: shared_parallelism(LINE, ExactModel([[1], [2]], [[0], [1], [2]]), (2, 1), (1, 0)),
+     VocabularyMismatchError, "vocabularies differ"),
+    (lambda: shared_parallelism(LINE, TWIN.to_float(), (3, 2), (1, 0)), RealisationMismatchError,
+     "exact model with a float model"),
+    (lambda: shared_parallelism(LINE.to_float(), TWIN, (3, 2), (1, 0)), RealisationMismatchError, "exact"),
+    (lambda: RECORD.decide((LINE, TWIN.to_float()), {"ab": (3, 2), "ce": (1, 0), "lam": 1}),
+     RealisationMismatchError, "exact"),
+    (lambda: shared_parallelism(LINE, TWIN, (3, 2), (1, 0), lam=1.0), NonRationalValueError, "lambda: 1.0"),
+    (lambda: shared_parallelism(LINE, TWIN, (3, 4), (1, 0)), VocabularyError, "token index 4 is out of range"),
+    (lambda: shared_parallelism(LINE, TWIN, (3, 2), 1), ShapeError, "expected a pair"),
+]
+
+
+@pytest.mark.parametrize("call, exc, message", BAD_INPUT)
+def test_bad_input(call, exc, message):
+    assert issubclass(exc, AllOrNoneError)
+    with pytest.raises(exc, match=message):
+        call()
+
+
+def _step(label, inst):
+    return next(o for s, o in RECORD.check_steps(inst) if s.label == label)
+
+
+def test_diversity_step():
+    edges = {e.name: e.build(random.Random(0)) for e in RECORD.edges}
+    o = _step("diversity", edges["diversity: raw parallelism shared"])
+    assert o.applicable and o.decision.holds and o.values["raw"] == o.values["raw~"] == "parallel"
+    assert not _step("diversity", edges["raw parallelism not shared"]).applicable
+    assert not _step("diversity", edges["drop same distribution"]).applicable
 
 
 def _shared(model, twin, ab, ce, lam):

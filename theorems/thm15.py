@@ -130,9 +130,8 @@ def _lemma8(which):
         m = models[which]
         ab, ce, lam = params["ab"], params["ce"], params["lam"]
         rN, rL = parallel(m, ab, ce, "N", lam), proportional_log_odds(m, ab, ce, lam)
-        agree = m.backend.decision(rN.decision.truth is rL.decision.truth)
-        return StepOutcome(agree, {"parallel in N" + ("~" if which else ""): rN.verdict,
-                                   "log-odds proportional": rL.verdict})
+        return StepOutcome(lem8.agree(m.backend, rN.decision, rL.decision),
+                           {"parallel in N" + ("~" if which else ""): rN.verdict, "log-odds": rL.verdict})
     return check
 
 
@@ -142,8 +141,8 @@ def _step_same_log_odds(models, params) -> StepOutcome:
         return StepOutcome.not_applicable("L != L~")
     ab, ce, lam = params["ab"], params["ce"], params["lam"]
     ra, rb = proportional_log_odds(a, ab, ce, lam), proportional_log_odds(b, ab, ce, lam)
-    return StepOutcome(a.backend.decision(ra.decision.truth is rb.decision.truth),
-                       {"log-odds proportional (f)": ra.verdict, "log-odds proportional (f~)": rb.verdict})
+    return StepOutcome(lem8.agree(a.backend, ra.decision, rb.decision),
+                       {"log-odds of f": ra.verdict, "log-odds of f~": rb.verdict})
 
 
 def _step_transport(models, params) -> StepOutcome:
@@ -156,7 +155,9 @@ def _step_transport(models, params) -> StepOutcome:
     for (i, j) in (params["ab"], params["ce"]):
         u = a.projector_N @ a.unembedding_difference(i, j)
         ut = b.projector_N @ b.unembedding_difference(i, j)
-        checks.append(be.vanishes(u - cert.B @ ut, a.projector_N, a.unembedding_difference(i, j)))
+        # Rounding scale: the rows g(i), g(j) (g~(i), g~(j)) behind each side, not their difference.
+        scale = max(be.scale(a.projector_N, a.G[[i, j], :].T), be.scale(cert.B, b.projector_N, b.G[[i, j], :].T))
+        checks.append(be.is_zero(u - cert.B @ ut, scale))
     checks.append(be.rank_equals(cert.B @ b.basis_N, b.effective_complexity(), cert.B, b.basis_N)
                   if b.effective_complexity() else be.decision(True))
     return StepOutcome(Decision.all(checks), {"B*": cert.B})
@@ -167,10 +168,25 @@ def _step_same_ratio(models, params) -> StepOutcome:
     if not thm5.same_distribution(a, b).holds:
         return StepOutcome.not_applicable("L != L~")
     ra, rb = parallel(a, params["ab"], params["ce"]), parallel(b, params["ab"], params["ce"])
-    same = ra.decision.truth is rb.decision.truth and ra.unique == rb.unique and (ra.lam is None) == (rb.lam is None)
-    if same and ra.lam is not None and ra.unique:
-        same = ra.lam == rb.lam if a.exact else abs(ra.lam - rb.lam) <= 1e-6 * max(1.0, abs(ra.lam))
-    return StepOutcome(a.backend.decision(same), {"lambda in N": ra.lam, "lambda in N~": rb.lam, "unique": ra.unique})
+    return StepOutcome(lem8.same_ratio(a.backend, ra, rb),
+                       {"lambda in N": ra.lam, "lambda in N~": rb.lam, "unique": ra.unique})
+
+
+def _step_diverse(models, params) -> StepOutcome:
+    a, b = models
+    if not thm5.same_distribution(a, b).holds:
+        return StepOutcome.not_applicable("L != L~")
+    if not (a.is_diverse().holds and b.is_diverse().holds):
+        return StepOutcome.not_applicable("not both models are diverse")
+    ab, ce, lam = params["ab"], params["ce"], params["lam"]
+    raw, raw_t = parallel(a, ab, ce, "raw", lam), parallel(b, ab, ce, "raw", lam)
+    inN, inN_t = parallel(a, ab, ce, "N", lam), parallel(b, ab, ce, "N", lam)
+    be = a.backend
+    checks = [be.decision(a.structure.k == a.d and b.structure.k == b.d),
+              lem8.agree(be, raw.decision, inN.decision), lem8.agree(be, raw_t.decision, inN_t.decision),
+              lem8.agree(be, raw.decision, raw_t.decision)]
+    return StepOutcome(Decision.all(checks), {"raw": raw.verdict, "raw~": raw_t.verdict, "k": a.structure.k,
+                                              "d": a.d})
 
 
 STEPS = (
@@ -185,6 +201,10 @@ STEPS = (
               _step_transport, ("thm5",)),
     ProofStep("same ratio", "the ratio found in N equals the ratio found in N~ (same existence and uniqueness)",
               "the chain above holds for every lambda at once", _step_same_ratio, ("Lemma 8 (f)", "Lemma 8 (f~)")),
+    ProofStep("diversity", "if both models are diverse, N = R^d and N~ = R^d~, so raw parallelism is parallelism "
+              "in N (in N~) and is shared",
+              "diversity: SF = SG = R^d gives P_F = P_G = I, so M = N = R^d (k = d); then the chain above",
+              _step_diverse, ("same ratio",)),
 )
 
 
