@@ -87,3 +87,44 @@ def test_public_models_and_theorem5(F, G, pivot):
             m.effective_complexity()
             r = _result_or_documented_error(thm5.equivalence, m, m.with_pivot(m.pivot))
             assert r is None or r.verdict == "equivalent"
+
+
+names = st.text(alphabet="ab[]/~ ", min_size=1, max_size=4)
+
+
+@st.composite
+def small_files(draw):
+    """Nearly valid model files with names that look like markup."""
+    data = draw(near_files())
+    if draw(st.booleans()):
+        data["models"] = {draw(names) + str(i): spec for i, spec in enumerate(data["models"].values())}
+    return data
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(small_files())
+def test_verify_command_on_nearly_valid_files(tmp_path_factory, data):
+    """Through the command line: exit 0 or 1 with a strict JSON report, or exit 2
+    with one line on stderr and no report; never a traceback."""
+    import json
+
+    from click.testing import CliRunner
+
+    from allornone.theorems.cli import main
+
+    folder = tmp_path_factory.mktemp("fuzz")
+    path, out = folder / "m.json", folder / "r.json"
+    path.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["verify", str(path), "--json", str(out)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    if result.exit_code == 2:
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("error: ")
+        assert not out.exists()
+    else:
+        assert result.exit_code in (0, 1), result.output
+        json.loads(out.read_text(), parse_constant=_not_json)
+
+
+def _not_json(constant):
+    raise ValueError(f"{constant} is not JSON")

@@ -138,3 +138,21 @@ def test_bad_npz(tmp_path):
     path.write_bytes(b"not a zip")
     with pytest.raises(errors.InputFormatError):
         load_file(path)
+
+
+def test_the_instance_parameters_table_matches_the_records():
+    """docs/file-format.md lists, per result, the models and params an
+    ``instance`` query takes; the loader checks the same against each record."""
+    import re
+
+    from allornone.theorems import records
+    from allornone.theorems.verify import _instance_shape
+
+    text = (ROOT / "docs" / "file-format.md").read_text()
+    documented = {}
+    for ids, count, params in re.findall(r"^\| ((?:`\w+`(?:, )?)+) \| (\d) \| (.*) \|$", text, re.M):
+        for rid in re.findall(r"`(\w+)`", ids):
+            documented[rid] = (int(count), set(re.findall(r"`(\w+)`", params)) - {"null"})
+    for rid in records():
+        count, names = _instance_shape(rid)
+        assert documented[rid] == (count, set(names)), rid
