@@ -190,8 +190,10 @@ class Model:
         return self._F @ self.G0.T
 
     def log_odds_scale(self) -> float:
-        """The scale of rounding errors in ``L`` (float side; 0 on the exact side)."""
-        return self.backend.scale(self._F, self.G0.T)
+        """The scale of rounding errors in ``L`` (float side; 0 on the exact side).
+        ``G_0 = G - g(y_0)`` carries the rounding error of ``G`` itself, which a
+        large common offset makes larger than ``G_0``."""
+        return max(self.backend.scale(self._F, self.G0.T), self.backend.scale(self._F, self._G.T))
 
     # -- structure -------------------------------------------------------
     @cached_property

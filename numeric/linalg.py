@@ -265,6 +265,13 @@ def product_scale(*factors: np.ndarray) -> float:
 
 
 def is_zero(R: np.ndarray, scale: float, tol: Tolerance = DEFAULT_TOLERANCE) -> Decision:
-    """Three-valued test that ``R`` vanishes, relative to ``scale``."""
+    """Three-valued test that ``R`` vanishes, relative to ``scale``.
+
+    The scale is floored at 1: projectors and orthonormal bases, which enter
+    most checks, have norm 1 and carry rounding error of that size in every
+    entry, including entries whose exact value is 0, where an entrywise scale
+    would see only that error. The price is an absolute tolerance (``rtol``,
+    ``gap * rtol``) for data whose entries are much smaller than 1: rescale such
+    models (the verdicts of every result are invariant under ``f -> c f``)."""
     res = float(max(R.max(), -R.min())) if R.size else 0.0
     return tol.decide(res, max(scale, 1.0))
