@@ -131,3 +131,18 @@ def test_float_f1_when_SF_is_orthogonal_to_SG():
     float_model = exact_model.to_float()
     assert float_model.effective_complexity() == 0
     assert not facts.f1(float_model).fails
+
+
+def test_float_facts_on_an_undecided_structure_are_undecided_not_failed():
+    # A B.5 twin whose P_F P_G has a singular value 3.8e-9, inside the undecided
+    # band: the float structure is undecided, and F1 must not be called false.
+    from allornone.theorems import get_record
+    from allornone.theorems.runner import instance_rng
+
+    inst = get_record("thm15").sample(instance_rng(5, "thm15", 1), 1)
+    exact_twin, float_twin = inst.realise("exact")[1], inst.realise("float")[1]
+    assert all(d.holds for d in facts.check_facts(exact_twin).values())
+    assert not float_twin.structure.decided
+    out = facts.check_facts(float_twin)
+    assert not any(d.fails for d in out.values())
+    assert out["F1"].undecided

@@ -10,7 +10,7 @@ True
 """
 from __future__ import annotations
 
-from allornone.decision import Decision
+from allornone.decision import Decision, Truth
 
 __all__ = ["FACTS", "check_facts", "f1", "f2", "f3", "f4", "f5", "f6"]
 
@@ -82,5 +82,13 @@ FACTS = {"F1": f1, "F2": f2, "F3": f3, "F4": f4, "F5": f5, "F6": f6}
 
 
 def check_facts(model) -> dict[str, Decision]:
-    """Run F1--F6 on one model."""
-    return {name: fact(model) for name, fact in FACTS.items()}
+    """Run F1--F6 on one model.
+
+    Every fact is about ``M`` and ``N``; when a float rank decision behind them
+    fell in the undecided band, a failed residual says nothing about the fact,
+    and it is reported undecided."""
+    out = {name: fact(model) for name, fact in FACTS.items()}
+    if not model.structure.decided:
+        out = {name: Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail) if d.fails else d
+               for name, d in out.items()}
+    return out
