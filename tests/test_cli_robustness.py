@@ -23,7 +23,6 @@ EXAMPLE = ROOT / "examples" / "two_models.json"
 #: Mistakes that ``theorems/cli.py`` does not yet turn into one line (click's
 #: usage errors print four; a --json path in a missing folder is a traceback
 #: after the work is done).
-CLI = pytest.mark.xfail(strict=True, reason="cli.py: usage errors and --json paths are not yet one-line errors")
 
 GOOD = {"models": {"a": {"F": [[1, 0], [0, 1], [1, 1]], "G": [[0, 0], [1, 1]]},
                    "b": {"F": [[1, 0], [0, 1], [1, 1]], "G": [[0, 0], [2, 1]]}}}
@@ -69,43 +68,43 @@ G2 = np.arange(6.0).reshape(3, 2)
 # (id, argv, files to create, text the error line must contain)
 CASES = [
     # options and arguments
-    pytest.param(["check", "--trials", "0"], {}, "--trials", id="check-trials-0", marks=CLI),
-    pytest.param(["check", "--trials", "abc"], {}, "--trials", id="check-trials-abc", marks=CLI),
-    pytest.param(["check", "--trials", "-3"], {}, "--trials", id="check-trials-negative", marks=CLI),
-    pytest.param(["check", "--jobs", "0"], {}, "--jobs", id="check-jobs-0", marks=CLI),
-    pytest.param(["check", "--jobs", "x"], {}, "--jobs", id="check-jobs-x", marks=CLI),
-    pytest.param(["check", "--seed", "x"], {}, "--seed", id="check-seed-x", marks=CLI),
-    pytest.param(["check", "--frobnicate"], {}, "--frobnicate", id="check-unknown-option", marks=CLI),
+    pytest.param(["check", "--trials", "0"], {}, "--trials", id="check-trials-0"),
+    pytest.param(["check", "--trials", "abc"], {}, "--trials", id="check-trials-abc"),
+    pytest.param(["check", "--trials", "-3"], {}, "--trials", id="check-trials-negative"),
+    pytest.param(["check", "--jobs", "0"], {}, "--jobs", id="check-jobs-0"),
+    pytest.param(["check", "--jobs", "x"], {}, "--jobs", id="check-jobs-x"),
+    pytest.param(["check", "--seed", "x"], {}, "--seed", id="check-seed-x"),
+    pytest.param(["check", "--frobnicate"], {}, "--frobnicate", id="check-unknown-option"),
     pytest.param(["check", "thm99"], {}, "thm99", id="check-unknown-id"),
     pytest.param(["check", "thm5", "--trials", "1", "--json", "/nonexistent/dir/r.json"], {}, "/nonexistent",
-                 id="check-json-missing-folder", marks=CLI),
+                 id="check-json-missing-folder"),
     pytest.param(["check", "thm5", "--trials", "1", "--json", "sub"], {"sub/keep": ""}, "sub",
-                 id="check-json-is-a-folder", marks=CLI),
-    pytest.param(["list", "extra"], {}, "extra", id="list-extra-argument", marks=CLI),
-    pytest.param(["frobnicate"], {}, "frobnicate", id="unknown-command", marks=CLI),
-    pytest.param(["--frobnicate"], {}, "--frobnicate", id="unknown-group-option", marks=CLI),
-    pytest.param(["proof", "thm5", "--seed", "x"], {}, "--seed", id="proof-seed-x", marks=CLI),
-    pytest.param(["proof"], {}, "ID", id="proof-missing-id", marks=CLI),
-    pytest.param(["proof", "thm5", "cor6"], {}, "cor6", id="proof-two-ids", marks=CLI),
+                 id="check-json-is-a-folder"),
+    pytest.param(["list", "extra"], {}, "extra", id="list-extra-argument"),
+    pytest.param(["frobnicate"], {}, "frobnicate", id="unknown-command"),
+    pytest.param(["--frobnicate"], {}, "--frobnicate", id="unknown-group-option"),
+    pytest.param(["proof", "thm5", "--seed", "x"], {}, "--seed", id="proof-seed-x"),
+    pytest.param(["proof"], {}, "ID", id="proof-missing-id"),
+    pytest.param(["proof", "thm5", "cor6"], {}, "cor6", id="proof-two-ids"),
     pytest.param(["proof", "nope"], {}, "nope", id="proof-unknown-id"),
     pytest.param(["edges", "cor6", "--hypothesis", "nope"], {}, "nope", id="edges-unknown-hypothesis"),
     pytest.param(["edges", "thm5", "--hypothesis", "x"], {}, "'x'", id="edges-hypothesis-of-none"),
     pytest.param(["edges", "zz"], {}, "zz", id="edges-unknown-id"),
-    pytest.param(["edges", "cor6", "--seed", "x"], {}, "--seed", id="edges-seed-x", marks=CLI),
-    pytest.param(["edges"], {}, "ID", id="edges-missing-id", marks=CLI),
+    pytest.param(["edges", "cor6", "--seed", "x"], {}, "--seed", id="edges-seed-x"),
+    pytest.param(["edges"], {}, "ID", id="edges-missing-id"),
     pytest.param(["edges", "cor6", "--hypothesis", "diversity", "--json", "/nonexistent/d/r.json"], {},
-                 "/nonexistent", id="edges-json-missing-folder", marks=CLI),
+                 "/nonexistent", id="edges-json-missing-folder"),
     pytest.param(["edges", "cor6", "--hypothesis", "diversity", "--json", "sub"], {"sub/keep": ""}, "sub",
-                 id="edges-json-is-a-folder", marks=CLI),
+                 id="edges-json-is-a-folder"),
     pytest.param(["edges", "cor6", "--hypothesis", "diversity"], {"allornone-edges": "a file"}, "allornone-edges",
                  id="edges-output-folder-is-a-file"),
-    pytest.param(["verify"], {}, "FILE", id="verify-missing-argument", marks=CLI),
+    pytest.param(["verify"], {}, "FILE", id="verify-missing-argument"),
     pytest.param(["verify", "nofile.json"], {}, "nofile.json", id="verify-no-such-file"),
-    pytest.param(["verify", "sub"], {"sub/keep": ""}, "sub", id="verify-a-folder", marks=CLI),
+    pytest.param(["verify", "sub"], {"sub/keep": ""}, "sub", id="verify-a-folder"),
     pytest.param(["verify", "f.json", "--json", "/nonexistent/x/r.json"], {"f.json": json.dumps(GOOD)},
-                 "/nonexistent", id="verify-json-missing-folder", marks=CLI),
+                 "/nonexistent", id="verify-json-missing-folder"),
     pytest.param(["verify", "f.json", "--json", "sub"], {"f.json": json.dumps(GOOD), "sub/keep": ""}, "sub",
-                 id="verify-json-is-a-folder", marks=CLI),
+                 id="verify-json-is-a-folder"),
     # JSON files
     pytest.param(["verify", "f.json"], {"f.json": ""}, "f.json: not valid JSON", id="empty-file"),
     pytest.param(["verify", "f.json"], {"f.json": "{}"}, "models: missing", id="empty-object"),
@@ -331,7 +330,6 @@ def test_edges_without_a_counterexample_file_saves_nothing(tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
-@CLI
 def test_check_runs_each_id_once(tmp_path):
     out = tmp_path / "r.json"
     result = CliRunner().invoke(main, ["check", "thm5", "thm5", "--trials", "1", "--json", str(out)])
@@ -339,7 +337,6 @@ def test_check_runs_each_id_once(tmp_path):
     assert [r["id"] for r in _strict_json(out)["results"]] == ["thm5"]
 
 
-@CLI
 def test_verify_does_not_overwrite_its_own_file_with_the_report(tmp_path):
     path = tmp_path / "m.json"
     path.write_text(json.dumps(GOOD))

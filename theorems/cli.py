@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from allornone.errors import AllOrNoneError
+from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.theorems import get_record, records
 
 # Off a terminal (logs, CI) rich would wrap at 80 columns; reports read better wider.
@@ -18,15 +20,40 @@ console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 err_console = Console(stderr=True, highlight=False)
 
 
+#: click >= 8.2 raises this for a bare `allornone`; its "message" is the help, shown as usual.
+_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def _fail(exc: Exception) -> NoReturn:
+    if isinstance(exc, click.UsageError):
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+        message = exc.format_message() + hint
+    else:
+        message = str(exc)
+    err_console.print(f"error: {message}", markup=False, soft_wrap=True)
+    sys.exit(2)
+
+
 class _Group(click.Group):
-    """Turns every user mistake into one line on stderr and exit status 2."""
+    """Turns every user mistake -- bad input (AllOrNoneError) and click's usage
+    errors (a bad option value, a missing argument) -- into one line on stderr
+    and exit status 2."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _HELP:
+            raise
+        except click.UsageError as exc:
+            _fail(exc)
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except AllOrNoneError as exc:
-            err_console.print(f"error: {exc}", markup=False, soft_wrap=True)
-            sys.exit(2)
+        except _HELP:
+            raise
+        except (AllOrNoneError, click.UsageError) as exc:
+            _fail(exc)
 
 
 @click.group(cls=_Group)
@@ -53,12 +80,31 @@ def _ids(ids) -> list[str]:
     recs = records()
     for rid in ids:
         get_record(rid)
-    return list(ids) or list(recs)
+    return list(dict.fromkeys(ids)) or list(recs)
+
+
+def _json_path(ctx, param, value):
+    """--json PATH is checked before any work: its folder must exist and be writable."""
+    if value is None:
+        return None
+    path = Path(value)
+    folder = path.parent
+    if path.is_dir():
+        raise click.BadParameter(f"{value!r} is a folder", ctx, param)
+    if not folder.is_dir():
+        raise click.BadParameter(f"folder {str(folder)!r} does not exist", ctx, param)
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise click.BadParameter(f"{value!r} cannot be written", ctx, param)
+    return value
 
 
 def write_json(path: str | None, payload: dict) -> None:
     if path:
-        Path(path).write_text(json.dumps(payload, indent=2, default=str) + "\n")
+        text = json.dumps(payload, indent=2, default=str) + "\n"
+        try:
+            Path(path).write_text(text)
+        except OSError as exc:
+            raise InputFormatError(f"--json {path}: cannot be written ({exc.strerror or exc})") from None
         err_console.print(f"report written to {path}")
 
 
@@ -67,7 +113,8 @@ def write_json(path: str | None, payload: dict) -> None:
 @click.option("--trials", default=200, show_default=True, type=click.IntRange(min=1), help="instances per result")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="worker processes")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), help="write the JSON report here")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path,
+              help="write the JSON report here")
 def check(ids, trials, seed, jobs, json_path):
     """Randomized exact + float checks of IDS (default: every result), cross-validated.
 
@@ -133,9 +180,9 @@ def proof(rid, seed, generic):
 @click.argument("rid", metavar="ID")
 @click.option("--hypothesis", "hypothesis", default=None, help="only this hypothesis (by name)")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path)
 def edges(rid, hypothesis, seed, json_path):
-    """Each hypothesis of ID dropped (counterexample shown) and each boundary case."""
+    """Each hypothesis of ID dropped (counterexample shown, saved under ./allornone-edges/) and each boundary case."""
     from allornone.theorems.edges import print_edges
 
     rec = get_record(rid)
@@ -148,11 +195,13 @@ def edges(rid, hypothesis, seed, json_path):
 
 @main.command()
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path)
 def verify(path, json_path):
     """Verdicts of every applicable result on the models in FILE (JSON of rationals, or .npz of floats)."""
     from allornone.theorems.verify import verify_file
 
+    if json_path and Path(json_path).resolve() == Path(path).resolve():
+        raise click.BadParameter("is FILE itself; the report would overwrite the models", param_hint="'--json'")
     code, payload = verify_file(path, console)
     write_json(json_path, payload)
     sys.exit(code)
