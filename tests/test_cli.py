@@ -110,3 +110,24 @@ def test_bad_trials_is_a_usage_error(runner):
     r = runner.invoke(main, ["check", "thm5", "--trials", "0"])
     assert r.exit_code == 2
     assert "Traceback" not in r.output
+
+
+def test_check_reports_a_nonvacuity_witness_that_verify_reproduces(tmp_path):
+    from rich.console import Console
+
+    from allornone.theorems.runner import run
+    from allornone.theorems.verify import verify_file
+
+    report = run(["thm5", "cor6", "lem8", "thm14"], trials=16, seed=2, generic_check=False)
+    for r in report["results"]:
+        w = r["witness"]
+        assert w is not None and r["nonvacuous"]
+        path = tmp_path / f"{r['id']}.json"
+        path.write_text(json.dumps(w["instance"]))
+        code, payload = verify_file(str(path), Console(file=open(tmp_path / "out.txt", "w")))
+        assert code == 0
+        (query,) = payload["queries"]
+        (res,) = query["results"]
+        assert res["result"] == r["id"] and res["as_expected"]
+        assert res["hypotheses"] == "holds" and res["conclusion"] == "holds"
+        assert payload["models"]["f"]["k"] >= 1

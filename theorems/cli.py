@@ -152,6 +152,10 @@ def check(ids, trials, seed, jobs, json_path):
         console.print(f"generic identities vs float layer: {len(gen['identities'])} identities on {gen['checked']} "
                       f"float instances, largest discrepancy {worst[1]:.1e} ({worst[0]}), limit "
                       f"{report['generic_limit']:.0e}: {'[green]agree[/]' if gen['agree'] else '[red]DISAGREE[/]'}")
+    witnesses = [f"{r['id']} #{r['witness']['index']}" for r in report["results"] if r["witness"]]
+    if witnesses:
+        console.print("non-vacuity witnesses (every hypothesis holds, the left side of the conclusion holds; "
+                      "instances in the --json report): " + ", ".join(witnesses))
     for r in report["results"]:
         if not r["nonvacuous"]:
             console.print(f"[yellow]warning[/]: {r['id']}: the hypotheses held on no instance, or only one side of "

@@ -57,6 +57,16 @@ def check_instance(rid: str, seed: int, index: int) -> dict:
         out["steps_failed"] = [s.label for s, o in steps if o.applicable and not o.decision.holds]
         if ex.statement is not Truth.HOLDS or out["steps_failed"] or fact_fail:
             out["instance"] = inst.to_json()
+        elif (ex.hypotheses is Truth.HOLDS and (not rec.sides or ex.atoms[rec.sides].holds)
+              and inst.models[0].effective_complexity() >= 1):
+            # A candidate non-vacuity witness (every hypothesis holds and the
+            # conclusion is not trivially true: its left side holds, k >= 1), as a file
+            # that `allornone verify` reproduces.
+            from allornone.theorems.edges import instance_file
+
+            expect = {"hypotheses": ex.hypotheses.value, "conclusion": ex.conclusion.value,
+                      **{n: d.truth.value for n, d in ex.atoms.items()}}
+            out["witness_instance"] = instance_file(rec, inst, expect, f"{rec.number}: non-vacuity witness")
     else:
         out.update(hypotheses=flt.hypotheses.value, conclusion=flt.conclusion.value, statement=flt.statement.value,
                    contradictions=[], undecided=[n for n, d in flt.atoms.items() if d.undecided], steps_checked=0,
@@ -90,8 +100,12 @@ class ResultSummary:
     facts_contradicted: int = 0
     failures: list = field(default_factory=list)
     sides_atom: str | None = None
+    witness: dict | None = None
 
     def add(self, r: dict) -> None:
+        candidate = r.pop("witness_instance", None)
+        if candidate is not None and self.witness is None:
+            self.witness = {"index": r["index"], "kind": r["kind"], "instance": candidate}
         self.instances += 1
         self.kinds[r["kind"]] = self.kinds.get(r["kind"], 0) + 1
         exact = not r["float_only"]
@@ -144,6 +158,7 @@ class ResultSummary:
             "steps_checked": self.steps_checked, "steps_failed": self.steps_failed,
             "facts_failed": self.facts_failed, "facts_contradicted": self.facts_contradicted,
             "failures": self.failures,
+            "witness": self.witness,
         }
 
 
