@@ -131,3 +131,12 @@ def test_check_reports_a_nonvacuity_witness_that_verify_reproduces(tmp_path):
         assert res["result"] == r["id"] and res["as_expected"]
         assert res["hypotheses"] == "holds" and res["conclusion"] == "holds"
         assert payload["models"]["f"]["k"] >= 1
+
+
+def test_list_prints_record_texts_literally():
+    from click.testing import CliRunner
+
+    from allornone.theorems.cli import main
+
+    out = CliRunner().invoke(main, ["list"], terminal_width=200).output
+    assert "L[x1] - L[x2]" in out.replace("\n", " ") or "L[x1]" in out

@@ -10,6 +10,7 @@ from typing import NoReturn
 import click
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from allornone.errors import AllOrNoneError, InputFormatError
@@ -72,7 +73,8 @@ def list_cmd():
     for rid, rec in records().items():
         hyps = "; ".join(f"{h.name}: {h.description}" for h in rec.hypotheses) or "(none beyond a shared X, A, pivot)"
         label = rec.number if rec.paper else f"{rec.number} (addition, not in the paper)"
-        table.add_row(rid, f"{label}\n{rec.title}", rec.summary, hyps)
+        # record texts are plain text: "[x1]" is an index, not rich markup
+        table.add_row(rid, escape(f"{label}\n{rec.title}"), escape(rec.summary), escape(hyps))
     console.print(table)
 
 
@@ -154,7 +156,8 @@ def check(ids, trials, seed, jobs, json_path):
                       f"{report['generic_limit']:.0e}: {'[green]agree[/]' if gen['agree'] else '[red]DISAGREE[/]'}")
     witnesses = [f"{r['id']} #{r['witness']['index']}" for r in report["results"] if r["witness"]]
     if witnesses:
-        console.print("non-vacuity witnesses (every hypothesis holds, the left side of the conclusion holds; "
+        console.print("non-vacuity witnesses (every hypothesis holds, and so does the side of the equivalence "
+                      "counted under 'sides'; "
                       "instances in the --json report): " + ", ".join(witnesses))
     for r in report["results"]:
         if not r["nonvacuous"]:
