@@ -1,7 +1,6 @@
 """The exact realisation of a model: rational matrices, every rank decided."""
 from __future__ import annotations
 
-from allornone.decision import Decision
 from allornone.model import Backend, Model
 from allornone.symbolic import linalg as ql
 
@@ -57,7 +56,3 @@ class ExactModel(Model):
     def to_json(self) -> dict:
         return {"F": self.F.to_fractions(), "G": self.G.to_fractions(), "pivot": self.pivot,
                 "contexts": list(self.contexts), "tokens": list(self.tokens)}
-
-
-def exact_decision(value: bool, residual=0, **detail) -> Decision:
-    return Decision.exact(value, residual, **detail)

@@ -7,7 +7,6 @@ not depend on the number of worker processes.
 """
 from __future__ import annotations
 
-import os
 import platform
 import random
 import time
@@ -243,7 +242,3 @@ def generic_crossvalidation(ids, seed: int, per_result: int) -> dict:
     values = [v["max_discrepancy"] for v in out["identities"].values()] + [out.get("projectors", 0.0)]
     out["agree"] = all(v <= GENERIC_LIMIT for v in values)
     return out
-
-
-def default_jobs() -> int:
-    return max(1, min(4, os.cpu_count() or 1))

@@ -30,7 +30,6 @@ allornone.errors.NonRationalValueError: models.a.F[0][1]: 0.5 is a float; write 
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import math
 import random
@@ -447,14 +446,6 @@ def _compare(a, b, names) -> list[dict]:
     return out
 
 
-def _optional(module: str, function: str):
-    try:
-        mod = importlib.import_module(f"allornone.theorems.{module}")
-    except ModuleNotFoundError:
-        return None
-    return getattr(mod, function, None)
-
-
 def _generic(result) -> dict:
     """A JSON rendering of a result object whose type this module does not know."""
     if hasattr(result, "truth"):
@@ -482,12 +473,10 @@ def _parallel(models, q, where):
     space = q.get("space", "N")
     if space not in ("N", "raw"):
         raise _err(InputFormatError, f"{where}.space", f"{json.dumps(space)} is not \"N\" or \"raw\"")
-    fn = _optional("lem8", "parallel")
-    if fn is None:
-        return [{"result": "lem8", "skipped": "Lemma 8 (allornone.theorems.lem8.parallel) is not available in "
-                                              "this version"}]
+    from allornone.theorems.lem8 import parallel
+
     try:
-        result = fn(model, pairs[0], pairs[1], space=space)
+        result = parallel(model, pairs[0], pairs[1], space=space)
     except AllOrNoneError as exc:
         raise type(exc)(f"{where}: {exc}") from None
     return [{"result": "lem8", "tokens": [[model.tokens[t] for t in p] for p in pairs], "space": space,
@@ -510,12 +499,10 @@ def _relational(models, q, where):
     reading = q.get("reading", "M")
     if reading not in ("M", "any"):
         raise _err(InputFormatError, f"{where}.reading", f"{json.dumps(reading)} is not \"M\" or \"any\"")
-    fn = _optional("thm14", "relational_linearity")
-    if fn is None:
-        return [{"result": "thm14", "skipped": "relational linearity (allornone.theorems.thm14) is not available "
-                                               "in this version"}]
+    from allornone.theorems.thm14 import relational_linearity
+
     try:
-        result = fn(model, pairs, gamma, reading=reading)
+        result = relational_linearity(model, pairs, gamma, reading=reading)
     except AllOrNoneError as exc:
         raise type(exc)(f"{where}: {exc}") from None
     return [{"result": "thm14", "pairs": [[model.contexts[c] for c in p] for p in pairs], "reading": reading,
@@ -602,13 +589,12 @@ def _instance(models, q, where, realisation):
 def _queries(models: dict, raw: list | None, realisation: str) -> list[dict]:
     if raw is None:
         names = list(models)
-        out, skipped = [], []
+        out = []
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 try:
                     models[a].check_comparable(models[b])
-                except (AllOrNoneError, TypeError):
-                    skipped.append([a, b])
+                except AllOrNoneError:
                     continue
                 out.append({"kind": "compare", "models": [a, b], "default": True})
         return out
@@ -705,8 +691,6 @@ def verify_file(path, console) -> tuple[int, dict]:
 
 
 def _verdict_text(r: dict) -> str:
-    if "skipped" in r:
-        return "skipped"
     text = r.get("verdict") or r.get("truth", "")
     if r.get("result") == "cor6" and "statement" not in r:
         text += f" (diversity {r['hypotheses']})"
@@ -721,8 +705,6 @@ def _fmt(rows) -> str:
 
 
 def _evidence_text(r: dict) -> str:
-    if "skipped" in r:
-        return r["skipped"]
     if "certificate" in r:
         return f"A* = {_fmt(r['certificate']['A'])}, B* = {_fmt(r['certificate']['B'])}"
     if "witness" in r and isinstance(r["witness"], dict):
