@@ -42,7 +42,7 @@ from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
 
 __all__ = ["KINDS", "RATIOS", "PlantedPair", "plant_parallel", "invisible_direction", "shift_row",
-           "choose_indices", "planted_pair"]
+           "choose_indices", "planted_pair", "promised"]
 
 #: The kinds of instance :func:`planted_pair` builds.
 KINDS = ("raw parallel", "parallel after projection only", "lambda = 0", "degenerate pair", "wrong lambda",
@@ -213,3 +213,34 @@ def planted_pair(rng: random.Random, kind: str, side: str = "tokens") -> Planted
             rows[ab[0]] = list(rows[ab[1]])
             model = shift_row(_rebuild(model, rows, side), ab[0], invisible_direction(model, rng, side), side)
     return PlantedPair(kind, model, ab, ce, lam)
+
+
+def promised(pp: PlantedPair, side: str = "tokens") -> dict[str, bool]:
+    """What :func:`planted_pair` built ``pp`` to satisfy, by construction alone,
+    under side-neutral names: ``raw`` (the raw differences are parallel with
+    ``pp.lam``), ``parallel`` (parallel inside ``N``, resp. ``M``),
+    ``proportional`` (the log-odds are), ``degenerate`` (the second difference
+    vanishes inside ``N``, resp. ``M``) and ``log-odds degenerate``. Only what
+    the construction guarantees is listed; a sampler hands this to the runner,
+    which checks it exactly.
+
+    >>> pp = planted_pair(random.Random(1), "parallel after projection only")
+    >>> promised(pp)
+    {'raw': False, 'parallel': True, 'proportional': True}
+    """
+    _check_side(side)
+    if pp.kind == "raw parallel":
+        return {"raw": True, "parallel": True, "proportional": True}
+    if pp.kind == "parallel after projection only":
+        # row a moved by an invisible w != 0: u - lam v = w
+        return {"raw": False, "parallel": True, "proportional": True}
+    if pp.kind == "lambda = 0":
+        return {"parallel": True, "proportional": True}
+    if pp.kind == "degenerate pair":
+        return {"degenerate": True, "log-odds degenerate": True}
+    if pp.kind == "wrong lambda":
+        # planted with another ratio: u = lam0 v with lam0 != lam, so u - lam v = (lam0 - lam) v
+        rows = _rows(pp.model, side)
+        c, e = pp.ce
+        return {"raw": False} if rows[c] != rows[e] else {}
+    return {}

@@ -332,7 +332,7 @@ def test_edges_without_a_counterexample_file_saves_nothing(tmp_path, monkeypatch
 
 def test_check_runs_each_id_once(tmp_path):
     out = tmp_path / "r.json"
-    result = CliRunner().invoke(main, ["check", "thm5", "thm5", "--trials", "1", "--json", str(out)])
+    result = CliRunner().invoke(main, ["check", "thm5", "thm5", "--trials", "4", "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert [r["id"] for r in _strict_json(out)["results"]] == ["thm5"]
 

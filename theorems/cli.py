@@ -117,11 +117,15 @@ def write_json(path: str | None, payload: dict) -> None:
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="worker processes")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path,
               help="write the JSON report here")
-def check(ids, trials, seed, jobs, json_path):
+@click.option("--edges", "with_edges", is_flag=True,
+              help="also check every result's declared edge cases (boundary cases and dropped hypotheses)")
+def check(ids, trials, seed, jobs, json_path, with_edges):
     """Randomized exact + float checks of IDS (default: every result), cross-validated.
 
     Exits 0 iff every conclusion held wherever its hypotheses held, every proof
-    step and fact held, and no float verdict contradicted an exact one.
+    step and fact held, every sampled instance was of the kind its sampler built,
+    every result was exercised non-vacuously, and no float verdict contradicted
+    an exact one (and, with --edges, every declared edge case behaved as declared).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -131,7 +135,7 @@ def check(ids, trials, seed, jobs, json_path):
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
         tasks = {rid: bar.add_task(rid, total=trials) for rid in ids}
-        report = run(ids, trials=trials, seed=seed, jobs=jobs,
+        report = run(ids, trials=trials, seed=seed, jobs=jobs, edges=with_edges,
                      progress=lambda rid, done: bar.update(tasks[rid], completed=done))
     table = Table(title=f"allornone check (seed {seed}, {trials} trials each, {report['elapsed_s']} s)",
                   box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1),
@@ -160,13 +164,22 @@ def check(ids, trials, seed, jobs, json_path):
                       "counted under 'sides'; "
                       "instances in the --json report): " + ", ".join(witnesses))
     for r in report["results"]:
+        cov = ", ".join(f"{k} {v}" for k, v in r["coverage"].items())
+        console.print(f"{r['id']}: instances showing {cov}", markup=False)
+    for r in report["results"]:
         if not r["nonvacuous"]:
-            console.print(f"[yellow]warning[/]: {r['id']}: the hypotheses held on no instance, or only one side of "
-                          "the equivalence was exercised; raise --trials")
+            console.print(f"[red]fail[/]: {r['id']}: vacuous -- the hypotheses held on no instance, or only one side "
+                          "of the equivalence was exercised; raise --trials")
         for f in r["failures"]:
-            console.print(f"[red]{r['id']} instance {f['index']} ({f['kind']})[/]: statement {f['statement']}, "
-                          f"contradictions {f['contradictions']}, steps failed {f['steps_failed']}, "
-                          f"facts failed {f['facts_failed'] + f['facts_contradicted']}", markup=True)
+            console.print(f"[red]{r['id']} instance {f['index']} ({escape(f['kind'])})[/]: statement {f['statement']}, "
+                          f"contradictions {f['contradictions']}, steps failed {escape(str(f['steps_failed']))}, "
+                          f"facts failed {f['facts_failed'] + f['facts_contradicted']}"
+                          + (f", not as built: {escape('; '.join(f['intent_failed']))}" if f["intent_failed"] else ""),
+                          markup=True)
+    for e in report.get("edges") or ():
+        for item in e["edges"]:
+            mark = "[green]as declared[/]" if item["ok"] else "[red]FAILS[/]: " + escape("; ".join(item["problems"]))
+            console.print(f"edge {e['id']}: {escape(item['name'])} ({item['kind']}): {mark}")
     write_json(json_path, report)
     sys.exit(0 if report["verdict"] == "pass" else 1)
 

@@ -601,9 +601,15 @@ def decide(models, params) -> dict[str, Decision]:
             "degenerate_N": d["degenerate"], "equal_probabilities": d["log-odds degenerate"]}
 
 
-def instance(kind: str, model: ExactModel, ab, ce, lam) -> Instance:
-    """An instance of this record: one model, two token pairs, a ratio."""
-    return Instance(kind, (model,), {"ab": tuple(ab), "ce": tuple(ce), "lam": Fraction(lam)})
+def instance(kind: str, model: ExactModel, ab, ce, lam, expect=None) -> Instance:
+    """An instance of this record: one model, two token pairs, a ratio (and what
+    it was built to satisfy, by atom name)."""
+    return Instance(kind, (model,), {"ab": tuple(ab), "ce": tuple(ce), "lam": Fraction(lam)}, expect=expect or {})
+
+
+#: Atom names of the side-neutral promises of :func:`allornone.symbolic.parallel.promised`.
+PROMISE_ATOMS = {"raw": "raw_parallel", "parallel": "parallel_N", "proportional": "proportional",
+                 "degenerate": "degenerate_N", "log-odds degenerate": "equal_probabilities"}
 
 
 def sample(rng: random.Random, i: int) -> Instance:
@@ -613,7 +619,8 @@ def sample(rng: random.Random, i: int) -> Instance:
     parallelism at all."""
     kind = planting.KINDS[i % len(planting.KINDS)]
     pp = planting.planted_pair(rng, kind)
-    return instance(kind, pp.model, pp.ab, pp.ce, pp.lam)
+    expect = {PROMISE_ATOMS[k]: v for k, v in planting.promised(pp).items()}
+    return instance(kind, pp.model, pp.ab, pp.ce, pp.lam, expect)
 
 
 STEPS = (

@@ -136,8 +136,14 @@ def decide(models, params) -> dict[str, Decision]:
             "degenerate_M": d["degenerate"], "same_conditionals": d["log-odds degenerate"]}
 
 
-def instance(kind: str, model: ExactModel, x12, x34, lam) -> Instance:
-    return Instance(kind, (model,), {"x12": tuple(x12), "x34": tuple(x34), "lam": Fraction(lam)})
+def instance(kind: str, model: ExactModel, x12, x34, lam, expect=None) -> Instance:
+    return Instance(kind, (model,), {"x12": tuple(x12), "x34": tuple(x34), "lam": Fraction(lam)},
+                    expect=expect or {})
+
+
+#: Atom names of the side-neutral promises of :func:`allornone.symbolic.parallel.promised`.
+PROMISE_ATOMS = {"raw": "raw_parallel", "parallel": "parallel_M", "proportional": "proportional_rows",
+                 "degenerate": "degenerate_M", "log-odds degenerate": "same_conditionals"}
 
 
 def sample(rng: random.Random, i: int) -> Instance:
@@ -146,7 +152,8 @@ def sample(rng: random.Random, i: int) -> Instance:
     component in ``SF ∩ SG^perp``), ``λ = 0``, degenerate, a wrong ratio, none."""
     kind = planting.KINDS[i % len(planting.KINDS)]
     pp = planting.planted_pair(rng, kind, side="contexts")
-    return instance(kind, pp.model, pp.ab, pp.ce, pp.lam)
+    expect = {PROMISE_ATOMS[k]: v for k, v in planting.promised(pp, "contexts").items()}
+    return instance(kind, pp.model, pp.ab, pp.ce, pp.lam, expect)
 
 
 STEPS = (

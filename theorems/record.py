@@ -27,12 +27,19 @@ __all__ = ["Instance", "Hypothesis", "ProofStep", "StepOutcome", "Edge", "Theore
 class Instance:
     """One instance of a result: exact models plus parameters (token indices,
     context pairs, ...). ``realise("float")`` gives the float realisation of the
-    same instance; ``float_only`` instances have no exact realisation."""
+    same instance; ``float_only`` instances have no exact realisation.
+
+    ``expect`` is what the sampler built the instance to be: atom names mapped to
+    the truth value they must have (a B.5 twin gives the same distribution, a
+    perturbed pair does not, a planted property holds). The runner decides these
+    atoms exactly and fails the run when one differs, so a generator that
+    silently builds the wrong kind of instance is caught."""
 
     kind: str
     models: tuple
     params: Mapping[str, Any] = field(default_factory=dict)
     float_only: bool = False
+    expect: Mapping[str, bool] = field(default_factory=dict)
 
     def realise(self, realisation: str) -> tuple:
         if realisation == "exact":

@@ -51,10 +51,13 @@ def check_instance(rid: str, seed: int, index: int) -> dict:
             ef, ff = check_facts(em), check_facts(fm)
             fact_fail += [f"model {j}: {n}" for n, d in ef.items() if not d.holds]
             fact_contra += [f"model {j}: {n}" for n, d in ff.items() if d.fails]
+        out["intent_checked"] = len(inst.expect)
+        out["intent_failed"] = intent_failures(inst, ex)
+        out["coverage"] = coverage(inst.models)
         steps = rec.check_steps(inst, "exact")
         out["steps_checked"] = sum(1 for _, o in steps if o.applicable)
         out["steps_failed"] = [s.label for s, o in steps if o.applicable and not o.decision.holds]
-        if ex.statement is not Truth.HOLDS or out["steps_failed"] or fact_fail:
+        if ex.statement is not Truth.HOLDS or out["steps_failed"] or fact_fail or out["intent_failed"]:
             out["instance"] = inst.to_json()
         elif (ex.hypotheses is Truth.HOLDS and (not rec.sides or ex.atoms[rec.sides].holds)
               and inst.models[0].effective_complexity() >= 1):
@@ -69,12 +72,41 @@ def check_instance(rid: str, seed: int, index: int) -> dict:
     else:
         out.update(hypotheses=flt.hypotheses.value, conclusion=flt.conclusion.value, statement=flt.statement.value,
                    contradictions=[], undecided=[n for n, d in flt.atoms.items() if d.undecided], steps_checked=0,
-                   steps_failed=[])
+                   steps_failed=[], intent_checked=0, intent_failed=[], coverage={})
         if rec.sides:
             out["side"] = flt.atoms[rec.sides].truth.value
     out["facts_failed"] = fact_fail
     out["facts_contradicted"] = fact_contra
     return out
+
+
+def intent_failures(inst, ex) -> list[str]:
+    """The atoms whose exact truth differs from what the sampler built the
+    instance to be (:attr:`Instance.expect`), as readable lines."""
+    bad = []
+    for name, value in inst.expect.items():
+        got = ex.atoms[name].truth
+        if got is not Truth.of(value):
+            bad.append(f"{name}: built to be {Truth.of(value).value}, is {got.value}")
+    return bad
+
+
+#: The shapes every result must meet where they can occur: an effective
+#: complexity of 0, M != N (so code that confuses P_M and P_N is exercised), and
+#: two models of different dimensions.
+COVERAGE_FEATURES = ("k = 0", "M != N", "d != d~")
+
+
+def coverage(models) -> list[str]:
+    """Which of :data:`COVERAGE_FEATURES` an exact instance shows."""
+    found = []
+    if any(m.effective_complexity() == 0 for m in models):
+        found.append("k = 0")
+    if any(m.structure.P_M != m.structure.P_N for m in models):
+        found.append("M != N")
+    if len(models) >= 2 and models[0].d != models[1].d:
+        found.append("d != d~")
+    return found
 
 
 @dataclass
@@ -97,6 +129,10 @@ class ResultSummary:
     steps_failed: int = 0
     facts_failed: int = 0
     facts_contradicted: int = 0
+    intent_checked: int = 0
+    intent_failed: int = 0
+    coverage: dict = field(default_factory=dict)
+    coverage_hypotheses: dict = field(default_factory=dict)
     failures: list = field(default_factory=list)
     sides_atom: str | None = None
     witness: dict | None = None
@@ -127,8 +163,14 @@ class ResultSummary:
         self.steps_failed += len(r["steps_failed"])
         self.facts_failed += len(r["facts_failed"])
         self.facts_contradicted += len(r["facts_contradicted"])
+        self.intent_checked += r["intent_checked"]
+        self.intent_failed += bool(r["intent_failed"])
+        for feature in r["coverage"]:
+            self.coverage[feature] = self.coverage.get(feature, 0) + 1
+            if r["hypotheses"] == "holds":
+                self.coverage_hypotheses[feature] = self.coverage_hypotheses.get(feature, 0) + 1
         bad = (exact and r["statement"] != "holds") or r["contradictions"] or r["steps_failed"] \
-            or r["facts_failed"] or r["facts_contradicted"]
+            or r["facts_failed"] or r["facts_contradicted"] or r["intent_failed"]
         if bad and len(self.failures) < MAX_FAILURES_KEPT:
             self.failures.append(r)
 
@@ -140,8 +182,11 @@ class ResultSummary:
 
     @property
     def verdict(self) -> str:
+        # A vacuous run (hypotheses never met, or one side of an equivalence never
+        # exercised) shows nothing about the result: it fails too.
         ok = (self.statement_failed == 0 and self.contradictions == 0 and self.steps_failed == 0
-              and self.facts_failed == 0 and self.facts_contradicted == 0)
+              and self.facts_failed == 0 and self.facts_contradicted == 0 and self.intent_failed == 0
+              and self.nonvacuous)
         return "pass" if ok else "fail"
 
     def to_json(self) -> dict:
@@ -156,9 +201,38 @@ class ResultSummary:
             "kinds": self.kinds, "statement_failed": self.statement_failed,
             "steps_checked": self.steps_checked, "steps_failed": self.steps_failed,
             "facts_failed": self.facts_failed, "facts_contradicted": self.facts_contradicted,
+            "intent_checked": self.intent_checked, "intent_failed": self.intent_failed,
+            "coverage": {f: self.coverage.get(f, 0) for f in COVERAGE_FEATURES},
+            "coverage_hypotheses": {f: self.coverage_hypotheses.get(f, 0) for f in COVERAGE_FEATURES},
             "failures": self.failures,
             "witness": self.witness,
         }
+
+
+def check_edges(rid: str, seed: int = 0) -> dict:
+    """Build every declared edge of one result (:attr:`TheoremRecord.edges`) and
+    check it exactly: its atoms have the declared values, a boundary case keeps
+    the conclusion, a dropped hypothesis fails while the conclusion fails too,
+    and every applicable proof step holds on it. The drop searches of
+    ``allornone edges`` are not run here (they take minutes)."""
+    from allornone.theorems.edges import drop_criterion
+
+    rec = get_record(rid)
+    out = []
+    for edge in rec.edges:
+        inst = edge.build(random.Random(f"{seed}/{rec.id}/edge/{edge.name}"))
+        ev = rec.evaluate(inst, "exact")
+        got = {k: ev.atoms[k].holds for k in edge.expect}
+        problems = [f"{k}: declared {v}, is {got[k]}" for k, v in edge.expect.items() if got[k] != v]
+        if edge.kind == "boundary" and ev.conclusion is not Truth.HOLDS:
+            problems.append("the conclusion fails on a boundary case")
+        if edge.kind == "drop" and edge.hypothesis and drop_criterion(rec, edge.hypothesis, ev) is not Truth.HOLDS:
+            problems.append(f"not a counterexample to dropping {edge.hypothesis!r}")
+        failed_steps = [s.label for s, o in rec.check_steps(inst, "exact") if o.applicable and not o.decision.holds]
+        problems += [f"proof step {label!r} fails" for label in failed_steps]
+        out.append({"name": edge.name, "kind": edge.kind, "hypothesis": edge.hypothesis, "ok": not problems,
+                    "problems": problems})
+    return {"id": rid, "edges": out, "verdict": "pass" if all(e["ok"] for e in out) else "fail"}
 
 
 def versions() -> dict:
@@ -186,12 +260,14 @@ def _task(args):
 
 
 def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
-        progress: Callable[[str, int], None] | None = None, generic_check: bool = True) -> dict:
+        progress: Callable[[str, int], None] | None = None, generic_check: bool = True,
+        edges: bool = False) -> dict:
     """Check each result on ``trials`` instances; returns the JSON report.
 
     ``progress(rid, done)`` is called after every instance. With
     ``generic_check`` the symbolic identities of the proofs are also evaluated on
     float instances and compared with the float layer (``generic_crossvalidation``).
+    With ``edges`` the records' declared edges are checked too (:func:`check_edges`).
     """
     ids = list(ids)
     if trials < 1:
@@ -214,13 +290,16 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
         if pool:
             pool.shutdown()
     generic = generic_crossvalidation(ids, seed, min(trials, GENERIC_INSTANCES)) if generic_check else None
-    passed = all(r["verdict"] == "pass" for r in results) and (generic is None or generic["agree"])
+    edge_reports = [check_edges(rid, seed) for rid in ids] if edges else None
+    passed = all(r["verdict"] == "pass" for r in results) and (generic is None or generic["agree"]) \
+        and all(e["verdict"] == "pass" for e in edge_reports or ())
     return {
         "seed": seed, "trials": trials, "jobs": jobs, "versions": versions(),
         "elapsed_s": round(time.perf_counter() - started, 3),
         "verdict": "pass" if passed else "fail",
         "results": results,
         "generic_crossvalidation": generic,
+        "edges": edge_reports,
         "generic_limit": GENERIC_LIMIT,
     }
 

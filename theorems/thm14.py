@@ -820,7 +820,23 @@ def sample(rng: random.Random, i: int) -> Instance:
         outside = ql.as_qmatrix([[rng.randint(-2, 2)] for _ in range(model.d)])
         gamma = ql.QMatrix.hstack(gamma, outside)
     twin = _twin(model, rng, kind)
-    return Instance(kind, (model, twin), {"pairs": inst.pairs, "gamma": gamma, "probe": inst.probe})
+    return Instance(kind, (model, twin), {"pairs": inst.pairs, "gamma": gamma, "probe": inst.probe},
+                    expect=_built(kind))
+
+
+def _built(kind: str) -> dict[str, bool]:
+    """What :func:`sample` builds each kind to be: every twin is a B.5 twin or a
+    change of basis (same distribution); the planted readout is relationally
+    linear reading M, the D.1 one only by reading a hidden coordinate. (A
+    too-few-pairs instance may still have enough pairs: nothing is promised.)"""
+    out = {"same_distribution": True}
+    if kind.startswith("planted"):
+        out.update(gamma_in_N=True, rel_lin_M=True, rel_lin=True)
+    elif kind.startswith("not relationally linear"):
+        out.update(gamma_in_N=True, rel_lin=False, rel_lin_M=False)
+    elif "D.1" in kind:
+        out.update(gamma_in_N=True, rel_lin=True, rel_lin_M=False)
+    return out
 
 
 # -- proof steps ------------------------------------------------------------------------------

@@ -89,8 +89,9 @@ def decide(models, params) -> dict[str, Decision]:
     }
 
 
-def instance(kind: str, model, twin, ab, ce, lam) -> Instance:
-    return Instance(kind, (model, twin), {"ab": tuple(ab), "ce": tuple(ce), "lam": Fraction(lam)})
+def instance(kind: str, model, twin, ab, ce, lam, expect=None) -> Instance:
+    return Instance(kind, (model, twin), {"ab": tuple(ab), "ce": tuple(ce), "lam": Fraction(lam)},
+                    expect=expect or {})
 
 
 _KINDS = (("b5", "raw parallel"), ("b5", "parallel after projection only"), ("basis", "raw parallel"),
@@ -119,8 +120,12 @@ def sample(rng: random.Random, i: int) -> Instance:
     else:
         y = pp.ab[0] if pp.ab[0] != model.pivot else pp.ab[1]
         twin = gen.perturb_log_odds(model, rng.randrange(model.m), y, rng.choice([-1, 1, 2, Fraction(1, 2)]))
+    # what was built: the twin's relation to the model, and the property planted in the model
+    expect = {"same_distribution": how != "perturbed"}
+    expect.update({name: v for k, v in planting.promised(pp).items()
+                   if (name := {"raw": "raw_parallel", "parallel": "parallel_N"}.get(k))})
     return instance(f"{'B.5 twin' if how == 'b5' else 'change of basis' if how == 'basis' else 'not equivalent'}, "
-                    f"{kind}", model, twin, pp.ab, pp.ce, pp.lam)
+                    f"{kind}", model, twin, pp.ab, pp.ce, pp.lam, expect)
 
 
 # proof steps

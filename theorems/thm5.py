@@ -214,7 +214,10 @@ def sample(rng: random.Random, i: int) -> Instance:
         twin = gen.perturb_log_odds(model, rng.randrange(model.m), y, rng.choice([-2, -1, 1, "1/2", 3]))
     else:
         twin = gen.perturb_rank(model, rng)
-    return Instance(kind, (model, twin))
+    # B.5 twins and changes of basis are equivalent by construction; a changed
+    # log-odds entry or rank gives another distribution
+    equivalent = not kind.startswith("perturbed")
+    return Instance(kind, (model, twin), expect={"same_distribution": equivalent, "el_equivalent": equivalent})
 
 
 # proof steps: each checks its claim on the instance it is given
