@@ -286,12 +286,32 @@ def _step_square(models, params) -> StepOutcome:
                                      be.vanishes(A.T @ B - be.eye(a.d), A.T, B)]), {"A*": A})
 
 
+def _step_identifies(models, params) -> StepOutcome:
+    a, b = models
+    hyp = a.d == b.d and a.is_diverse().holds and b.is_diverse().holds
+    if not (hyp and thm5.same_distribution(a, b).holds):
+        return StepOutcome.not_applicable("needs the hypotheses and L = L~")
+    be = a.backend
+    ident = linear_identification(a, b)
+    if not ident.decision.holds:
+        return StepOutcome(ident.decision, {"reason": ident.reason})
+    A = ident.A
+    # the A returned is checked against the claim itself, row by row:
+    # f(x) = A f~(x) and g_0(y) = A^{-T} g~_0(y), i.e. F^T = A F~^T and G~_0 = G_0 A
+    return StepOutcome(Decision.all([be.rank_equals(A, a.d, A),
+                                     be.vanishes(a.F.T - A @ b.F.T, A, b.F.T),
+                                     be.vanishes(b.G0 - a.G0 @ A, a.G0, A)]), {"A": A})
+
+
 STEPS = (
     ProofStep("k = d", "with d = d~ and L = L~, one diverse model makes the other diverse",
               "k = rank L is shared (F1) and k = d forces SF = SG = R^d", _step_dims, ("F1",)),
     ProofStep("M = N = R^d", "under diversity P_M = P_N = I", "M = Im(P_F P_G) = Im(I I)", _step_mn, ("F1",)),
     ProofStep("A* invertible", "Theorem 5's certificate is square and invertible with A*^T B* = I",
               "EL1 with P_M = I is f = A* f~; EL3 with P~ = I gives B* = A*^{-T}", _step_square, ("thm5",)),
+    ProofStep("A identifies", "the invertible A found satisfies f(x) = A f~(x) and g_0(y) = A^{-T} g~_0(y)",
+              "the previous step: such an A exists; checked on the A returned", _step_identifies,
+              ("A* invertible",)),
 )
 
 

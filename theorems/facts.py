@@ -23,9 +23,11 @@ def f1(model) -> Decision:
         be.vanishes((d - s.P_F) @ s.basis_M, s.P_F, s.basis_M),
         be.vanishes((d - s.P_G) @ s.basis_N, s.P_G, s.basis_N),
         be.decision(s.basis_N.shape[1] == s.k, decided=s.decided),
-        # Projectors have norm 1 and carry rounding error of that size, even where
-        # SF and SG are orthogonal and |P_F||P_G| is only that error.
-        be.rank_equals(s.P_F @ s.P_G, s.k, scale=1.0),
+        # k comes from the image bases of P_F P_G; rank(P_F P_G) = k is checked on
+        # the other product, P_G P_F (the same rank), so that it is not the same
+        # computation twice. Projectors have norm 1 and carry rounding error of
+        # that size, even where SF and SG are orthogonal and |P_F||P_G| is only that error.
+        be.rank_equals(s.P_G @ s.P_F, s.k, scale=1.0),
         be.rank_equals(model.log_odds(), s.k, model.F, model.G0.T),
     ])
 

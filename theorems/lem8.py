@@ -442,6 +442,36 @@ def same_ratio(be, r1: ParallelResult, r2: ParallelResult) -> Decision:
     return be.tolerance.decide(abs(r1.lam - r2.lam), max(_ratio_scale(be, r1), _ratio_scale(be, r2)))
 
 
+def ratio_by_definition(be, r: ParallelResult) -> Decision:
+    """Re-derive a search for ``λ`` from the definition, by another route than
+    :func:`collinear`'s formula: some ``λ`` with ``u = λ v`` exists iff
+    ``rank [u v] = rank v`` (for ``v = 0``: iff ``u = 0``), and a reported unique
+    ``λ`` must satisfy ``u = λ v`` entry by entry. Exact side only; on the float
+    side this returns the search's own verdict unchanged.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]])
+    >>> ratio_by_definition(m.backend, parallel(m, (1, 0), (2, 0))).holds
+    True
+    >>> r = parallel(m, (1, 0), (2, 0))
+    >>> r.lam = Fraction(1, 2)  # a wrong ratio
+    >>> ratio_by_definition(m.backend, r).holds
+    False
+    """
+    if not be.exact or r.u is None or r.v is None:
+        return be.decision(True)
+    u, v = r.u, r.v
+    rank_v = ql.rank(v)
+    exists = ql.rank(ql.QMatrix.hstack(u, v)) == rank_v if rank_v else u.is_zero
+    checks = [Decision.exact(exists == r.holds, detail="existence")]
+    if r.holds and r.unique:
+        rows_u, rows_v = u.to_fraction_rows(), v.to_fraction_rows()
+        checks.append(Decision.exact(all(x[0] == r.lam * y[0] for x, y in zip(rows_u, rows_v))))
+    if r.holds and r.unique is not None:
+        checks.append(Decision.exact(r.unique == bool(rank_v)))
+    return Decision.all(checks)
+
+
 def _ratio_scale(be, r: ParallelResult) -> float:
     """Rounding scale of a float ratio ``λ = <u, v>/<v, v>``: ``|λ|`` and the
     scale of the residual test divided by the size of ``v`` (a short ``v``
@@ -535,7 +565,11 @@ def step_ratio(side: Side):
         (model,) = models
         ab, ce = params[side.keys[0]], params[side.keys[1]]
         rS, rL = parallel_on(side, model, ab, ce, side.subspace), proportional_on(side, model, ab, ce)
-        return StepOutcome(same_ratio(model.backend, rS, rL),
+        be = model.backend
+        # compared, and each re-derived from the definition (the comparison alone
+        # would pass two searches that share a wrong formula for lambda)
+        return StepOutcome(Decision.all([same_ratio(be, rS, rL), ratio_by_definition(be, rS),
+                                         ratio_by_definition(be, rL)]),
                            {f"lambda in {side.subspace}": rS.lam, "lambda of the log-odds": rL.lam,
                             "unique": rS.unique})
     return check

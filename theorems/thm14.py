@@ -857,7 +857,11 @@ def _step_certificate(models, params) -> StepOutcome:
     an, why = _premises(models, params, need_N=False)
     if why:
         return StepOutcome.not_applicable(why)
-    return StepOutcome(an.cert.decision, {"A*": an.cert.A, "B*": an.cert.B})
+    # the premises already require the certificate's verdict: re-derive EL1-EL3
+    # for A*, B* another way (one identity over all rows, EL3 on bases)
+    again = thm5.el_conditions_on_bases(*models, an.cert.A, an.cert.B)
+    return StepOutcome(Decision.all(list(again.values())), {"A*": an.cert.A, "B*": an.cert.B,
+                                                            **{k: d.truth.value for k, d in again.items()}})
 
 
 def _step_readout(models, params) -> StepOutcome:

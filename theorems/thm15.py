@@ -146,7 +146,12 @@ def _step_same_log_odds(models, params) -> StepOutcome:
         return StepOutcome.not_applicable("L != L~")
     ab, ce, lam = params["ab"], params["ce"], params["lam"]
     ra, rb = proportional_log_odds(a, ab, ce, lam), proportional_log_odds(b, ab, ce, lam)
-    return StepOutcome(lem8.agree(a.backend, ra.decision, rb.decision),
+    be = a.backend
+    # "they are the same numbers", from the definition rather than from L = L~:
+    # log p(i|x)/p(j|x) = f(x)^T (g(i) - g(j)) in each model
+    same = [be.vanishes(a.F @ a.unembedding_difference(i, j) - b.F @ b.unembedding_difference(i, j),
+                        a.F, a.G[[i, j], :].T, b.F, b.G[[i, j], :].T) for (i, j) in (ab, ce)]
+    return StepOutcome(Decision.all(same + [lem8.agree(be, ra.decision, rb.decision)]),
                        {"log-odds of f": ra.verdict, "log-odds of f~": rb.verdict})
 
 
@@ -173,7 +178,9 @@ def _step_same_ratio(models, params) -> StepOutcome:
     if not thm5.same_distribution(a, b).holds:
         return StepOutcome.not_applicable("L != L~")
     ra, rb = parallel(a, params["ab"], params["ce"]), parallel(b, params["ab"], params["ce"])
-    return StepOutcome(lem8.same_ratio(a.backend, ra, rb),
+    # both ratios re-derived from the definition too (u = lambda v), not only compared
+    return StepOutcome(Decision.all([lem8.same_ratio(a.backend, ra, rb), lem8.ratio_by_definition(a.backend, ra),
+                                     lem8.ratio_by_definition(b.backend, rb)]),
                        {"lambda in N": ra.lam, "lambda in N~": rb.lam, "unique": ra.unique})
 
 

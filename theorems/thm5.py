@@ -271,8 +271,13 @@ def _step_el(which):
             return StepOutcome.not_applicable("L != L~")
         cert = el_certificate(a, b)
         dec = {"EL1": cert.el1, "EL2": cert.el2, "EL3": cert.el3}[which]
-        return StepOutcome(dec, {"A*" if which == "EL1" else "B*" if which == "EL2" else "residual":
-                                 cert.A if which == "EL1" else cert.B if which == "EL2" else dec.residual})
+        # The certificate's own verdict decides the conclusion; the step also
+        # re-derives the condition another way, so that it can disagree.
+        again = el_conditions_on_bases(a, b, cert.A, cert.B)[which]
+        return StepOutcome(Decision.all([dec, again]),
+                           {"A*" if which == "EL1" else "B*" if which == "EL2" else "residual":
+                            cert.A if which == "EL1" else cert.B if which == "EL2" else dec.residual,
+                            "re-derived": again.truth.value})
     return check
 
 
@@ -344,3 +349,32 @@ RECORD = TheoremRecord(
     edges=EDGES,
     sides="same_distribution",
 )
+
+
+def el_conditions_on_bases(a, b, A, B) -> dict[str, Decision]:
+    """EL1--EL3 for given ``A``, ``B``, derived independently of
+    :func:`el_certificate`: EL1 and EL2 as one matrix identity on all rows
+    (``F P_M = F~ P~_M~ A^T``, ``G_0 P_N = G~_0 P~_N~ B^T``), and EL3 on bases
+    ``U~``, ``V~`` of ``M~``, ``N~`` instead of projectors:
+    ``(A U~)^T (B V~) = U~^T V~`` (equivalent, as ``P~_M~ = U~ (U~^T U~)^{-1} U~^T``
+    with ``U~`` of full column rank, and likewise for ``N~``).
+
+    >>> from allornone.symbolic import ExactModel
+    >>> a = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
+    >>> b = ExactModel([[2, 0], [0, 1]], [[0, 0], ["1/2", 0], [0, 1]])
+    >>> c = el_certificate(a, b)
+    >>> [d.holds for d in el_conditions_on_bases(a, b, c.A, c.B).values()]
+    [True, True, True]
+    >>> [d.holds for d in el_conditions_on_bases(a, b, c.A * 2, c.B).values()]
+    [False, True, False]
+    """
+    be = a.backend
+    sa, sb = a.structure, b.structure
+    el1 = be.vanishes(a.F @ sa.P_M - b.F @ sb.P_M @ A.T, a.F, sa.P_M, b.F, sb.P_M, A.T)
+    el2 = be.vanishes(a.G0 @ sa.P_N - b.G0 @ sb.P_N @ B.T, a.G0, sa.P_N, b.G0, sb.P_N, B.T)
+    if sb.basis_M.shape[1] and sb.basis_N.shape[1]:
+        U, V = sb.basis_M, sb.basis_N
+        el3 = be.vanishes((A @ U).T @ (B @ V) - U.T @ V, A, U, B, V)
+    else:
+        el3 = be.decision(True)
+    return {"EL1": el1, "EL2": el2, "EL3": el3}
