@@ -1,14 +1,16 @@
-"""THEORY section 10 as a regression test: a rank decision where floats lie.
+"""A regression test: a rank decision where floats lie.
 
 A B.5 twin of a rank-3 model with a badly scaled ``R`` (one row times 1000):
 its certificate matrix ``G~_0 P~_Ñ`` has exact rank 3, but in floats a fourth
-singular value of about ``1e-14`` survives NumPy's default ``pinv`` cut
-(``1e-15 * sigma_max``); the pseudo-inverse then blows that noise up and the
-EL2 residual is large -- a false "not equivalent". The project's float layer
-truncates at the decided rank and must never say "not equivalent" here.
+singular value of rounding size survives; where it lies above NumPy's default
+``pinv`` cut (``1e-15 * sigma_max``, which depends on the LAPACK) the
+pseudo-inverse blows that noise up and the EL2 residual is large -- a false
+"not equivalent". So that the test asserts on every platform, the trap is also
+built with its spurious singular value planted at a controlled size
+(:func:`_controlled_trap`). The project's float layer truncates at the decided
+rank and must never say "not equivalent" here.
 """
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -39,20 +41,63 @@ def _certificate_matrices():
     return GA, GB
 
 
-def test_numpy_default_pinv_gives_a_false_el2_failure():
+def test_the_certificate_matrix_has_exact_rank_3_and_a_noise_singular_value():
     GA, GB = _certificate_matrices()
     sv = np.linalg.svd(GB, compute_uv=False)
     assert sv[2] > 0.1  # three genuine singular values
-    assert sv[3] < 1e-12  # the fourth is rounding noise
-    if sv[3] <= 1e-15 * sv[0]:
-        pytest.skip(f"on this platform the noise singular value {sv[3]:.1e} falls under NumPy's cut")
-    B_numpy = GA.T @ np.linalg.pinv(GB.T)
-    el2_numpy = np.abs(GA.T - B_numpy @ GB.T).max()
-    assert el2_numpy > 1e-3  # the false "not equivalent"
-    # truncated at the exact rank 3, the same computation is clean
-    u, s, vt = np.linalg.svd(GB.T, full_matrices=False)
-    B_cut = GA.T @ (vt[:3].T / s[:3]) @ u[:, :3].T
-    assert np.abs(GA.T - B_cut @ GB.T).max() < 1e-9
+    assert sv[3] < 1e-12  # the fourth is rounding noise (its size depends on the LAPACK)
+
+
+def _controlled_trap(noise=1e-12, seed=0):
+    """The trap with its noise controlled instead of left to the LAPACK: ``X``
+    of exact rank 3 plus a spurious singular value ``noise * sigma_1`` --
+    a thousand times above NumPy's default ``pinv`` cut (``1e-15 sigma_1``) and
+    far below the project's tolerance (``1e-9 sigma_1``); every LAPACK computes
+    singular values to about ``1e-16 sigma_1``, so both sides of the cut hold
+    everywhere. ``Y = W0 X0`` plus rounding-sized noise along the spurious
+    direction. Returns ``X, Y, W0``."""
+    GA, GB = _certificate_matrices()
+    rng = np.random.default_rng(seed)
+    u, s, vt = np.linalg.svd(GB.T)
+    X0 = (u[:, :3] * s[:3]) @ vt[:3]
+    X = X0 + noise * s[0] * np.outer(u[:, 3], vt[3])
+    W0 = rng.standard_normal((GA.shape[1], X.shape[0]))
+    Y0 = W0 @ X0
+    Y = Y0 + 1e-14 * np.abs(Y0).max() * np.outer(rng.standard_normal(Y0.shape[0]), vt[3])
+    return X, Y, W0, X0
+
+
+def test_numpy_default_pinv_is_fooled_on_every_platform():
+    X, Y, W0, X0 = _controlled_trap()
+    sv = np.linalg.svd(X, compute_uv=False)
+    assert 1e-13 * sv[0] < sv[3] < 1e-11 * sv[0]  # the spurious value, as planted
+    # NumPy keeps it: its pseudo-inverse carries 1/sigma_4 ~ 1e12 / sigma_1
+    assert np.abs(np.linalg.pinv(X)).max() > 1e10 / sv[0]
+    # the map it finds from Y, applied to the noise-free X0, misses Y0 by far more
+    # than any tolerance allows: the false EL2 failure ("not equivalent")
+    W_numpy = Y @ np.linalg.pinv(X)
+    assert np.abs(W_numpy @ X0 - W0 @ X0).max() > 1e-6 * np.abs(Y).max()
+
+
+def test_the_project_truncates_at_the_decided_rank():
+    from allornone.numeric import linalg as fl
+
+    X, Y, W0, X0 = _controlled_trap()
+    assert fl.rank(X) == (3, True)  # the spurious value is zero to the project
+    W = fl.solve_left(Y, X)
+    assert np.abs(W @ X0 - W0 @ X0).max() < 1e-12 * np.abs(Y).max()
+    assert np.abs(fl.pinv(X)).max() < 1e3 / np.linalg.svd(X0, compute_uv=False)[2]
+
+
+def test_a_project_pinv_with_numpys_cut_would_fail_the_trap(monkeypatch):
+    # the two previous tests are able to fail: with NumPy's cut in place of the
+    # decided rank, the project's solve is as fooled as NumPy's
+    from allornone.numeric import linalg as fl
+
+    X, Y, W0, X0 = _controlled_trap()
+    monkeypatch.setattr(fl, "pinv", lambda A, rank=None, tol=fl.DEFAULT_TOLERANCE: np.linalg.pinv(A))
+    W = fl.solve_left(Y, X)
+    assert np.abs(W @ X0 - W0 @ X0).max() > 1e-6 * np.abs(Y).max()
 
 
 def test_our_float_equivalence_is_not_fooled():
