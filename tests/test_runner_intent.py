@@ -146,3 +146,14 @@ def test_check_edges_option(tmp_path):
     result = CliRunner().invoke(main, ["check", "thm5", "--trials", "4", "--edges", "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert "edge thm5: k = 0 (boundary): as declared" in result.output
+
+
+def test_a_drop_edge_whose_hypothesis_holds_is_caught(monkeypatch):
+    rec = get_record("thm15")
+    i = [e.kind for e in rec.edges].index("drop")
+    # the "dropped" hypothesis (same distribution) in fact holds: a boundary case in disguise
+    bad = dataclasses.replace(rec.edges[i], build=rec.edges[i + 2].build, expect={})
+    monkeypatch.setattr(rec, "edges", (*rec.edges[:i], bad, *rec.edges[i + 1:]))
+    out = rn.check_edges("thm15")["edges"][i]
+    assert out["problems"] == ["the hypothesis 'same distribution' does not fail",
+                               "the conclusion does not fail on a dropped hypothesis"]

@@ -1,98 +1,78 @@
-"""Every proof step of every result and construction can fail: on an instance
-built to break its claim (a wrong structure, data that no longer match their
-structure, a wrong ratio, a certificate or a distribution test that lies; see
-``breakers.py``) the step is applicable and fails, while on the same unbroken
-instance it holds. A step that held on everything would check nothing."""
+"""Every proof step and every fact can fail, and so can the runner's verdict:
+``check``'s self-test (:mod:`allornone.theorems.selftest`) gives each of them an
+instance built to break it. Here each case runs on its own, and the self-test is
+shown to notice when a check stops being able to fail."""
+import dataclasses
+
 import pytest
 
-from breakers import BREAKERS
+from allornone.decision import Decision
 from allornone.theorems import get_record, records
+from allornone.theorems import selftest as st
 from allornone.theorems.constructions import CONSTRUCTIONS
-from allornone.theorems.runner import instance_rng
-
-#: (subject, step, instance index, breaker): instance ``index`` of the subject's
-#: sampler (seed 0; for a construction, ``build(index)``) broken by ``breaker``.
-CASES = [
-    ('thm5', 'F4', 2, 'P_M := 0 (model 1)'),
-    ('thm5', '<=', 2, 'P_M := 0 (model 1)'),
-    ('thm5', 'kernels', 0, 'P_M := P_F (model 0)'),
-    ('thm5', 'EL1', 0, 'P_M := P_F (model 0)'),
-    ('thm5', 'EL2', 4, 'P_N := P_G (model 0)'),
-    ('thm5', 'EL3', 2, 'L = L~ always'),
-    ('thm5', 'k', 0, 'k + 1 (model 0)'),
-    ('cor6', 'k = d', 0, 'k + 1 (model 0)'),
-    ('cor6', 'M = N = R^d', 0, 'P_M := 0 (model 0)'),
-    ('cor6', 'A* invertible', 0, 'P_M := 0 (model 0)'),
-    ('cor6', 'A identifies', 4, "Corollary 6's A transposed"),
-    ('lem8', 'log-odds', 0, 'G changed, structure kept (model 0)'),
-    ('lem8', 'F4', 0, 'P_M := 0 (model 0)'),
-    ('lem8', 'reduce', 4, 'P_M := 0 (model 0)'),
-    ('lem8', 'injective', 1, 'P_N := P_G (model 0)'),
-    ('lem8', 'ratio', 0, 'lambda search reports 1/lambda'),
-    ('lem8', 'degenerate', 3, 'P_N := P_G (model 0)'),
-    ('lem8', 'raw => N', 0, 'parallel in N/M asks about -lambda'),
-    ('lem8ctx', 'rows', 1, 'F changed, structure kept (model 0)'),
-    ('lem8ctx', 'F4 (dual)', 0, 'P_M := 0 (model 0)'),
-    ('lem8ctx', 'injective', 1, 'P_M := P_F (model 0)'),
-    ('lem8ctx', 'ratio', 0, 'lambda search reports 1/lambda'),
-    ('lem8ctx', 'degenerate', 3, 'P_M := P_F (model 0)'),
-    ('thm15', 'Lemma 8 (f)', 1, 'P_N := P_G (model 0)'),
-    ('thm15', 'L = L~', 7, 'L = L~ always'),
-    ('thm15', 'Lemma 8 (f~)', 0, 'P_N := P_G (model 1)'),
-    ('thm15', 'via B*', 1, 'P_N := P_G (model 0)'),
-    ('thm15', 'same ratio', 0, 'lambda search reports 1/lambda'),
-    ('thm15', 'diversity', 0, 'diversity always'),
-    ('thm14', 'certificate', 0, 'certificate lies (A* doubled)'),
-    ('thm14', 'readout transport', 0, 'certificate lies (B* doubled)'),
-    ('thm14', 'Γ~', 0, 'Γ~ := 0'),
-    ('thm14', 'input transport', 0, 'certificate lies (A* doubled)'),
-    ('thm14', '=>', 0, 'certificate lies (A* doubled)'),
-    ('thm14', '<=', 0, 'certificate lies (A* doubled)'),
-    ('thm14', 'all or none (reading M)', 3, 'Γ~ := 0'),
-    ('thm14', 'probing', 0, 'certificate lies (A* doubled)'),
-    ('thm14', 'linear subspace', 0, 'Γ~ := 0'),
-    ('b5', 'bases', 0, 'P_M := 0 (model 0)'),
-    ('b5', 'C', 0, 'P_M := 0 (model 0)'),
-    ('b5', 'same log-odds', 0, 'F changed, structure kept (model 0)'),
-    ('b5', 'equivalent', 5, 'P_M := P_F (model 0)'),
-    ('b5', 'dimensions', 0, 'k + 1 (model 0)'),
-    ('d1', 'structure', 0, 'P_M := P_F (model 0)'),
-    ('d1', 'linear', 0, 'pairs re-paired'),
-    ('d1', 'only off M', 0, 'P_M := P_F (model 0)'),
-    ('d1', 'same distribution', 0, 'F changed, structure kept (model 0)'),
-    ('d1', 'twin fails', 0, 'P_N := 0 (model 1)'),
-]
+from allornone.theorems.facts import FACTS
+from allornone.theorems.record import StepOutcome
 
 
-def _subject(sid):
-    return CONSTRUCTIONS[sid] if sid in CONSTRUCTIONS else get_record(sid)
-
-
-def _instance(sid, index):
-    if sid in CONSTRUCTIONS:
-        return CONSTRUCTIONS[sid].build(index)
-    return get_record(sid).sample(instance_rng(0, sid, index), index)
-
-
-def _step(subject, label):
-    (step,) = [s for s in subject.steps if s.label == label]
-    return step
-
-
-@pytest.mark.parametrize("sid, label, index, breaker", CASES, ids=[f"{c[0]}:{c[1]}:{c[3]}" for c in CASES])
-def test_step_fails_on_a_broken_instance(monkeypatch, sid, label, index, breaker):
-    subject, inst = _subject(sid), _instance(sid, index)
-    step = _step(subject, label)
-    before = step.check(inst.realise("exact"), inst.params)
+@pytest.mark.parametrize("sid, label, index, breaker", st.STEP_CASES,
+                         ids=[f"{c[0]}:{c[1]}:{c[3]}" for c in st.STEP_CASES])
+def test_step_fails_on_a_broken_instance(sid, label, index, breaker):
+    before, after = st.check_step_case(sid, label, index, breaker)
     assert not before.applicable or before.decision.holds, before
-    with BREAKERS[breaker](inst, monkeypatch) as broken:
-        out = step.check(broken.realise("exact"), broken.params)
-    assert out.applicable, out.values
-    assert out.decision.fails, (out.decision, out.values)
+    assert not isinstance(after, str), after
+    assert after.applicable, after.values
+    assert after.decision.fails, (after.decision, after.values)
 
 
 def test_every_step_has_a_breaking_case():
-    covered = {(sid, label) for sid, label, _, _ in CASES}
+    covered = {(sid, label) for sid, label, _, _ in st.STEP_CASES}
     subjects = {**records(), **CONSTRUCTIONS}
     every = {(sid, s.label) for sid, subject in subjects.items() for s in subject.steps}
     assert every == covered, (every - covered, covered - every)
+
+
+def test_every_fact_has_a_breaking_case():
+    assert {name for name, _, _ in st.FACT_CASES} == set(FACTS)
+
+
+def test_breakers_restore_what_they_replace():
+    from allornone.theorems import thm5
+
+    original = thm5.same_distribution, thm5.canonical_certificate, thm5.el_certificate
+    for case in st.STEP_CASES:
+        st.check_step_case(*case)
+    assert (thm5.same_distribution, thm5.canonical_certificate, thm5.el_certificate) == original
+
+
+def test_the_self_test_passes():
+    out = st.run_self_test()
+    assert out["passed"], out
+    assert out["steps"]["checked"] == len(st.STEP_CASES)
+    assert out["facts"]["checked"] == len(st.FACT_CASES)
+    assert out["runner"]["checked"] == len(st.RUNNER_CANARIES) + 1
+
+
+def test_the_self_test_notices_a_step_that_cannot_fail(monkeypatch):
+    rec = get_record("thm5")
+    i = [s.label for s in rec.steps].index("<=")
+    always = dataclasses.replace(rec.steps[i], check=lambda models, params: StepOutcome(Decision.exact(True)))
+    monkeypatch.setattr(rec, "steps", (*rec.steps[:i], always, *rec.steps[i + 1:]))
+    out = st.run_self_test(only_steps=[("thm5", "<=")])
+    assert not out["passed"]
+    assert out["steps"]["missed"] == ["thm5 step '<=' on instance 2 broken by 'P_M := 0 (model 1)': holds"]
+
+
+def test_the_self_test_notices_a_fact_that_cannot_fail(monkeypatch):
+    monkeypatch.setitem(FACTS, "F3", lambda model: Decision.exact(True))
+    out = st.run_self_test()
+    assert not out["passed"] and out["facts"]["missed"] == ["F3: holds with P_M onto span(e2)"]
+
+
+def test_the_self_test_notices_a_runner_that_ignores_failed_steps(monkeypatch):
+    from allornone.theorems import runner
+
+    real = runner.ResultSummary.verdict
+    monkeypatch.setattr(runner.ResultSummary, "verdict", property(
+        lambda self: "pass" if self.steps_failed and self.statement_failed == 0 else real.fget(self)))
+    out = st.run_self_test()
+    assert not out["passed"] and out["runner"]["missed"] == ["a proof step fails: the runner says pass"]

@@ -124,8 +124,10 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
 
     Exits 0 iff every conclusion held wherever its hypotheses held, every proof
     step and fact held, every sampled instance was of the kind its sampler built,
-    every result was exercised non-vacuously, and no float verdict contradicted
-    an exact one (and, with --edges, every declared edge case behaved as declared).
+    every result was exercised non-vacuously, no float verdict contradicted an
+    exact one, the self-test caught every instance built to break a step, a
+    fact or the runner's verdict (and, with --edges, every declared edge case
+    behaved as declared).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -135,7 +137,7 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
         tasks = {rid: bar.add_task(rid, total=trials) for rid in ids}
-        report = run(ids, trials=trials, seed=seed, jobs=jobs, edges=with_edges,
+        report = run(ids, trials=trials, seed=seed, jobs=jobs, edges=with_edges, self_test=True,
                      progress=lambda rid, done: bar.update(tasks[rid], completed=done))
     table = Table(title=f"allornone check (seed {seed}, {trials} trials each, {report['elapsed_s']} s)",
                   box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1),
@@ -176,6 +178,17 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
                           f"facts failed {f['facts_failed'] + f['facts_contradicted']}"
                           + (f", not as built: {escape('; '.join(f['intent_failed']))}" if f["intent_failed"] else ""),
                           markup=True)
+    ctl = report.get("self_test")
+    if ctl:
+        parts = f"{ctl['steps']['checked']} proof steps, {ctl['facts']['checked']} facts, " \
+                f"{ctl['runner']['checked']} runner verdicts"
+        if ctl["passed"]:
+            console.print(f"self-test: {parts}, each given an instance built to break it: [green]all caught[/]")
+        else:
+            console.print(f"self-test: {parts}: [red]NOT CAUGHT[/]")
+            for part in ("steps", "facts", "runner"):
+                for line in ctl[part]["missed"]:
+                    console.print(f"  [red]missed[/]: {escape(line)}")
     for e in report.get("edges") or ():
         for item in e["edges"]:
             mark = "[green]as declared[/]" if item["ok"] else "[red]FAILS[/]: " + escape("; ".join(item["problems"]))

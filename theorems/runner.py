@@ -31,7 +31,11 @@ def check_instance(rid: str, seed: int, index: int) -> dict:
     """Evaluate one instance of one result in both realisations; a plain dict
     (picklable, JSON friendly) summarising what happened."""
     rec = get_record(rid)
-    inst = rec.sample(instance_rng(seed, rid, index), index)
+    return evaluate_instance(rec, rec.sample(instance_rng(seed, rid, index), index), index)
+
+
+def evaluate_instance(rec, inst, index: int = 0) -> dict:
+    """:func:`check_instance` on a given record and instance."""
     out: dict = {"index": index, "kind": inst.kind, "float_only": inst.float_only}
     flt = rec.evaluate(inst, "float")
     out["float"] = {n: d.truth.value for n, d in flt.atoms.items()}
@@ -215,19 +219,25 @@ def check_edges(rid: str, seed: int = 0) -> dict:
     the conclusion, a dropped hypothesis fails while the conclusion fails too,
     and every applicable proof step holds on it. The drop searches of
     ``allornone edges`` are not run here (they take minutes)."""
-    from allornone.theorems.edges import drop_criterion
+    from allornone.theorems.logic import evaluate3
 
     rec = get_record(rid)
     out = []
     for edge in rec.edges:
         inst = edge.build(random.Random(f"{seed}/{rec.id}/edge/{edge.name}"))
         ev = rec.evaluate(inst, "exact")
+        truths = {rec.atoms[n]: d.truth for n, d in ev.atoms.items() if n in rec.atoms}
         got = {k: ev.atoms[k].holds for k in edge.expect}
         problems = [f"{k}: declared {v}, is {got[k]}" for k, v in edge.expect.items() if got[k] != v]
         if edge.kind == "boundary" and ev.conclusion is not Truth.HOLDS:
             problems.append("the conclusion fails on a boundary case")
-        if edge.kind == "drop" and edge.hypothesis and drop_criterion(rec, edge.hypothesis, ev) is not Truth.HOLDS:
-            problems.append(f"not a counterexample to dropping {edge.hypothesis!r}")
+        if edge.kind == "drop":
+            # the hypothesis dropped fails and so does the conclusion (the others
+            # need not all hold: an edge may say why they cannot, as Corollary 6's does)
+            if edge.hypothesis and evaluate3(rec.hypothesis(edge.hypothesis).atom, truths) is not Truth.FAILS:
+                problems.append(f"the hypothesis {edge.hypothesis!r} does not fail")
+            if ev.conclusion is not Truth.FAILS:
+                problems.append("the conclusion does not fail on a dropped hypothesis")
         failed_steps = [s.label for s, o in rec.check_steps(inst, "exact") if o.applicable and not o.decision.holds]
         problems += [f"proof step {label!r} fails" for label in failed_steps]
         out.append({"name": edge.name, "kind": edge.kind, "hypothesis": edge.hypothesis, "ok": not problems,
@@ -261,13 +271,15 @@ def _task(args):
 
 def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
         progress: Callable[[str, int], None] | None = None, generic_check: bool = True,
-        edges: bool = False) -> dict:
+        edges: bool = False, self_test: bool = False) -> dict:
     """Check each result on ``trials`` instances; returns the JSON report.
 
     ``progress(rid, done)`` is called after every instance. With
     ``generic_check`` the symbolic identities of the proofs are also evaluated on
     float instances and compared with the float layer (``generic_crossvalidation``).
-    With ``edges`` the records' declared edges are checked too (:func:`check_edges`).
+    With ``edges`` the records' declared edges are checked too (:func:`check_edges`);
+    with ``self_test`` the controls of :mod:`allornone.theorems.selftest` run
+    (every step, fact and runner verdict shown failing on a broken instance).
     """
     ids = list(ids)
     if trials < 1:
@@ -291,8 +303,14 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
             pool.shutdown()
     generic = generic_crossvalidation(ids, seed, min(trials, GENERIC_INSTANCES)) if generic_check else None
     edge_reports = [check_edges(rid, seed) for rid in ids] if edges else None
+    if self_test:
+        from allornone.theorems.selftest import run_self_test
+
+        controls = run_self_test()
+    else:
+        controls = None
     passed = all(r["verdict"] == "pass" for r in results) and (generic is None or generic["agree"]) \
-        and all(e["verdict"] == "pass" for e in edge_reports or ())
+        and all(e["verdict"] == "pass" for e in edge_reports or ()) and (controls is None or controls["passed"])
     return {
         "seed": seed, "trials": trials, "jobs": jobs, "versions": versions(),
         "elapsed_s": round(time.perf_counter() - started, 3),
@@ -300,6 +318,7 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
         "results": results,
         "generic_crossvalidation": generic,
         "edges": edge_reports,
+        "self_test": controls,
         "generic_limit": GENERIC_LIMIT,
     }
 

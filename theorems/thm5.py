@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from sympy import Equivalent
@@ -199,9 +200,12 @@ def random_shape(rng: random.Random, max_m=6, max_n=6, max_d=5):
 
 def sample(rng: random.Random, i: int) -> Instance:
     """Equivalent pairs (B.5 twins, changes of basis) and non-equivalent ones
-    (one log-odds entry changed, the rank changed), in turn."""
+    (one log-odds entry changed, the rank changed, the unembeddings scaled), in
+    turn. Scaling ``g`` by ``c != 1`` keeps EL1 and EL2 (``A = I``, ``B = I/c``)
+    and breaks only EL3, where ``k >= 1``; for ``k = 0`` it changes nothing."""
     model = gen.random_model(rng, **random_shape(rng))
-    kind = ("b5 twin", "change of basis", "perturbed log-odds entry", "perturbed rank")[i % 4]
+    kind = ("b5 twin", "change of basis", "perturbed log-odds entry", "perturbed rank",
+            "scaled unembeddings")[i % 5]
     if kind == "b5 twin":
         k = model.effective_complexity()
         a = rng.randint(0, 2)
@@ -212,11 +216,16 @@ def sample(rng: random.Random, i: int) -> Instance:
     elif kind == "perturbed log-odds entry":
         y = rng.choice([j for j in range(model.n) if j != model.pivot])
         twin = gen.perturb_log_odds(model, rng.randrange(model.m), y, rng.choice([-2, -1, 1, "1/2", 3]))
-    else:
+    elif kind == "perturbed rank":
         twin = gen.perturb_rank(model, rng)
+    else:
+        c = rng.choice([2, -1, Fraction(1, 2), 3])
+        twin = type(model)(model.F, model.G * c, model.pivot, model.contexts, model.tokens)
     # B.5 twins and changes of basis are equivalent by construction; a changed
-    # log-odds entry or rank gives another distribution
-    equivalent = not kind.startswith("perturbed")
+    # log-odds entry or rank gives another distribution, and so do scaled
+    # unembeddings unless L = 0
+    equivalent = not kind.startswith("perturbed") and (kind != "scaled unembeddings"
+                                                       or model.effective_complexity() == 0)
     return Instance(kind, (model, twin), expect={"same_distribution": equivalent, "el_equivalent": equivalent})
 
 

@@ -1,0 +1,426 @@
+"""Mutation testing: plant named, realistic bugs one at a time and see which
+checks catch them.
+
+Each mutant replaces one snippet of one source file (the snippet must occur
+exactly once, so a mutant never silently stops applying). It is applied to a
+*temporary copy* of the tree -- the working tree is never touched -- and then
+
+1. ``allornone check --trials T --edges`` runs against the copy (exit status
+   other than 0 = killed; the JSON report says which result and which check), and
+2. ``pytest`` runs the test files listed with the mutant, plus the mutated file
+   (its doctests), stopping at the first failure (``-x``).
+
+The copy is imported through a small package folder of links placed first on
+``PYTHONPATH``, so the installed (editable) package is shadowed, not used.
+
+Run from the repository root, in the project's environment::
+
+    python tools/mutants.py                   # every mutant (about 40 minutes on 2 cores)
+    python tools/mutants.py --list            # names, files, equivalence notes
+    python tools/mutants.py --only thm5-if-same-sides,b5-T-inverse --jobs-note
+    python tools/mutants.py --json mutants.json
+
+The summary gives the share of non-equivalent mutants killed by ``check`` alone
+and by the tests. A mutant marked ``equivalent`` changes the code without
+changing any behaviour a check can observe; the reason is printed with it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Where each part of the package lives in the tree (pyproject.toml's package-dir).
+PACKAGE_DIRS = {"": "core", "symbolic": "symbolic", "numeric": "numeric", "theorems": "theorems"}
+
+T_RECORDS = ("tests/test_steps_can_fail.py", "tests/test_runner_intent.py")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    old: str
+    new: str
+    description: str
+    tests: tuple[str, ...] = ()
+    equivalent: str | None = None
+    """Why no check can tell the mutant from the original (None: it is not equivalent)."""
+
+
+MUTANTS: list[Mutant] = [
+    # -- core/ -----------------------------------------------------------------
+    Mutant("model-N-is-M", "core/model.py", "T = P_F @ P_G\n", "T = P_G @ P_F\n",
+           "M and N swapped: M taken as Im(P_G P_F)", ("tests/test_facts.py", "tests/test_thm14.py")),
+    Mutant("model-pivot-ignored", "core/model.py", "return self.backend.minus_row(self._G, self._pivot)",
+           "return self.backend.minus_row(self._G, 0)", "g_0 subtracts g of token 0 whatever the pivot",
+           ("tests/test_thm5.py", "tests/test_facts.py")),
+    Mutant("model-diverse-or", "core/model.py", "ok = self.dim_SF() == self.d and self.dim_SG() == self.d",
+           "ok = self.dim_SF() == self.d or self.dim_SG() == self.d", "diversity needs only one of SF, SG = R^d",
+           ("tests/test_cor6.py",)),
+    Mutant("decision-all-first-only", "core/decision.py", "if Truth.FAILS in truths:",
+           "if Truth.FAILS in truths[:1]:", "a conjunction that only looks at its first part for failures",
+           ("tests/test_facts.py", "tests/test_thm5.py")),
+    # -- symbolic/ -------------------------------------------------------------
+    Mutant("exact-projector-orthonormal", "symbolic/linalg.py", "return B.T @ _solve(B @ B.T, B)",
+           "return B.T @ B", "the exact projector assumes orthonormal rows (RREF rows are not)",
+           ("tests/test_linalg_exact.py", "tests/test_facts.py")),
+    Mutant("exact-solve-left-consistent", "symbolic/linalg.py", "return W, (W @ X) == Y", "return W, True",
+           "the exact least-squares solve always reports a consistent system", ("tests/test_linalg_exact.py",)),
+    Mutant("exact-N-basis-of-M", "symbolic/model.py",
+           "image_bases=lambda T, scale=None: (ql.column_basis(T), ql.column_basis(T.T), True)",
+           "image_bases=lambda T, scale=None: (ql.column_basis(T), ql.column_basis(T), True)",
+           "the exact basis of N is a basis of M", ("tests/test_facts.py", "tests/test_thm14.py")),
+    Mutant("b5-T-inverse", "symbolic/generators.py", "G_core = model.G0 @ V @ C.T @ Tinv if k",
+           "G_core = model.G0 @ V @ C.T @ Tinv.T if k", "B.5 twin built with T^{-1} instead of T^{-T}",
+           ("tests/test_thm5.py", "tests/test_generic.py", "tests/test_proofs.py")),
+    Mutant("perturb-changes-nothing", "symbolic/generators.py",
+           "u = ql.as_qmatrix([[delta if i == x else 0] for i in range(model.m)])",
+           "u = ql.as_qmatrix([[0] for i in range(model.m)])", "a log-odds perturbation that changes nothing",
+           ("tests/test_thm5.py",)),
+    Mutant("change-of-basis-inverse", "symbolic/generators.py",
+           "return ExactModel(model.F @ R.T, model.G @ R.inv(), model.pivot, model.contexts, model.tokens)",
+           "return ExactModel(model.F @ R.T, model.G @ R.inv().T, model.pivot, model.contexts, model.tokens)",
+           "a change of basis with R^{-1} where R^{-T} belongs", ("tests/test_thm5.py",)),
+    Mutant("planting-wrong-lambda-is-right", "symbolic/parallel.py",
+           "lam += rng.choice((1, -1, Fraction(1, 2)))", "lam += 0 * rng.choice((1, -1, Fraction(1, 2)))",
+           "the 'wrong lambda' kind asks about the planted ratio", ("tests/test_lem8.py",)),
+    Mutant("relational-plant-nonlinear", "symbolic/relational.py",
+           "ident = [sum(W_c[i][j] * z[j] for j in range(k)) + b_c[i] + off[i] for i in range(k)]",
+           "ident = [sum(W_c[i][j] * z[j] * z[j] for j in range(k)) + b_c[i] + off[i] for i in range(k)]",
+           "the planted relational linearity is not linear", ("tests/test_thm14.py",)),
+    # -- numeric/ --------------------------------------------------------------
+    Mutant("float-pinv-numpy-cut", "numeric/linalg.py",
+           "    u, s, vt = _svd(X)\n    r = tol.rank(s)[0] if rank is None else int(rank)\n",
+           "    u, s, vt = _svd(X)\n    r = int(np.sum(s > 1e-15 * s[0])) if s.size else 0\n",
+           "the float pseudo-inverse cuts at NumPy's default instead of the decided rank",
+           ("tests/test_float_trap.py", "tests/test_linalg_float.py")),
+    Mutant("float-decide-gap-ignored", "numeric/linalg.py", "        elif residual > hi:\n",
+           "        elif residual > lo:\n", "no undecided band: everything above rtol fails",
+           ("tests/test_linalg_float.py", "tests/test_facts.py")),
+    Mutant("float-image-bases-same", "numeric/model.py", "return u[:, :r], vt[:r].T, decided",
+           "return u[:, :r], u[:, :r], decided", "the float basis of N is a basis of M",
+           ("tests/test_linalg_float.py", "tests/test_crossval.py")),
+    Mutant("float-pivot-ignored", "numeric/model.py", "minus_row=lambda X, i: X - X[i],",
+           "minus_row=lambda X, i: X - X[0],", "the float g_0 ignores the pivot", ("tests/test_linalg_float.py",)),
+    # -- records -----------------------------------------------------------------
+    Mutant("thm5-if-same-sides", "theorems/thm5.py", "be.vanishes(a.log_odds() - via_cert,",
+           "be.vanishes(via_cert - via_cert,", "Theorem 5's step '<=' compares an expression with itself",
+           T_RECORDS + ("tests/test_thm5.py",)),
+    Mutant("thm5-certificate-B-from-M", "theorems/thm5.py",
+           "B = be.solve_left((a.G0 @ sa.P_N).T, (b.G0 @ sb.P_N).T, sb.k)",
+           "B = be.solve_left((a.G0 @ sa.P_N).T, (b.G0 @ sb.P_M).T, sb.k)",
+           "B* built from P~_M~ instead of P~_N~", T_RECORDS + ("tests/test_thm5.py",)),
+    Mutant("thm5-el3-tautology", "theorems/thm5.py",
+           "el3 = be.vanishes(sb.P_M @ A.T @ B @ sb.P_N - sb.P_M @ sb.P_N,",
+           "el3 = be.vanishes(sb.P_M @ A.T @ B @ sb.P_N - sb.P_M @ A.T @ B @ sb.P_N,",
+           "EL3 compared with itself", T_RECORDS + ("tests/test_thm5.py",)),
+    Mutant("cor6-A-transposed", "theorems/cor6.py", "return ql.as_qmatrix([[flat[j * d + i] for j in range(d)]",
+           "return ql.as_qmatrix([[flat[i * d + j] for j in range(d)]",
+           "Corollary 6's A un-vectorised row-major (transposed)", T_RECORDS + ("tests/test_cor6.py",)),
+    Mutant("cor6-diverse-twin-is-model", "theorems/cor6.py", '"diverse~": b.is_diverse(),\n',
+           '"diverse~": a.is_diverse(),\n', "the twin's diversity decided on the model",
+           T_RECORDS + ("tests/test_cor6.py",)),
+    Mutant("lem8-ratio-inverted", "theorems/lem8.py", "lam = _scalar(be, u.T @ v) / _scalar(be, v.T @ v)",
+           "lam = _scalar(be, v.T @ v) / _scalar(be, u.T @ v)", "lambda's formula inverted",
+           T_RECORDS + ("tests/test_lem8.py",)),
+    Mutant("lem8-raw-is-N", "theorems/lem8.py", '"raw": parallel_on(side, model, ab, ce, "raw", lam).decision,',
+           '"raw": parallel_on(side, model, ab, ce, side.subspace, lam).decision,',
+           "raw parallelism decided inside N", T_RECORDS + ("tests/test_lem8.py",)),
+    Mutant("lem8-degenerate-scale", "theorems/lem8.py", "v_zero = be.is_zero(v, scale_v)",
+           "v_zero = be.is_zero(v * 0, scale_v)", "the second difference is always taken as degenerate",
+           T_RECORDS + ("tests/test_lem8.py",)),
+    Mutant("lem8ctx-side-N", "theorems/lem8.py",
+           'CONTEXTS = Side("context", "M",', 'CONTEXTS = Side("context", "N",',
+           "the context dual works inside N", T_RECORDS + ("tests/test_lem8ctx.py",)),
+    Mutant("thm15-twin-raw-on-model", "theorems/thm15.py",
+           '"raw_parallel~": parallel(b, ab, ce, "raw", lam).decision,',
+           '"raw_parallel~": parallel(a, ab, ce, "raw", lam).decision,',
+           "Theorem 15's raw parallelism of the twin decided on the model", T_RECORDS + ("tests/test_thm15.py",)),
+    Mutant("thm15-diversity-step-twin-is-model", "theorems/thm15.py", None, None,
+           "Theorem 15's diversity step reads the twin's parallelism in N off the model",
+           T_RECORDS + ("tests/test_thm15.py",)),
+    Mutant("thm14-transport-P_N", "theorems/thm14.py",
+           "Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M",
+           "Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_N",
+           "Theorem 14's transport reads the twin through P_N instead of P_M", T_RECORDS + ("tests/test_thm14.py",)),
+    Mutant("thm14-gamma-in-M", "theorems/thm14.py",
+           "d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis)",
+           "d = be.vanishes(basis - model.projector_M @ basis, model.projector_M, basis)",
+           "Γ ⊆ N decided as Γ ⊆ M", T_RECORDS + ("tests/test_thm14.py",)),
+    Mutant("facts-f3-P_N", "theorems/facts.py", "be.vanishes(s.P_G @ (s.P_F - s.P_M), s.P_G, s.P_F),",
+           "be.vanishes(s.P_G @ (s.P_F - s.P_N), s.P_G, s.P_F),", "F3 with P_N where P_M belongs",
+           ("tests/test_facts.py",)),
+    Mutant("facts-f1-other-product", "theorems/facts.py", "be.rank_equals(s.P_G @ s.P_F, s.k, scale=1.0),",
+           "be.rank_equals(s.P_F @ s.P_G, s.k, scale=1.0),", "F1's rank(P_F P_G) = k read on P_F P_G itself",
+           ("tests/test_facts.py",),
+           equivalent="P_F P_G = (P_G P_F)^T has the same rank and singular values, so the verdict is the same "
+                      "on every model, exact or float"),
+    Mutant("facts-f2-basis-N", "theorems/facts.py", "be.rank_equals(s.P_N @ s.basis_M, s.k, s.P_N, s.basis_M),",
+           "be.rank_equals(s.P_N @ s.basis_N, s.k, s.P_N, s.basis_N),", "F2 tests P_N on a basis of N, not of M",
+           ("tests/test_facts.py",)),
+    Mutant("b5-construction-C-orthonormal", "theorems/constructions.py",
+           "return (U.T @ U).inv() @ U.T @ V @ (V.T @ V).inv()", "return U.T @ V",
+           "the construction's C assumes orthonormal bases", ("tests/test_proofs.py",)),
+    # -- the runner and the CLI ---------------------------------------------------------
+    Mutant("runner-ignores-steps", "theorems/runner.py",
+           "ok = (self.statement_failed == 0 and self.contradictions == 0 and self.steps_failed == 0",
+           "ok = (self.statement_failed == 0 and self.contradictions == 0",
+           "the runner's verdict ignores failed proof steps", ("tests/test_runner_intent.py",)),
+    Mutant("runner-ignores-intent", "theorems/runner.py", "got = ex.atoms[name].truth\n",
+           "got = Truth.of(value)\n", "the runner never compares an instance with what its sampler built",
+           ("tests/test_runner_intent.py",)),
+    Mutant("runner-no-contradictions", "theorems/runner.py",
+           "if not d.undecided and d.truth is not ex.atoms[n].truth]",
+           "if not d.undecided and d.truth is not ex.atoms[n].truth and d.is_exact]",
+           "float verdicts are never compared with exact ones", ("tests/test_runner_intent.py", "tests/test_cli.py",
+                                                                   "tests/test_crossval.py")),
+    Mutant("runner-vacuity-warns", "theorems/runner.py",
+           "and self.nonvacuous)", ")", "a vacuous result passes", ("tests/test_runner_intent.py",)),
+    Mutant("cli-exit-0", "theorems/cli.py", 'sys.exit(0 if report["verdict"] == "pass" else 1)', "sys.exit(0)",
+           "check exits 0 whatever the verdict", ("tests/test_runner_intent.py", "tests/test_cli.py")),
+]
+
+# Mutants whose snippet is easier to give here than inline.
+_THM15 = ('    inN, inN_t = parallel(a, ab, ce, "N", lam), parallel(b, ab, ce, "N", lam)\n',
+          '    inN, inN_t = parallel(a, ab, ce, "N", lam), parallel(a, ab, ce, "N", lam)\n')
+MUTANTS = [Mutant(m.name, m.path, *_THM15, m.description, m.tests, m.equivalent) if m.old is None else m
+           for m in MUTANTS]
+
+
+@dataclass
+class Outcome:
+    name: str
+    equivalent: str | None
+    check_killed: bool | None = None
+    check_by: str = ""
+    tests_killed: bool | None = None
+    tests_by: str = ""
+    seconds: dict = field(default_factory=dict)
+
+
+def _tree_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    return [f for f in out if f and (ROOT / f).is_file()]
+
+
+def make_copy(mutant: Mutant | None) -> Path:
+    """A temporary copy of the tree with ``mutant`` applied, and ``_site/`` laid out
+    as the installed package (links into the copy)."""
+    tmp = Path(tempfile.mkdtemp(prefix="allornone-mutant-"))
+    for f in _tree_files():
+        dst = tmp / f
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f, dst)
+    if mutant is not None:
+        apply(mutant, tmp)
+    pkg = tmp / "_site" / "allornone"
+    pkg.mkdir(parents=True)
+    for entry in (tmp / "core").iterdir():
+        (pkg / entry.name).symlink_to(entry)
+    for sub, folder in PACKAGE_DIRS.items():
+        if sub:
+            (pkg / sub).symlink_to(tmp / folder)
+    return tmp
+
+
+def apply(mutant: Mutant, root: Path) -> None:
+    path = root / mutant.path
+    text = path.read_text()
+    count = text.count(mutant.old)
+    if count != 1:
+        raise SystemExit(f"mutant {mutant.name}: the snippet occurs {count} times in {mutant.path} (must be once)")
+    path.write_text(text.replace(mutant.old, mutant.new))
+
+
+def _env(tmp: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tmp / "_site") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _failing_checks(report: dict) -> str:
+    why = []
+    for r in report.get("results", []):
+        if r["verdict"] == "pass":
+            continue
+        parts = [f"{k.replace('_', ' ')} {r[k]}" for k in ("statement_failed", "steps_failed", "facts_failed",
+                                                              "facts_contradicted", "contradictions",
+                                                              "intent_failed") if r.get(k)]
+        if not r.get("nonvacuous", True):
+            parts.append("vacuous")
+        why.append(f"{r['id']}: {', '.join(parts) or 'fail'}")
+    gen = report.get("generic_crossvalidation")
+    if gen and not gen.get("agree", True):
+        why.append("generic identities disagree")
+    for e in report.get("edges") or ():
+        bad = [x["name"] for x in e["edges"] if not x["ok"]]
+        if bad:
+            why.append(f"{e['id']} edges: {', '.join(bad)}")
+    return "; ".join(why)
+
+
+def run_check(tmp: Path, trials: int, timeout: int) -> tuple[bool, str]:
+    out = tmp / "_check.json"
+    cmd = [sys.executable, "-m", "allornone.theorems.cli", "check", "--trials", str(trials), "--edges",
+           "--json", str(out)]
+    try:
+        p = subprocess.run(cmd, cwd=tmp, env=_env(tmp), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return True, f"timed out after {timeout} s"
+    if p.returncode == 0:
+        return False, ""
+    if out.exists():
+        return True, _failing_checks(json.loads(out.read_text())) or f"exit {p.returncode}"
+    last = (p.stderr.strip().splitlines() or ["?"])[-1]
+    return True, f"exit {p.returncode}: {last[:160]}"
+
+
+def run_tests(tmp: Path, mutant: Mutant, timeout: int) -> tuple[bool, str]:
+    files = list(dict.fromkeys(mutant.tests + (mutant.path,)))
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *files]
+    try:
+        p = subprocess.run(cmd, cwd=tmp, env=_env(tmp), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return True, f"timed out after {timeout} s"
+    if p.returncode in (0, 5):
+        return False, ""
+    failed = [line.split(" - ")[0].replace("FAILED ", "").replace("ERROR ", "")
+              for line in p.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+    return True, failed[0] if failed else f"pytest exit {p.returncode}"
+
+
+def sanity(tmp: Path) -> None:
+    """The copy, not the installed package, must be what is imported."""
+    p = subprocess.run([sys.executable, "-c", "import allornone.theorems.thm5 as t; print(t.__file__)"],
+                       cwd=tmp, env=_env(tmp), capture_output=True, text=True, check=True)
+    if not p.stdout.strip().startswith(str(tmp)):
+        raise SystemExit(f"the copy is not what gets imported: {p.stdout.strip()}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--only", help="comma-separated mutant names")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--trials", type=int, default=24, help="instances per result for check (default 24)")
+    ap.add_argument("--no-tests", action="store_true", help="run check only")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the run on the unmutated copy")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per command (default 900)")
+    ap.add_argument("--json", help="write the outcomes here")
+    args = ap.parse_args(argv)
+
+    mutants = MUTANTS
+    if args.only:
+        names = args.only.split(",")
+        unknown = set(names) - {m.name for m in MUTANTS}
+        if unknown:
+            ap.error(f"unknown mutants: {', '.join(sorted(unknown))}")
+        mutants = [m for m in MUTANTS if m.name in names]
+    if args.list:
+        for m in mutants:
+            note = f"  [equivalent: {m.equivalent}]" if m.equivalent else ""
+            print(f"{m.name:34} {m.path:26} {m.description}{note}")
+        return 0
+    for m in mutants:  # every snippet must still apply before anything runs
+        apply(m, _Probe())
+
+    started = time.perf_counter()
+    if not args.no_baseline:
+        tmp = make_copy(None)
+        try:
+            sanity(tmp)
+            killed, why = run_check(tmp, args.trials, args.timeout)
+            if killed:
+                raise SystemExit(f"baseline: check fails on the unmutated tree ({why})")
+            if not args.no_tests:
+                union = Mutant("baseline", "tools/mutants.py", "", "", "",
+                               tuple(dict.fromkeys(t for m in mutants for t in m.tests)))
+                killed, why = run_tests(tmp, union, args.timeout)
+                if killed:
+                    raise SystemExit(f"baseline: the tests fail on the unmutated tree ({why})")
+            print(f"baseline: check and tests pass on the unmutated tree ({time.perf_counter() - started:.0f} s)",
+                  flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    outcomes = []
+    for m in mutants:
+        o = Outcome(m.name, m.equivalent)
+        tmp = make_copy(m)
+        try:
+            t0 = time.perf_counter()
+            o.check_killed, o.check_by = run_check(tmp, args.trials, args.timeout)
+            o.seconds["check"] = round(time.perf_counter() - t0, 1)
+            if not args.no_tests:
+                t0 = time.perf_counter()
+                o.tests_killed, o.tests_by = run_tests(tmp, m, args.timeout)
+                o.seconds["tests"] = round(time.perf_counter() - t0, 1)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        outcomes.append(o)
+        line = f"{m.name:34} check: {'KILLED' if o.check_killed else 'survived':8}"
+        if not args.no_tests:
+            line += f" tests: {'KILLED' if o.tests_killed else 'survived':8}"
+        line += f" ({sum(o.seconds.values()):.0f} s)"
+        if m.equivalent:
+            line += f"  [equivalent: {m.equivalent}]"
+        print(line, flush=True)
+        if o.check_by:
+            print(f"    check: {o.check_by}", flush=True)
+        if o.tests_by:
+            print(f"    tests: {o.tests_by}", flush=True)
+
+    live = [o for o in outcomes if not o.equivalent]
+    total = len(live)
+    by_check = sum(bool(o.check_killed) for o in live)
+    print(f"\n{len(outcomes)} mutants, {len(outcomes) - total} equivalent, {total} non-equivalent")
+    if total:
+        print(f"check (--trials {args.trials} --edges) killed {by_check}/{total} ({100 * by_check / total:.0f} %)")
+        if not args.no_tests:
+            by_tests = sum(bool(o.tests_killed) for o in live)
+            print(f"tests killed {by_tests}/{total} ({100 * by_tests / total:.0f} %)")
+            either = sum(bool(o.check_killed or o.tests_killed) for o in live)
+            print(f"check or tests killed {either}/{total}")
+        survivors = [o.name for o in live if not o.check_killed]
+        if survivors:
+            print("survived check: " + ", ".join(survivors))
+    print(f"elapsed: {time.perf_counter() - started:.0f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"trials": args.trials, "outcomes": [o.__dict__ for o in outcomes]},
+                                              indent=2) + "\n")
+    all_killed = all(o.check_killed or o.tests_killed for o in live)
+    return 0 if all_killed else 1
+
+
+class _Probe:
+    """Stands in for a copy's root to test that a mutant applies to the real tree
+    (reads the real file, writes nothing)."""
+
+    def __truediv__(self, rel):
+        return _ProbeFile(ROOT / rel)
+
+
+class _ProbeFile:
+    def __init__(self, path):
+        self.path = path
+
+    def read_text(self):
+        return self.path.read_text()
+
+    def write_text(self, text):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
