@@ -23,7 +23,7 @@ the sampled instances.
 
 >>> out = run_self_test(only_steps=[("thm5", "<=")])
 >>> out["passed"], out["steps"]["checked"]
-(True, 1)
+(True, 2)
 """
 from __future__ import annotations
 
@@ -260,56 +260,91 @@ BREAKERS = {
 
 #: (subject, step label, instance index, breaker): instance ``index`` of the
 #: subject's sampler (seed 0; for a construction, ``build(index)``), broken by
-#: ``breaker``, on which the step must be applicable and fail.
+#: ``breaker``, on which the step must be applicable and fail. Two different
+#: breakers per step where two exist, so that a step checking several things is
+#: caught when any one of them stops being checked.
 STEP_CASES = [
     ('thm5', 'F4', 8, 'P_M := 0 (model 0)'),
+    ('thm5', 'F4', 8, 'P_N := 0 (model 0)'),
+    ('thm5', '<=', 11, 'certificate lies (A* doubled)'),  # L = L~ here: only the certificate route can fail
     ('thm5', '<=', 2, 'P_M := 0 (model 1)'),
     ('thm5', 'kernels', 0, 'P_M := P_F (model 0)'),
+    ('thm5', 'kernels', 0, 'P_M := P_F (model 1)'),
     ('thm5', 'EL1', 0, 'P_M := P_F (model 0)'),
     ('thm5', 'EL2', 4, 'P_N := P_G (model 0)'),
     ('thm5', 'EL3', 2, 'L = L~ always'),
     ('thm5', 'k', 0, 'k + 1 (model 0)'),
+    ('thm5', 'k', 0, 'k + 1 (model 1)'),
     ('cor6', 'k = d', 0, 'k + 1 (model 0)'),
+    ('cor6', 'k = d', 2, 'diversity always'),
     ('cor6', 'M = N = R^d', 0, 'P_M := 0 (model 0)'),
+    ('cor6', 'M = N = R^d', 0, 'P_N := 0 (model 0)'),
     ('cor6', 'A* invertible', 0, 'P_M := 0 (model 0)'),
+    ('cor6', 'A* invertible', 0, 'P_N := 0 (model 0)'),
     ('cor6', 'A identifies', 4, "Corollary 6's A transposed"),
+    ('cor6', 'A identifies', 1, 'L = L~ always'),
     ('lem8', 'log-odds', 0, 'G changed, structure kept (model 0)'),
     ('lem8', 'F4', 0, 'P_M := 0 (model 0)'),
+    ('lem8', 'F4', 0, 'P_N := 0 (model 0)'),
     ('lem8', 'reduce', 4, 'P_M := 0 (model 0)'),
+    ('lem8', 'reduce', 4, 'P_N := 0 (model 0)'),
     ('lem8', 'injective', 1, 'P_N := P_G (model 0)'),
+    ('lem8', 'injective', 0, 'P_M := 0 (model 0)'),
     ('lem8', 'ratio', 0, 'lambda search reports 1/lambda'),
+    ('lem8', 'ratio', 1, 'P_N := P_G (model 0)'),
     ('lem8', 'degenerate', 3, 'P_N := P_G (model 0)'),
+    ('lem8', 'degenerate', 0, 'P_N := 0 (model 0)'),
     ('lem8', 'raw => N', 0, 'parallel in N/M asks about -lambda'),
     ('lem8ctx', 'rows', 1, 'F changed, structure kept (model 0)'),
     ('lem8ctx', 'F4 (dual)', 0, 'P_M := 0 (model 0)'),
+    ('lem8ctx', 'F4 (dual)', 0, 'P_N := 0 (model 0)'),
     ('lem8ctx', 'injective', 1, 'P_M := P_F (model 0)'),
+    ('lem8ctx', 'injective', 0, 'P_N := 0 (model 0)'),
     ('lem8ctx', 'ratio', 0, 'lambda search reports 1/lambda'),
+    ('lem8ctx', 'ratio', 1, 'P_M := P_F (model 0)'),
     ('lem8ctx', 'degenerate', 3, 'P_M := P_F (model 0)'),
+    ('lem8ctx', 'degenerate', 0, 'P_M := 0 (model 0)'),
     ('thm15', 'Lemma 8 (f)', 1, 'P_N := P_G (model 0)'),
+    ('thm15', 'Lemma 8 (f)', 5, 'P_N := 0 (model 0)'),
     ('thm15', 'L = L~', 7, 'L = L~ always'),
     ('thm15', 'Lemma 8 (f~)', 0, 'P_N := P_G (model 1)'),
+    ('thm15', 'Lemma 8 (f~)', 5, 'P_N := 0 (model 1)'),
     ('thm15', 'via B*', 1, 'P_N := P_G (model 0)'),
+    ('thm15', 'via B*', 0, 'P_N := 0 (model 0)'),
     ('thm15', 'same ratio', 0, 'lambda search reports 1/lambda'),
+    ('thm15', 'same ratio', 1, 'P_N := P_G (model 0)'),
     ('thm15', 'diversity', 0, 'diversity always'),
     ('thm14', 'certificate', 0, 'certificate lies (A* doubled)'),
+    ('thm14', 'certificate', 0, 'certificate lies (B* doubled)'),
     ('thm14', 'readout transport', 0, 'certificate lies (B* doubled)'),
     ('thm14', 'Γ~', 0, 'Γ~ := 0'),
     ('thm14', 'input transport', 0, 'certificate lies (A* doubled)'),
     ('thm14', '=>', 0, 'certificate lies (A* doubled)'),
+    ('thm14', '=>', 0, 'certificate lies (B* doubled)'),
     ('thm14', '<=', 0, 'certificate lies (A* doubled)'),
+    ('thm14', '<=', 0, 'certificate lies (B* doubled)'),
     ('thm14', 'all or none (reading M)', 3, 'Γ~ := 0'),
     ('thm14', 'probing', 0, 'certificate lies (A* doubled)'),
     ('thm14', 'linear subspace', 0, 'Γ~ := 0'),
     ('b5', 'bases', 0, 'P_M := 0 (model 0)'),
+    ('b5', 'bases', 0, 'P_N := 0 (model 0)'),
     ('b5', 'C', 0, 'P_M := 0 (model 0)'),
+    ('b5', 'C', 0, 'P_N := 0 (model 0)'),
     ('b5', 'same log-odds', 0, 'F changed, structure kept (model 0)'),
+    ('b5', 'same log-odds', 0, 'G changed, structure kept (model 0)'),
     ('b5', 'equivalent', 5, 'P_M := P_F (model 0)'),
+    ('b5', 'equivalent', 5, 'P_N := P_G (model 0)'),
     ('b5', 'dimensions', 0, 'k + 1 (model 0)'),
+    ('b5', 'dimensions', 0, 'k + 1 (model 1)'),
     ('d1', 'structure', 0, 'P_M := P_F (model 0)'),
+    ('d1', 'structure', 0, 'P_M := 0 (model 0)'),
     ('d1', 'linear', 0, 'pairs re-paired'),
     ('d1', 'only off M', 0, 'P_M := P_F (model 0)'),
+    ('d1', 'only off M', 0, 'P_N := 0 (model 0)'),
     ('d1', 'same distribution', 0, 'F changed, structure kept (model 0)'),
+    ('d1', 'same distribution', 0, 'G changed, structure kept (model 0)'),
     ('d1', 'twin fails', 0, 'P_N := 0 (model 1)'),
+    ('d1', 'twin fails', 0, 'F changed, structure kept (model 1)'),
 ]
 
 
