@@ -157,3 +157,28 @@ def test_a_drop_edge_whose_hypothesis_holds_is_caught(monkeypatch):
     out = rn.check_edges("thm15")["edges"][i]
     assert out["problems"] == ["the hypothesis 'same distribution' does not fail",
                                "the conclusion does not fail on a dropped hypothesis"]
+
+
+@pytest.mark.parametrize("model_class", ["ExactModel", "FloatModel"])
+def test_log_odds_taken_against_the_wrong_reference_fail_the_run(monkeypatch, model_class):
+    # every verdict is unchanged when the reference token moves, so only the
+    # definition L[x, y] = f(x)^T (g(y) - g(y_0)) notices a model that ignores its pivot
+    from functools import cached_property
+
+    from allornone.numeric import FloatModel
+    from allornone.symbolic import ExactModel
+
+    cls = {"ExactModel": ExactModel, "FloatModel": FloatModel}[model_class]
+
+    def g0(self):
+        return self.backend.minus_row(self.G, 0)
+
+    prop = cached_property(g0)
+    prop.__set_name__(cls, "G0")
+    monkeypatch.setattr(cls, "G0", prop)
+    r = _run(["thm5"], trials=5)["results"][0]
+    assert r["verdict"] == "fail"
+    assert r["statement_failed"] == 0 and r["contradictions"] == 0
+    assert (r["facts_failed"] if model_class == "ExactModel" else r["facts_contradicted"]) > 0
+    model = ExactModel([[1, 2]], [[0, 1], [1, 0]], pivot=1)
+    assert rn.log_odds_by_definition(model if model_class == "ExactModel" else model.to_float()).fails

@@ -32,7 +32,7 @@ def test_every_step_has_a_breaking_case():
 
 
 def test_every_fact_has_a_breaking_case():
-    assert {name for name, _, _ in st.FACT_CASES} == set(FACTS)
+    assert {case[0] for case in st.FACT_CASES} == set(FACTS)
 
 
 def test_breakers_restore_what_they_replace():
@@ -78,3 +78,24 @@ def test_the_self_test_notices_a_runner_that_ignores_failed_steps(monkeypatch):
         lambda self: "pass" if self.steps_failed and self.statement_failed == 0 else real.fget(self)))
     out = st.run_self_test()
     assert not out["passed"] and out["runner"]["missed"] == ["a proof step fails: the runner says pass"]
+
+
+def test_the_self_test_notices_F2_checked_on_the_wrong_basis(monkeypatch):
+    # P_N injective on N instead of on M: the same on every model with M = N
+    from allornone.theorems import facts
+
+    def weak_f2(model):
+        be, s = model.backend, model.structure
+        return Decision.all([be.rank_equals(s.P_N @ s.basis_N, s.k), be.rank_equals(s.P_M @ s.basis_N, s.k)])
+
+    monkeypatch.setitem(FACTS, "F2", weak_f2)
+    out = st.run_self_test()
+    assert out["facts"]["missed"] == ["F2: holds with P_N onto e2: orthogonal to M, not to N (M != N)"]
+
+
+def test_the_self_test_notices_a_float_layer_without_an_undecided_band(monkeypatch):
+    from allornone.numeric import linalg as fl
+
+    monkeypatch.setattr(fl.Tolerance, "bounds", lambda self, scale: (self.rtol * max(scale, 1e-300),) * 2)
+    missed = st.float_band_controls()
+    assert len(missed) == 2 and "not undecided" in missed[0] and "decided rank" in missed[1]

@@ -235,23 +235,27 @@ def sample(rng: random.Random, i: int) -> Instance:
             "diverse vs other d (B.5)")[i % 4]
     # each kind states what it built: a change of basis is an invertible A; a
     # nudged unembedding entry changes L (F has full column rank); B.5 twins keep L
+    # and, with a + b >= 1 extra coordinates, cannot be diverse
     if kind == "diverse, change of basis":
         model = _diverse_model(rng)
         return Instance(kind, (model, gen.change_of_basis(model, rng=rng)),
-                        expect={"same_distribution": True, "same_dimension": True, "linearly_identified": True})
+                        expect={"same_distribution": True, "same_dimension": True, "linearly_identified": True,
+                                "diverse": True, "diverse~": True})
     if kind == "diverse, nudged":
         model = _diverse_model(rng)
-        return Instance(kind, (model, _nudge(model, rng)), expect={"same_distribution": False})
+        return Instance(kind, (model, _nudge(model, rng)), expect={"same_distribution": False, "diverse": True})
     if kind == "not diverse, same d (B.5)":
         # every other one with G_0 = 0 (k = 0), so that case is met too
         model = gen.random_model(rng, 4, 4, 3, rank_F=2, rank_G=0 if i % 8 == 6 else 2)
         k = model.effective_complexity()
         a = rng.randint(0, 3 - k)
         return Instance(kind, (model, gen.b5_twin(model, rng, a=a, b=3 - k - a)),
-                        expect={"same_distribution": True, "same_dimension": True})
+                        expect={"same_distribution": True, "same_dimension": True, "diverse": False,
+                                "diverse~": False})
     model = _diverse_model(rng, rng.randint(1, 2))
     return Instance(kind, (model, gen.b5_twin(model, rng, a=rng.randint(1, 2), b=rng.randint(0, 1))),
-                    expect={"same_distribution": True, "same_dimension": False})
+                    expect={"same_distribution": True, "same_dimension": False, "diverse": True,
+                            "diverse~": False})
 
 
 def _step_dims(models, params) -> StepOutcome:

@@ -55,6 +55,9 @@ def evaluate_instance(rec, inst, index: int = 0) -> dict:
             ef, ff = check_facts(em), check_facts(fm)
             fact_fail += [f"model {j}: {n}" for n, d in ef.items() if not d.holds]
             fact_contra += [f"model {j}: {n}" for n, d in ff.items() if d.fails]
+            exact_L, float_L = log_odds_by_definition(em), log_odds_by_definition(fm)
+            fact_fail += [f"model {j}: log-odds by definition"] if not exact_L.holds else []
+            fact_contra += [f"model {j}: log-odds by definition (float)"] if float_L.fails else []
         out["intent_checked"] = len(inst.expect)
         out["intent_failed"] = intent_failures(inst, ex)
         out["coverage"] = coverage(inst.models)
@@ -82,6 +85,24 @@ def evaluate_instance(rec, inst, index: int = 0) -> dict:
     out["facts_failed"] = fact_fail
     out["facts_contradicted"] = fact_contra
     return out
+
+
+def log_odds_by_definition(model):
+    """``L[x, y] = f(x)^T (g(y) - g(y_0))``, computed entry by entry from ``F``,
+    ``G`` and the pivot, against :meth:`Model.log_odds` (which goes through
+    ``G_0``). Every verdict of every result is unchanged when the reference
+    token moves, so a model that took the wrong reference would pass every
+    other check.
+
+    >>> from allornone.symbolic import ExactModel
+    >>> log_odds_by_definition(ExactModel([[1, 2]], [[0, 1], [1, 0], [2, 2]], pivot=1)).holds
+    True
+    """
+    be = model.backend
+    pivot_row = model.G[[model.pivot], :]
+    ones = be.as_matrix([[1]] * model.n, "ones")
+    direct = model.F @ (model.G - ones @ pivot_row).T
+    return be.vanishes(model.log_odds() - direct, model.F, model.G.T)
 
 
 def intent_failures(inst, ex) -> list[str]:

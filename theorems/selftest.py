@@ -15,7 +15,9 @@ unless each of them is caught:
 * the runner's verdict (:data:`RUNNER_CANARIES`) must be "fail" on a run with a
   failed step, a failed fact, a failed statement, a float verdict contradicting
   an exact one, an instance that is not what its sampler built, and a vacuous
-  result -- and "pass" on the same run unbroken.
+  result -- and "pass" on the same run unbroken;
+* the float layer must answer "undecided" inside its tolerance band
+  (:func:`float_band_controls`).
 
 Breakers that replace a library function do so for the duration of one case
 and restore it (:class:`Patches`); the self-test runs in the main process after
@@ -314,6 +316,7 @@ STEP_CASES = [
     ('thm15', 'same ratio', 0, 'lambda search reports 1/lambda'),
     ('thm15', 'same ratio', 1, 'P_N := P_G (model 0)'),
     ('thm15', 'diversity', 0, 'diversity always'),
+    ('thm15', 'diversity', 'diverse, not parallel', 'P_N := 0 (model 1)'),
     ('thm14', 'certificate', 0, 'certificate lies (A* doubled)'),
     ('thm14', 'certificate', 0, 'certificate lies (B* doubled)'),
     ('thm14', 'readout transport', 0, 'certificate lies (B* doubled)'),
@@ -355,10 +358,26 @@ def _subject(sid):
     return CONSTRUCTIONS[sid] if sid in CONSTRUCTIONS else get_record(sid)
 
 
+def _diverse_not_parallel():
+    # two diverse models related by a change of basis, asked about a ratio (5)
+    # with which nothing is parallel: raw parallelism and parallelism in N agree
+    from allornone.symbolic import generators as gen
+    from allornone.theorems import thm15
+
+    return thm15.instance("diverse, change of basis, wrong ratio", thm15._DIVERSE,
+                          gen.change_of_basis(thm15._DIVERSE, [[1, 1], [0, 1]]), (3, 2), (1, 0), 5)
+
+
+#: Instances named in :data:`STEP_CASES` instead of a sampler index.
+NAMED_INSTANCES = {"diverse, not parallel": _diverse_not_parallel}
+
+
 def _instance(sid, index):
     from allornone.theorems.constructions import CONSTRUCTIONS
     from allornone.theorems.runner import instance_rng
 
+    if isinstance(index, str):
+        return NAMED_INSTANCES[index]()
     if sid in CONSTRUCTIONS:
         return CONSTRUCTIONS[sid].build(index)
     return _subject(sid).sample(instance_rng(0, sid, index), index)
@@ -392,12 +411,19 @@ def _fact_base():
     return ExactModel([[1, 0, 0], [0, 1, 0]], [[0, 0, 0], [1, 0, 0], [0, 0, 1]])
 
 
-#: (fact, description, structure fields to replace) on the model of :func:`_fact_base`.
+def _fact_skew():
+    # d = 2, SF = span(e1), SG = span(e1 + e2): M = span(e1) != N = span(e1 + e2), k = 1
+    return ExactModel([[1, 0]], [[0, 0], [1, 1]])
+
+
+#: (fact, description, structure fields to replace[, model]) on the model of
+#: :func:`_fact_base` unless another is named.
 FACT_CASES = [
     ("F1", "a basis of M outside SF", lambda s: dict(basis_M=_e(2), basis_N=_e(1))),
     ("F1", "k off by one", lambda s: dict(k=s.k + 1)),
     ("F2", "P_N onto span(e2), orthogonal to M", lambda s: dict(P_N=ql.projector_onto_columns(_e(1)))),
-    ("F2", "a basis of M orthogonal to N", lambda s: dict(basis_M=_e(1))),
+    ("F2", "P_N onto e2: orthogonal to M, not to N (M != N)",
+     lambda s: dict(P_N=ql.projector_onto_columns(_e(1, 2))), _fact_skew),
     ("F3", "P_M onto span(e2)", lambda s: dict(P_M=ql.projector_onto_columns(_e(1)))),
     ("F4", "P_M onto span(e2)", lambda s: dict(P_M=ql.projector_onto_columns(_e(1)))),
     ("F5", "P_N = 0", lambda s: dict(P_N=ql.zeros(3, 3))),
@@ -450,6 +476,31 @@ def _canary_runs():
     yield "vacuous: one side of the equivalence only", rec, insts[:2]
 
 
+def float_band_controls() -> list[str]:
+    """The float layer must answer "undecided" where a residual lies between
+    "clearly zero" and "clearly not", and a rank with a singular value there must
+    be undecided: two instances built at the geometric middle of the band of the
+    float tolerance in use. Returns what was not caught."""
+    import numpy as np
+
+    from allornone.numeric import FloatModel
+    from allornone.theorems import thm5
+
+    missed = []
+    a = FloatModel([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[0.0, 0.0], [1.0, 2.0], [3.0, 1.0]])
+    tol = a.backend.tolerance
+    middle = tol.rtol * np.sqrt(tol.gap)  # relative size inside (rtol, gap * rtol)
+    G = a.G.copy()
+    G[1, 0] += middle * a.log_odds_scale()
+    b = FloatModel(a.F, G)
+    if not thm5.same_distribution(a, b).undecided:
+        missed.append(f"a log-odds difference of {middle:.1e} (relative) is not undecided")
+    r, decided = a.backend.rank(np.diag([1.0, middle]))
+    if decided:
+        missed.append(f"a singular value of {middle:.1e} (relative) gives a decided rank {r}")
+    return missed
+
+
 #: The names of the runner's canaries (besides the control, which must pass).
 RUNNER_CANARIES = ("a proof step fails", "a fact fails", "the statement fails",
                    "a float verdict contradicts the exact one", "an instance is not what its sampler built",
@@ -484,8 +535,8 @@ def run_self_test(only_steps=None) -> dict:
     out = {"steps": {"checked": len(cases), "missed": missed}}
     if only_steps is None:
         fact_missed = []
-        base = _fact_base()
-        for name, what, fields in FACT_CASES:
+        for name, what, fields, *model in FACT_CASES:
+            base = (model[0] if model else _fact_base)()
             if not FACTS[name](base).holds:
                 fact_missed.append(f"{name}: fails on the unbroken model")
             elif not FACTS[name](_broken_model(base, fields)).fails:
@@ -497,5 +548,6 @@ def run_self_test(only_steps=None) -> dict:
             if (verdict == "pass") is (name != "control"):
                 runner_missed.append(f"{name}: the runner says {verdict}")
         out["runner"] = {"checked": len(RUNNER_CANARIES) + 1, "missed": runner_missed}
+        out["float"] = {"checked": 2, "missed": float_band_controls()}
     out["passed"] = not any(part["missed"] for part in out.values() if isinstance(part, dict))
     return out
