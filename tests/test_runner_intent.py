@@ -182,3 +182,10 @@ def test_log_odds_taken_against_the_wrong_reference_fail_the_run(monkeypatch, mo
     assert (r["facts_failed"] if model_class == "ExactModel" else r["facts_contradicted"]) > 0
     model = ExactModel([[1, 2]], [[0, 1], [1, 0]], pivot=1)
     assert rn.log_odds_by_definition(model if model_class == "ExactModel" else model.to_float()).fails
+
+
+@pytest.mark.parametrize("rid", sorted(records()))
+def test_a_short_run_of_every_result_passes_with_every_intent_met(rid):
+    r = _run([rid], trials=12)["results"][0]
+    assert r["verdict"] == "pass", r["failures"]
+    assert r["intent_checked"] > 0 and r["intent_failed"] == 0
