@@ -380,7 +380,8 @@ def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResul
         s = model.structure
         eps = s.errors.get(side.subspace, 0.0)
         P = side.projector(s)
-        u, v = fp.projected_difference(P, eps, u), fp.projected_difference(P, eps, v)
+        u = fp.projected_difference(P, eps, u, X[list(ab), :])
+        v = fp.projected_difference(P, eps, v, X[list(ce), :])
         decided = s.decided
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
     unique = None if v_zero.undecided else not v_zero.holds

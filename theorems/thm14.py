@@ -200,7 +200,7 @@ def _mark_undecided(result):
     return result
 
 
-def _regress(model, pairs, Y, y_scale: float, reading: str):
+def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0):
     """Regress ``Y`` (``|S| x c``) on ``X = [F_S P_M, 1]`` (reading ``M``) or
     ``[F_S, 1]``: ``(X, Θ = X^+ Y, residual decision, rank X, decided)``.
 
@@ -236,7 +236,8 @@ def _regress(model, pairs, Y, y_scale: float, reading: str):
     Theta = be.vstack(Theta_s[:-1], Theta_s[-1:] * c)
     X = be.hstack(inputs, ones)
     # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
-    extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s)
+    # and the readouts carry their own error, which a least-squares residual passes on
+    extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s) + y_error
     dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0,
                               max(be.scale(Xs, Theta_s), y_scale),
                               extra + 64 * fl.UNIT_ROUNDOFF * max(be.scale(Xs, Theta_s), y_scale))
@@ -310,7 +311,7 @@ class RelationalLinearity:
         return None if self.gamma_q is None else self.gamma_q.shape[1]
 
 
-def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalLinearity:
+def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0) -> RelationalLinearity:
     r"""Decide whether ``model`` is relationally linear for the query given by
     ``pairs`` on ``Γ = span(columns of gamma)``:
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
@@ -318,7 +319,10 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     Reading ``"M"`` regresses ``F_{S⊕q} P_Γ`` on ``[F_S P_M, 1]`` (so that
     ``Γ_q ⊆ M``); reading ``"any"`` on ``[F_S, 1]``; it holds iff that linear
     system is consistent. Exact on an exact model; on a float model the verdict
-    is three-valued and undecided when a rank decision was.
+    is three-valued and undecided when a rank decision was; ``gamma_error``
+    (float side) bounds the error of ``gamma`` itself when it was computed (the
+    sine of the angle to the exact ``Γ``), which the readouts then carry at the
+    size of the rows of ``F``.
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
@@ -341,7 +345,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     basis, P, g_decided = _gamma(model, gamma)
     FT = model.F[[t for _, t in pairs], :]
     Y = FT @ P
-    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading)
+    y_error = 0.0
+    if gamma_error and not be.exact:
+        from allornone.numeric.linalg import norm2
+
+        y_error = 2 * float(gamma_error) * norm2(FT)
+    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading, y_error)
     decided = r_decided and g_decided
     if not decided:
         decision = _undecided(decision)
@@ -406,23 +415,28 @@ def _equivalent_certificate(a, b, certificate):
 
 
 def _transport_gamma(model, twin, gamma, cert):
-    """``(Γ~, decided)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
-    basis of ``ker (I - P_Γ) B* V``."""
+    """``(Γ~, decided, error)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
+    basis of ``ker (I - P_Γ) B* V``; ``error`` bounds the sine of the angle
+    between the computed and the exact ``Γ~`` (float side; 0 when exact)."""
     be = model.backend
     _, P, decided = _gamma(model, gamma)
     V = twin.basis_N
     if V.shape[1] == 0:
-        return be.zeros(twin.d, 0), decided
+        return be.zeros(twin.d, 0), decided, 0.0
     K = (be.eye(model.d) - P) @ cert.B @ V
     if be.exact:
         C = ql.nullspace(K)
-        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True
+        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0
     # K carries the errors of B* and of the basis of N~ (at the size of B*)
-    from allornone.numeric.linalg import norm2
+    from allornone.numeric.linalg import _rank_of, norm2
 
-    noise = cert.errors.get("B", 0.0) + twin.structure.errors.get("N", 0.0) * norm2(cert.B)
-    r, ok = be.rank(K, be.scale(P, cert.B, V), noise=noise)
-    return V @ np.linalg.svd(K)[2][r:].T, decided and ok and twin.structure.decided
+    eps_N = twin.structure.errors.get("N", 0.0)
+    noise = cert.errors.get("B", 0.0) + eps_N * norm2(cert.B)
+    r, ok, sv, bound = _rank_of(K, be.scale(P, cert.B, V), twin.tolerance, noise)
+    # the kernel moves by the noise over the smallest singular value kept out of it
+    error = eps_N + (bound / sv[r - 1] if r else 0.0)
+    ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
+    return V @ np.linalg.svd(K)[2][r:].T, ok, float(error)
 
 
 def transport_gamma(model, twin, gamma, certificate=None):
@@ -492,7 +506,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
                              "(Appendix D.1); Theorem 14 does not transport it")
     if not gamma_in_N(model, result.gamma).holds:
         raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
-    gt, gt_decided = _transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
     bt = Pt @ cert.B.T @ result.b
@@ -775,11 +789,11 @@ def _analyse(models, params) -> _Analysis:
 
         token_pair(a, params["probe"], "probe")
     cert = thm5.el_certificate(a, b)
-    gamma_t, gt_decided = _transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided, gt_error = _transport_gamma(a, b, gamma, cert)
     results = {}
-    for name, model, g in (("", a, gamma), ("~", b, gamma_t)):
+    for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_error)):
         for reading in READINGS:
-            r = relational_linearity(model, pairs, g, reading)
+            r = relational_linearity(model, pairs, g, reading, gamma_error=g_err)
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             results[(name, reading)] = r if gt_decided or not name else _mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
