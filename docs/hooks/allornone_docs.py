@@ -194,14 +194,15 @@ def notion_target(name: str) -> tuple[str, str] | None:
 
 
 def uses_links(sid: str, uses, page_src: str) -> str:
-    """The names a step uses, each a link: a step of the same proof, a fact, a
+    """The names a step uses, each a link: a fact, a step of the same proof, a
     definition, a result or a construction."""
     from allornone.theorems.proofs import resolve
 
     labels = [s.label for s in resolve(sid).steps]
     out = []
     for use in uses:
-        if use in labels:
+        # a fact is the fact even where a step is named after it (thm5's step "F4" uses fact F4)
+        if use in labels and use not in FACT_IDS:
             out.append(f"[step {labels.index(use) + 1}](#{step_anchor(sid, labels.index(use) + 1)})")
             continue
         target = notion_target(use)
