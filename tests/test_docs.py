@@ -239,3 +239,28 @@ def test_dependency_graph_svg_links_every_result_and_has_a_legend():
     for text in dg.STATUS_TEXT.values():
         assert text in svg
     assert all(n.status != "failing" for n in nodes.values()), {n.id: n.evidence for n in nodes.values()}
+
+
+#: A citation of a document that is neither in the repository nor on the site
+#: (spelt in two pieces so that this file does not cite it).
+_UNPUBLISHED = re.compile(r"\b" + "THE" + r"ORY\b(\.md|\s+(sections?|§)|'s|\s*§)")
+
+
+def unpublished_citations(text: str) -> list[str]:
+    return [m.group(0) for m in _UNPUBLISHED.finditer(text)]
+
+
+def test_no_page_or_docstring_cites_an_unpublished_document():
+    assert unpublished_citations("see " + "THE" + "ORY section 10 and " + "THE" + "ORY.md") != []
+    found = {}
+    for folder in ("core", "symbolic", "numeric", "theorems", "tests", "benchmarks", "docs", "examples", ".ci"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and path.suffix in (".py", ".md", ".yml", ".js", ".css", "") and "generated" not in path.parts:
+                hits = unpublished_citations(path.read_text(errors="replace"))
+                if hits:
+                    found[str(path.relative_to(ROOT))] = hits
+    for name in ("README.md", "mkdocs.yml", "pyproject.toml"):
+        hits = unpublished_citations((ROOT / name).read_text())
+        if hits:
+            found[name] = hits
+    assert not found, found

@@ -8,7 +8,7 @@ fails. :func:`find_counterexample` looks for one
 1. on the instances of the record's own ``Edge`` builders of kind ``"drop"``
    for ``H``, then
 2. on up to ``budget`` instances of ``rec.sample`` and, for each, variants in
-   which a model is replaced by a B.5 twin (THEORY section 5) or a change of
+   which a model is replaced by a B.5 twin (docs/constructions.md#b5) or a change of
    basis of the first model,
 
 deciding every candidate in floats *and* exactly. Only an exact verdict makes a

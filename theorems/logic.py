@@ -69,7 +69,7 @@ def _predicate(name: str, doc: str):
 
 
 SameDistribution = _predicate("SameDistribution", "p_{f,g} = p_{f~,g~} on X x A, i.e. L = L~.")
-ExtendedLinearEquivalent = _predicate("ExtendedLinearEquivalent", "(f, g) ~EL (f~, g~): EL1-EL3 of THEORY section 3.")
+ExtendedLinearEquivalent = _predicate("ExtendedLinearEquivalent", "(f, g) ~EL (f~, g~): EL1-EL3 of docs/theory/index.md.")
 SameDimension = _predicate("SameDimension", "d = d~.")
 Diverse = _predicate("Diverse", "SF = SG = R^d.")
 LinearlyIdentified = _predicate(

@@ -55,36 +55,36 @@ TRIALS_MARKER = "<!-- allornone:trials -->"
 #: the dependency graph); the tests lower it with ``ALLORNONE_DOCS_TRIALS``.
 TRIALS = int(os.environ.get("ALLORNONE_DOCS_TRIALS", "100"))
 
-THEORY = "theory/index.md"
+THEORY_PAGE = "theory/index.md"
 FACTS = "theory/facts.md"
 #: Where each named notion is defined on the site: name -> (page, anchor).
 #: Names are those of ``ProofStep.uses``, of the dependency graph's definition
 #: nodes and of the predicates of the statements.
 DEFINITIONS = {
-    "L": (THEORY, "log-odds"),
-    "same distribution": (THEORY, "same-distribution"),
-    "SameDistribution": (THEORY, "same-distribution"),
-    "SF, SG": (THEORY, "sf-sg"),
-    "M, N, k": (THEORY, "m-n-k"),
-    "~EL": (THEORY, "extended-linear-equivalence"),
-    "ExtendedLinearEquivalent": (THEORY, "extended-linear-equivalence"),
-    "EL1": (THEORY, "el1"),
-    "EL2": (THEORY, "el2"),
-    "EL3": (THEORY, "el3"),
-    "certificate": (THEORY, "certificate"),
-    "diversity": (THEORY, "diversity"),
-    "Diverse": (THEORY, "diversity"),
-    "SameDimension": (THEORY, "diversity"),
-    "LinearlyIdentified": (THEORY, "diversity"),
-    "ParallelIn": (THEORY, "parallelism"),
-    "ProportionalLogOdds": (THEORY, "parallelism"),
-    "ProportionalLogOddsRows": (THEORY, "parallelism"),
-    "RelationallyLinear": (THEORY, "relational-linearity"),
-    "RelationallyLinearReadingM": (THEORY, "relational-linearity"),
-    "GammaInN": (THEORY, "relational-linearity"),
-    "EnoughPairs": (THEORY, "enough-pairs"),
-    "token readouts": (THEORY, "token-readouts"),
-    "steering": (THEORY, "linear-steering"),
+    "L": (THEORY_PAGE, "log-odds"),
+    "same distribution": (THEORY_PAGE, "same-distribution"),
+    "SameDistribution": (THEORY_PAGE, "same-distribution"),
+    "SF, SG": (THEORY_PAGE, "sf-sg"),
+    "M, N, k": (THEORY_PAGE, "m-n-k"),
+    "~EL": (THEORY_PAGE, "extended-linear-equivalence"),
+    "ExtendedLinearEquivalent": (THEORY_PAGE, "extended-linear-equivalence"),
+    "EL1": (THEORY_PAGE, "el1"),
+    "EL2": (THEORY_PAGE, "el2"),
+    "EL3": (THEORY_PAGE, "el3"),
+    "certificate": (THEORY_PAGE, "certificate"),
+    "diversity": (THEORY_PAGE, "diversity"),
+    "Diverse": (THEORY_PAGE, "diversity"),
+    "SameDimension": (THEORY_PAGE, "diversity"),
+    "LinearlyIdentified": (THEORY_PAGE, "diversity"),
+    "ParallelIn": (THEORY_PAGE, "parallelism"),
+    "ProportionalLogOdds": (THEORY_PAGE, "parallelism"),
+    "ProportionalLogOddsRows": (THEORY_PAGE, "parallelism"),
+    "RelationallyLinear": (THEORY_PAGE, "relational-linearity"),
+    "RelationallyLinearReadingM": (THEORY_PAGE, "relational-linearity"),
+    "GammaInN": (THEORY_PAGE, "relational-linearity"),
+    "EnoughPairs": (THEORY_PAGE, "enough-pairs"),
+    "token readouts": (THEORY_PAGE, "token-readouts"),
+    "steering": (THEORY_PAGE, "linear-steering"),
 }
 FACT_IDS = ("F1", "F2", "F3", "F4", "F5", "F6")
 CONSTRUCTION_PAGE = "constructions.md"
