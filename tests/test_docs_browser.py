@@ -218,10 +218,17 @@ def test_screenshot_of_every_result_page(rendered):
     site, results = rendered
     SCREENSHOT.mkdir(parents=True, exist_ok=True)
     pages = [u for u in results if u.startswith("results/")] + ["constructions/", "dependency-graph/"]
-    for u in pages:
-        shot = SCREENSHOT / (u.strip("/").replace("/", "-") + ".png")
-        _chrome("--window-size=1280,2400", "--virtual-time-budget=15000", f"--screenshot={shot}",
-                (site / u / "index.html").resolve().as_uri(), timeout=120)
+    shots = {u: SCREENSHOT / (u.strip("/").replace("/", "-") + ".png") for u in pages}
+    # a few browsers at a time: each mostly waits for MathJax
+    for batch in range(0, len(pages), 3):
+        procs = [subprocess.Popen([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                   "--window-size=1280,2400", "--virtual-time-budget=15000",
+                                   f"--screenshot={shots[u]}", (site / u / "index.html").resolve().as_uri()],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for u in pages[batch:batch + 3]]
+        for proc in procs:
+            proc.wait(timeout=120)
+    for u, shot in shots.items():
         assert shot.is_file() and shot.stat().st_size > 10_000, u
 
 
@@ -248,3 +255,20 @@ def test_the_checks_fail_on_a_planted_bad_page(tmp_path):
     assert rendering_problems(results["/good/"]) == []
     assert broken_links(tmp_path, "bad/") == ["../missing/ (no such page)", "#nowhere (no anchor #nowhere)"]
     assert broken_links(tmp_path, "good/") == []
+
+
+@pytest.mark.slow
+def test_pdf_of_the_theory_has_typeset_mathematics(rendered):
+    """The printable page, printed by headless Chromium: a PDF whose fonts
+    include MathJax's (the formulas were typeset before printing)."""
+    import importlib.util
+
+    site, results = rendered
+    assert results["theory/print/"]["typeset"] > 100
+    spec = importlib.util.spec_from_file_location("make_pdf", ROOT / "docs" / "scripts" / "make_pdf.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.make_pdf(site, ROOT / "build" / "allornone-theory.pdf", _chromium())
+    data = out.read_bytes()
+    assert data[:5] == b"%PDF-" and len(re.findall(rb"/Type\s*/Page[^s]", data)) > 20
+    assert b"MathJax_Main" in data and b"MathJax_Math" in data
