@@ -264,3 +264,13 @@ def test_no_page_or_docstring_cites_an_unpublished_document():
         if hits:
             found[name] = hits
     assert not found, found
+
+
+def test_getting_started_uses_the_readmes_two_commands():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Set-up"):]
+    commands = re.findall(r"```bash\n(.+?)\n```", section, re.S)[:2]
+    assert len(commands) == 2
+    page = (DOCS / "getting-started.md").read_text()
+    for command in commands:
+        assert command in page, command
