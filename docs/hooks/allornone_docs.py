@@ -549,6 +549,7 @@ def _print_section(page_url: str, body: str, urls: dict[str, str], print_url: st
     relative to the print page, collapsed details opened."""
     key = urls[page_url]
     body = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{key}--{m.group(1)}"', body)
+    body = re.sub(r'url\(#([^)]+)\)', lambda m: f'url(#{key}--{m.group(1)})', body)  # SVG markers
 
     def href(m):
         target = m.group(1)
