@@ -320,6 +320,26 @@ def _value_text(value) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def statement_tex(statement) -> str:
+    """A statement in LaTeX; an implication whose premise is a conjunction is
+    set one hypothesis per line, so that long statements fit the page."""
+    from sympy import latex
+    from sympy.logic.boolalg import And, Implies
+
+    from allornone.theorems.logic import Predicate
+
+    def tex(e, wrap=False):
+        t = latex(e).replace(r"\operatorname", r"\mathsf")
+        return rf"\left({t}\right)" if wrap and not isinstance(e, Predicate) else t
+
+    if isinstance(statement, Implies) and isinstance(statement.args[0], And):
+        hyps = [tex(h, wrap=True) for h in statement.args[0].args]
+        lines = [r"& " + hyps[0]] + [r"\wedge\ & " + h for h in hyps[1:]]
+        lines.append(r"\Rightarrow\ & " + tex(statement.args[1], wrap=True))
+        return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
+    return tex(statement)
+
+
 def record_markdown(rid: str, page_src: str) -> str:
     """Hypotheses (each linked to what it refers to), conclusion, and the SymPy
     statement typeset and as the terminal prints it."""
@@ -340,7 +360,7 @@ def record_markdown(rid: str, page_src: str) -> str:
         target = notion_target(p)
         links.append(f"[`{p}`]({relative(target[0], page_src, target[1])})" if target else f"`{p}`")
     out += ["**The statement in the code** (a SymPy Boolean; its predicates: " + ", ".join(links) + "):", "",
-            "$$", latex(rec.statement).replace(r"\operatorname", r"\mathsf"), "$$", "",
+            "$$", statement_tex(rec.statement), "$$", "",
             f"As `allornone proof {rid}` prints it: `{readable(rec.statement)}`", ""]
     return "\n".join(out) + "\n"
 
