@@ -502,13 +502,30 @@ def _slug(text: str) -> str:
 
 
 def resolve_hypothesis(rec, name: str) -> str:
-    """The hypothesis of ``rec`` that ``name`` designates: its own name
-    (``"Γ ⊆ N"``) or the ASCII slug used in the names of saved counterexample
-    files, with or without ``drop-`` and the record id in front
-    (``"gamma-in-n"``, ``"drop-gamma-in-n"``, ``"thm14-drop-gamma-in-n"``).
+    """The hypothesis of ``rec`` that ``name`` designates.
 
-    Raises ``UnknownHypothesisError`` (listing names and slugs) otherwise.
+    Parameters
+    ----------
+    rec : TheoremRecord
+        The result whose hypotheses are searched.
+    name : str
+        A hypothesis's own name (``"Γ ⊆ N"``) or the ASCII slug used in the
+        names of saved counterexample files, with or without ``drop-``, the
+        record id and ``.json`` around it (``"gamma-in-n"``,
+        ``"drop-gamma-in-n"``, ``"thm14-drop-gamma-in-n.json"``).
 
+    Returns
+    -------
+    str
+        The hypothesis's own name.
+
+    Raises
+    ------
+    UnknownHypothesisError
+        When no hypothesis has that name or slug (the message lists both).
+
+    Examples
+    --------
     >>> from allornone.theorems import get_record
     >>> rec = get_record("thm14")
     >>> resolve_hypothesis(rec, "drop-gamma-in-n"), resolve_hypothesis(rec, "Γ ⊆ N")

@@ -139,9 +139,22 @@ def _symbol_text(name: str) -> str:
 
 
 def readable(expr) -> str:
-    """A statement as one line of plain Unicode text, for terminals: ``⟹``,
-    ``⟺``, ``∧``, ``¬`` for the connectives and no LaTeX in symbol names.
+    """A statement as one line of plain Unicode text, for terminals.
 
+    Parameters
+    ----------
+    expr : sympy Boolean
+        A statement built from the predicates of this module (or one of its
+        atoms or symbols).
+
+    Returns
+    -------
+    str
+        ``⟹``, ``⟺``, ``∧``, ``∨``, ``¬`` for the connectives, compound operands
+        in parentheses, and symbol names without LaTeX (``f̃``, ``Γ``, ``λ``).
+
+    Examples
+    --------
     >>> m1, m2 = model_symbols(2)
     >>> readable(Implies(Diverse(m1), SameDistribution(m1, m2)))
     'Diverse(f) ⟹ SameDistribution(f, f̃)'
