@@ -1,6 +1,6 @@
 r"""Lemma 8 (parallelism is a property of the distribution).
 
-As encoded here (THEORY section 7): for tokens ``a, b, c, e`` and a ratio ``λ``,
+As encoded here (docs/results/lem8.md): for tokens ``a, b, c, e`` and a ratio ``λ``,
 
     ``P_N(g(a) - g(b)) = λ P_N(g(c) - g(e))``  ⟺  for every context ``x``:
     ``log p(a|x)/p(b|x) = λ · log p(c|x)/p(e|x)``.

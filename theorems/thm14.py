@@ -1,6 +1,6 @@
 r"""Theorem 14 (relational linearity is all or none) and Appendix D.1.
 
-As encoded here (THEORY section 9). A query ``q`` is a finite set ``S`` of
+As encoded here (docs/results/thm14.md). A query ``q`` is a finite set ``S`` of
 pairs of context indices ``(s, s⊕q)``; a readout subspace ``Γ ⊆ R^d`` is given
 by a ``d x r`` matrix whose columns span it.
 
@@ -477,7 +477,7 @@ class Transported:
 
 def transport(model, twin, result: RelationalLinearity, certificate=None) -> Transported:
     r"""Carry a relational linearity of ``model`` reading ``M`` to ``twin``
-    (Theorem 14's proof, THEORY section 9): with Theorem 5's certificate
+    (Theorem 14's proof, docs/results/thm14.md): with Theorem 5's certificate
     ``(A*, B*)``, ``Γ~ = (B*|Ñ)^{-1}(Γ)``,
     :math:`\tilde W^\top \tilde u = \tilde P_{\tilde M} A^{*\top} W^\top B^* \tilde u`,
     :math:`\tilde u^\top \tilde b = u^\top b` with ``u = B* ũ``; then check the
@@ -608,8 +608,8 @@ def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
 
 
 def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
-    """The probe that a relational linearity reading ``M`` implies (THEORY
-    section 9): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
+    """The probe that a relational linearity reading ``M`` implies (see
+    docs/results/thm14.md): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
     ``c = b^T u`` give ``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on ``S``.
     ``applicable`` says whether ``u ∈ Γ``; ``decision`` that ``u ∈ Γ``, the
     result holds, ``w ∈ M`` and the probe fits.
@@ -683,8 +683,8 @@ class ReadoutSubspace:
 
 
 def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
-    """Decide the linear-subspace property implied by ``result`` (THEORY
-    section 9): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
+    """Decide the linear-subspace property implied by ``result`` (see
+    docs/results/thm14.md): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
     of dimension at most ``dim Γ_q``.
 
     >>> from allornone.symbolic import ExactModel
