@@ -29,6 +29,9 @@ KNOWN_SURVIVORS = {
                                 "diversity kept, d != d~ makes both sides of the equivalence false",
     ("thm14", "enough pairs"): "a bookkeeping hypothesis: it keeps trivially fitting instances out of the "
                                "evidence, and the all-or-none conclusion does not need it",
+    ("thm14", "readouts seen"): "a bookkeeping hypothesis: it keeps instances where a side holds on an empty "
+                                "readout out of the evidence; with Γ ⊆ N, Γ~ = {0} iff Γ = {0}, and Γ_T = {0} "
+                                "iff Γ~_T = {0} (same log-odds), so both sides then hold",
 }
 #: Pairs with a pinned regression test in tests/test_edges_pinned.py.
 PINNED = {("cor6", "diversity"), ("thm15", "same distribution"), ("thm14", "Γ_q ⊆ M"), ("thm14", "Γ ⊆ N"),
