@@ -100,3 +100,29 @@ def test_thm14_needs_same_distribution():
     F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [3, 0], [5, 0], [-1, 0]]
     F_t = [[0], [0], [0], [0], [0], [0], [0], [-1]]
     _check_drop("thm14", "same distribution", _thm14_instance(F, F_t, [[1], [0]]))
+
+
+# Linear steering (an addition of this project): the two counterexamples that
+# ``allornone edges steering`` finds and shrinks (d = 2, two tokens, the pairs above).
+
+def _steering_instance(F, F_t, gamma):
+    f = ExactModel(F, _TOKENS)
+    f_t = ExactModel(F_t, [[0], [1]])
+    return Instance("pinned", (f, f_t), {"pairs": _PAIRS, "gamma": gamma, "tokens": ((1, 0),)})
+
+
+def test_steering_needs_gamma_in_N():
+    # f(s+q) = f(s) + e1 on the identified coordinate, but the hidden one moves only at x7:
+    # Γ = R^2 is not translated; the twin, on Γ~ = Ñ (not {0}), is.
+    F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [2, 0], [3, 0], [0, 1]]
+    F_t = [[0], [1], [2], [-1], [1], [2], [3], [0]]
+    inst = _steering_instance(F, F_t, [[1, 0], [0, 1]])
+    _check_drop("steering", "Γ ⊆ N", inst)
+    assert get_record("steering").evaluate(inst, "exact").atoms["steered~"].holds
+
+
+def test_steering_needs_same_distribution():
+    # f is translated by 1 along N; the twin has other log-odds (f~(x6) = 1, the rest 0): not translated.
+    F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [2, 0], [3, 0], [0, 0]]
+    F_t = [[0], [0], [0], [0], [0], [0], [1], [0]]
+    _check_drop("steering", "same distribution", _steering_instance(F, F_t, [[1], [0]]))

@@ -32,13 +32,15 @@ KNOWN_SURVIVORS = {
     ("thm14", "readouts seen"): "a bookkeeping hypothesis: it keeps instances where a side holds on an empty "
                                 "readout out of the evidence; with Γ ⊆ N, Γ~ = {0} iff Γ = {0}, and Γ_T = {0} "
                                 "iff Γ~_T = {0} (same log-odds), so both sides then hold",
+    ("steering", "evidence"): "a bookkeeping hypothesis: one pair is always a translation, and an empty readout "
+                              "is translated in every model; the conclusion does not need it",
 }
 #: Pairs with a pinned regression test in tests/test_edges_pinned.py.
 PINNED = {("cor6", "diversity"), ("thm15", "same distribution"), ("thm14", "Γ_q ⊆ M"), ("thm14", "Γ ⊆ N"),
-          ("thm14", "same distribution")}
+          ("thm14", "same distribution"), ("steering", "Γ ⊆ N"), ("steering", "same distribution")}
 #: Records whose pairs were reviewed when this file was written; pairs of later
 #: records are searched all the same, and reported when not yet pinned.
-REVIEWED = {"thm5", "cor6", "lem8", "thm15", "thm14", "lem8ctx"}
+REVIEWED = {"thm5", "cor6", "lem8", "thm15", "thm14", "lem8ctx", "steering"}
 
 PAIRS = [(rid, h.name) for rid, rec in records().items() for h in rec.hypotheses]
 
