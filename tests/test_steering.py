@@ -68,7 +68,7 @@ def test_record_edges_behave_as_declared(edge):
 
 
 def test_the_transported_map_need_not_be_the_identity_yet_the_translation_is_kept():
-    """Section 9's transport of the translation (reading M) is W~ with W~^T = P~_M~
+    """Theorem 14's transport of the translation (reading M) is W~ with W~^T = P~_M~
     on Γ~; on this twin Γ~ is not inside M~, so W~ != P_Γ~ -- and still the twin
     is steered on Γ~ (with W = I): the only condition is Γ ⊆ N."""
     inst = _map_edge()

@@ -20,7 +20,7 @@ i.e. ``P_Γ (f(s⊕q) - f(s))`` is the same vector ``P_Γ v`` for every pair.
   hypothesis ``Γ_q ⊆ M`` is not needed although ``W = I`` reads ``Γ_q = Γ``:
   on readouts in ``N`` the identity factors through ``M``
   (``u^T f(s) = (P_M u)^T f(s)`` for ``u ∈ N``, F4).
-* **The transported map.** Section 9's transport of ``W = P_Γ P_M`` (the same
+* **The transported map.** Theorem 14's transport of ``W = P_Γ P_M`` (the same
   translation, reading ``M``) gives ``W~^T ũ = P~_M~ ũ`` on ``Γ~``: it is the
   identity matrix on ``Γ~`` only when ``Γ~ ⊆ M~``, which an equivalent model
   need not satisfy (a change of basis that moves ``Ñ`` off ``M~``). Yet on every
@@ -197,7 +197,7 @@ class TransportedSteering:
     """Outcome of :func:`transport_steering`: ``gamma`` (``Γ~``), the carried
     translation ``v`` (``ṽ ∈ Γ~`` with ``ũ^T ṽ = (B* ũ)^T v``), ``decision`` (it
     fits on the twin), ``verified`` (the twin re-decided from scratch),
-    ``W`` (section 9's transported map of ``W = P_Γ P_M``, ``W~ = P_Γ~ B*^T W A* P~_M~``)
+    ``W`` (Theorem 14's transported map of ``W = P_Γ P_M``, ``W~ = P_Γ~ B*^T W A* P~_M~``)
     and ``identity`` (whether ``W~ = P_Γ~``, i.e. ``Γ~ ⊆ M~``: the transported
     map is literally the identity on ``Γ~``)."""
 
@@ -284,7 +284,7 @@ class SteeringEvidence(Predicate):
 
 
 class TransportedMapIsIdentity(Predicate):
-    """Section 9's transport of the translation reading ``M`` is ``P_Γ~`` itself."""
+    """Theorem 14's transport of the translation reading ``M`` is ``P_Γ~`` itself."""
 
 
 f1_, f2_ = model_symbols(2)
@@ -422,7 +422,8 @@ def plant(rng: random.Random, kind: str):
             ident = [rng.randint(-3, 3) for _ in range(k)]
         elif "partly" in kind:
             ident[1] = rng.randint(-3, 3)
-        hidden = [row[k + j] + v[k + j] for j in range(h)] if "raw" in kind else             [rng.randint(-3, 3) for _ in range(h)]
+        hidden = [row[k + j] + v[k + j] for j in range(h)] if "raw" in kind else \
+            [rng.randint(-3, 3) for _ in range(h)]
         tgt.append(ident + hidden + [0] * t)
     # g_0 spans the identified and the hidden token coordinates (so that N is the
     # identified span); token 1 is the first identified coordinate alone, so that
@@ -593,7 +594,7 @@ STEPS = (
               "Γ_q ⊆ M is needed", _step_translation, ("readout transport",)),
     ProofStep("<=", "if f~ is steered on Γ~, the same transport with the certificate of (f~, f) steers f on a "
               "subspace equal to Γ", "~EL is symmetric (Theorem 5)", _step_backward, ("=>",)),
-    ProofStep("transported map", "section 9's transport of W = P_Γ P_M is W~ with W~^T ũ = P~_M~ ũ on Γ~ -- the "
+    ProofStep("transported map", "Theorem 14's transport of W = P_Γ P_M is W~ with W~^T ũ = P~_M~ ũ on Γ~ -- the "
               "identity matrix only when Γ~ ⊆ M~ -- and F~ P~_M~ ũ = F~ ũ, so on every context it acts as the "
               "identity", "EL3: P~_M~ A*^T B* ũ = P~_M~ ũ for ũ ∈ Ñ; F4 for f~", _step_map, ("EL3", "F4")),
     ProofStep("all or none (Γ)", "if L = L~ and Γ ⊆ N: f is steered on Γ iff f~ is on Γ~",
@@ -653,7 +654,7 @@ EDGES = (
                           "steered~": False, "steered_T": True, "steered_T~": False}, "same distribution"),
     Edge("map not the identity", "boundary",
          "a B.5 twin (d~ = 3, hidden context and token coordinates mixed) whose Ñ = span(1, -1, 1) is not inside M~: "
-         "section 9's transported map W~ is not the identity on Γ~ (W~^T = P~_M~ there), yet the twin is steered on "
+         "Theorem 14's transported map W~ is not the identity on Γ~ (W~^T = P~_M~ there), yet the twin is steered on "
          "Γ~: on contexts the two agree",
          _edge_map, {"same_distribution": True, "gamma_in_N": True, "evidence": True, "steered": True,
                      "steered~": True, "identity~": False, "steered_T": True, "steered_T~": True}, "Γ ⊆ N"),
@@ -669,7 +670,8 @@ EDGES = (
 RECORD = TheoremRecord(
     id="steering",
     number="Linear steering",
-    title="Linear steering is all or none (the case W = I of relational linearity; an addition of this project, not in the paper)",
+    title="Linear steering is all or none (the case W = I of relational linearity; an addition of this project, "
+          "not in the paper)",
     summary="If L = L~: appending q translates each model's own token readout Γ_T (P_Γ f(s⊕q) = P_Γ(f(s) + v)) "
             "in f iff in f~, decided from L alone; on a general Γ, if also Γ ⊆ N, on Γ~ = (B*|Ñ)^{-1}(Γ) -- "
             "no Γ_q ⊆ M needed, though the transported map is the identity matrix only when Γ~ ⊆ M~.",

@@ -1228,7 +1228,8 @@ RECORD = TheoremRecord(
             "all-or-none, decided from L alone. Reading outside M (Appendix D.1) is not shared.",
     atoms=ATOMS,
     hypotheses=HYPOTHESES,
-    conclusion=And(Equivalent(ATOMS["rel_lin"], ATOMS["rel_lin~"]), Equivalent(ATOMS["rel_lin_T"], ATOMS["rel_lin_T~"])),
+    conclusion=And(Equivalent(ATOMS["rel_lin"], ATOMS["rel_lin~"]),
+                   Equivalent(ATOMS["rel_lin_T"], ATOMS["rel_lin_T~"])),
     conclusion_text="P_Γ f(s⊕q) = P_Γ(W f(s) + b) on S for some W, b iff the same holds for f~ on Γ~; and "
                     "likewise on each model's own token readout Γ_T (no certificate)",
     decide=decide,
