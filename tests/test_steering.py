@@ -41,8 +41,10 @@ def test_token_form_is_decided_by_L_in_every_model(i):
     same = a.log_odds() == b.log_odds()
     crit = log_odds_steering(a, pairs, T)
     assert log_odds_steering(a.log_odds(), pairs, T).verdict == crit.verdict
-    for m in (a, a.to_float()) + ((b, b.to_float()) if same else ()):
+    for m in (a,) + ((b,) if same else ()):
         assert steering(m, pairs, T).verdict == crit.verdict
+    for m in (a.to_float(),) + ((b.to_float(),) if same else ()):  # floats: undecided at worst
+        assert steering(m, pairs, T).verdict in (crit.verdict, "undecided")
 
 
 def test_both_token_verdicts_are_sampled():

@@ -261,10 +261,12 @@ def log_odds_criterion(source, pairs, T) -> LogOddsCriterion:
     ones = _ones(be, len(pairs))
     X = be.hstack(LS, ones)
     # as for Theorem 14's regressions: the intercept at the size of the inputs, so
-    # that the rank does not depend on the units of L
-    rank, decided = be.rank(X if be.exact else be.hstack(LS, ones * (be.scale(LS) or 1.0)))
+    # that the rank does not depend on the units of L. A computed L = F G_0^T
+    # carries the rounding error of that product, which bounds its noise.
+    noise = model.log_odds_scale()
+    rank, decided = be.rank(X if be.exact else be.hstack(LS, ones * (be.scale(LS) or 1.0)), noise or None)
     Theta = be.pinv(X, rank) @ Y
-    dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), be.scale(ell)))
+    dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), be.scale(ell), noise))
     if not decided and not dec.fails:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     out = LogOddsCriterion(dec, pairs, T, dec.residual, rank, rank == len(pairs))

@@ -197,7 +197,9 @@ def _ones(be, count: int):
 
 
 def _undecided(d: Decision) -> Decision:
-    return d if d.fails else Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
+    # A fit computed at an undecided rank may fail only because a direction was
+    # cut that belongs to the data: its failure is not evidence either.
+    return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
 
 
 def _mark_undecided(result):
