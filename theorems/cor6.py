@@ -338,9 +338,12 @@ STEPS = (
 
 
 def _edge_nondiverse(rng):
-    # More tokens than dimensions, so that psi = y^2 is not a linear function of g_0.
-    model = gen.random_model(rng, m=3, n=5, d=2, rank_F=1, rank_G=2)
-    return Instance("drop diversity", (model, gen.b5_twin(model, rng, a=0, b=1, psi=lambda y, g, b: [y * y])))
+    # rank F = 1 < d = 2. A fixed small instance (a random one can shrink no further than
+    # entries above the size bound): T = R = I, no offset, and psi = [y == 2], which is no
+    # linear function of g_0 (g_0(1) = e_0, g_0(2) = e_1, g_0(3) = e_0 + e_1).
+    model = ExactModel([[1, 0], [2, 0], [1, 0]], [[0, 0], [1, 0], [0, 1], [1, 1], [2, 1]])
+    twin = gen.b5_twin(model, a=0, b=1, T=[[1]], R=[[1, 0], [0, 1]], c=[0, 0], psi=lambda y, g, b: [int(y == 2)])
+    return Instance("drop diversity", (model, twin))
 
 
 def _edge_dims(rng):
