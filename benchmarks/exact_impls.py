@@ -1,5 +1,6 @@
-"""One computation, five implementations: the structure of two models and the
-Theorem 5 certificate ``A*, B*`` (THEORY sections 2-4), exactly.
+"""One computation, five implementations: the effective complexities of two
+models and the Theorem 5 certificate ``A*, B*`` (THEORY sections 2-4), exactly;
+and this project's whole Theorem 5 decision beside them.
 
 The first three follow the formulas literally. For each model: ``G_0``, row
 bases of ``F`` and ``G_0`` (RREF), the projectors ``B^T (B B^T)^{-1} B``,
@@ -9,7 +10,9 @@ with the pseudo-inverse from a rank factorisation: in plain ``sympy.Matrix``, in
 SymPy's ``DomainMatrix`` and in python-flint's ``fmpq_mat`` ("FLINT naive").
 The fourth ("FLINT competent") computes the same rationals the way someone
 fluent in FLINT would (integer bases, ranks proven after a modular guess,
-certificate in coordinates; see its section); the fifth is this project. Each
+certificate in coordinates; see its section); the fifth is this project
+(``effective_complexity`` and ``thm5.el_certificate``), and beside it
+``thm5.equivalence``, which also compares the log-odds. Each
 implementation starts from matrices already in its own type (conversion from
 Python lists is not timed) and returns ``(k, k~, A*, B*)``.
 
@@ -311,14 +314,26 @@ def fmpq_competent(F, G, F2, G2):
 # -- 5. this project -------------------------------------------------------------
 
 def this_project(F, G, F2, G2):
-    from allornone.symbolic import linalg as ql
+    """``k``, ``k~`` and the certificate as this project's API gives them:
+    ``model.effective_complexity()`` and ``thm5.el_certificate`` (which also
+    decides EL1-EL3 on the certificate)."""
     from allornone.symbolic.model import ExactModel
+    from allornone.theorems.thm5 import el_certificate
 
     m1, m2 = ExactModel(F, G), ExactModel(F2, G2)
-    s1, s2 = m1.structure, m2.structure
-    A = (m1.F @ s1.P_M).T @ ql.pinv((m2.F @ s2.P_M).T)
-    B = (m1.G0 @ s1.P_N).T @ ql.pinv((m2.G0 @ s2.P_N).T)
-    return s1.k, s2.k, A, B
+    cert = el_certificate(m1, m2)
+    return m1.effective_complexity(), m2.effective_complexity(), cert.A, cert.B
+
+
+def this_project_equivalence(F, G, F2, G2):
+    """The whole Theorem 5 decision, ``thm5.equivalence``: ``L = L~`` and the
+    certificate with EL1-EL3 (the pair is equivalent, so ``A*``, ``B*`` are returned)."""
+    from allornone.symbolic.model import ExactModel
+    from allornone.theorems.thm5 import equivalence
+
+    r = equivalence(ExactModel(F, G), ExactModel(F2, G2))
+    assert r.verdict == "equivalent", r.verdict
+    return r.k[0], r.k[1], r.A, r.B
 
 
 def to_project(rows):
@@ -332,12 +347,13 @@ IMPLEMENTATIONS = {
     "FLINT naive": (to_fmpq, fmpq_naive),
     "FLINT competent": (to_fmpq, fmpq_competent),
     "allornone": (to_project, this_project),
+    "thm5.equivalence": (to_project, this_project_equivalence),
 }
 
 
 def as_fraction_rows(name, M):
     """The certificate of any implementation as rows of Fractions (to check
-    that all four computed the same matrices)."""
+    that all of them computed the same matrices)."""
     if name == "sympy.Matrix":
         return [[Fraction(int(x.p), int(x.q)) for x in M.row(i)] for i in range(M.rows)]
     if name == "DomainMatrix":
