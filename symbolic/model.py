@@ -55,9 +55,9 @@ EXACT = Backend(
 
 class _LazyStructure(Structure):
     """An exact model's :class:`~allornone.model.Structure`, computed on first use
-    of any field but ``k`` and ``decided``: ``k`` comes from the model's integer
-    coordinates (the rank of ``B_F B_G^T``, proven) and an exact structure is
-    always decided, so Theorem 5's certificate in coordinates never needs the
+    of any field but ``k``, ``decided`` and ``errors``: ``k`` comes from the
+    model's integer coordinates (the rank of ``B_F B_G^T``, proven), an exact
+    structure is always decided and has no error bounds, so Theorem 5's certificate in coordinates never needs the
     ``d x d`` projectors. The fields, when asked for, are the general ones."""
 
     def __new__(cls, model=None, **fields):
@@ -83,6 +83,11 @@ class _LazyStructure(Structure):
     def decided(self) -> bool:
         return True
 
+    @property
+    def errors(self) -> dict:
+        # exact subspaces carry no error; the general structure has the same empty dict
+        return self._full.errors if self._full is not None else {}
+
     def __eq__(self, other):
         if not isinstance(other, Structure):
             return NotImplemented
@@ -96,7 +101,7 @@ class _LazyStructure(Structure):
 
 
 for _field in dataclasses.fields(Structure):
-    if _field.name not in ("k", "decided"):
+    if _field.name not in ("k", "decided", "errors"):
         setattr(_LazyStructure, _field.name, property(lambda self, _n=_field.name: getattr(self._structure(), _n)))
 del _field
 
