@@ -50,15 +50,33 @@ def _take(A, rows, cols, entries=None):
 
 
 def proven_minor(A, entries=None) -> tuple[list[int], list[int]]:
-    """Rows ``I`` and columns ``J`` of a nonsingular ``r x r`` minor of the
-    integer matrix ``A``, where ``r = rank A`` (``entries``: ``A.entries()``,
-    when the caller has them).
+    """Rows and columns of a nonsingular ``r x r`` minor of an integer matrix,
+    where ``r = rank A``.
 
     Found modulo a prime, then proven: the minor is nonsingular modulo ``p``,
     so over the integers (``rank A >= r``), and every other row of ``A`` is
     checked to be the combination of the rows ``I`` that the minor determines
     (``rank A <= r``). If a prime was unlucky the next one is tried.
 
+    Parameters
+    ----------
+    A : flint.fmpz_mat
+        The matrix.
+    entries : list, optional
+        ``A.entries()``, when the caller has them already.
+
+    Returns
+    -------
+    tuple of (list of int, list of int)
+        ``(I, J)``, increasing; both empty when ``A = 0``.
+
+    Raises
+    ------
+    ArithmeticError
+        If the rank could be proven modulo none of the primes (never observed).
+
+    Examples
+    --------
     >>> A = flint.fmpz_mat([[1, 2, 3], [2, 4, 6], [0, 1, 1]])
     >>> proven_minor(A)
     ([0, 2], [0, 1])
@@ -174,9 +192,32 @@ def _half(X_num, X_den, U, X2_num, X2_den, U2):
 
 
 def certificate(ca: ModelCoordinates, cb: ModelCoordinates):
-    """``(A*, B*, EL1, EL2, EL3)`` for two models with ``k = k~ >= 1`` (as
-    ``fmpq_mat`` and booleans), or None when ``k = 0`` or ``k != k~`` (where the
-    general computation is used)."""
+    """Theorem 5's canonical certificate of two models, and EL1--EL3 for it.
+
+    Parameters
+    ----------
+    ca, cb : ModelCoordinates
+        The two models (same contexts, tokens and pivot).
+
+    Returns
+    -------
+    tuple or None
+        ``(A*, B*, EL1, EL2, EL3)``: ``A*``, ``B*`` as ``fmpq_mat`` (``d x d~``),
+        the three conditions as booleans; None when ``k = 0`` or ``k != k~``
+        (left to the general computation).
+
+    Examples
+    --------
+    >>> from allornone.symbolic import ExactModel
+    >>> a = ExactModel([[1, 0], [0, 1], [1, 1]], [[0, 0], [1, 2], [3, 1]])
+    >>> b = ExactModel([[2, 0, 5], [0, 1, 7], [2, 1, 12]], [[0, 0, 0], ["1/2", 2, 0], ["3/2", 1, 0]])
+    >>> ca, cb = (ModelCoordinates.of(m.F._fm(), m.G0._fm()) for m in (a, b))
+    >>> A, B, *el = certificate(ca, cb)
+    >>> el
+    [True, True, True]
+    >>> (A.nrows(), A.ncols()), (B.nrows(), B.ncols())
+    ((2, 3), (2, 3))
+    """
     if ca.k == 0 or ca.k != cb.k:
         return None
     S, s, el1 = _half(ca.F_num, ca.F_den, ca.U, cb.F_num, cb.F_den, cb.U)

@@ -649,9 +649,28 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3, pool=None) -> 
 
 def start_crossvalidation(float_instances, seed: int = 0, max_d: int = 3, pool=None) -> Callable[[], dict]:
     """The first half of :func:`crossvalidate`: classify the models and hand the
-    shapes to ``pool`` (or queue them here); the function returned waits for the
-    results and returns the report. A caller with a pool can do other work in
-    between while the workers evaluate."""
+    shapes to ``pool`` (or queue them here). A caller with a pool can do other
+    work while the workers evaluate.
+
+    Parameters
+    ----------
+    float_instances, seed, max_d, pool
+        As for :func:`crossvalidate`.
+
+    Returns
+    -------
+    callable
+        With no arguments: waits for the evaluations and returns the report of
+        :func:`crossvalidate`.
+
+    Examples
+    --------
+    >>> from allornone.numeric import FloatModel
+    >>> finish = start_crossvalidation([FloatModel([[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 2.0], [2.0, 1.0]])])
+    >>> report = finish()
+    >>> report["checked"], report["shapes"]
+    (1, ['d=2, dim SF=2, dim SG=2 (k=2)'])
+    """
     from allornone.theorems.record import Instance
 
     report = {"identities": {}, "projectors": 0.0, "checked": 0, "skipped": {}, "shapes": []}

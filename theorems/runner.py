@@ -258,7 +258,24 @@ def generic_crossvalidation(ids, seed: int, per_result: int, pool=None) -> dict:
 
 def start_generic_crossvalidation(ids, seed: int, per_result: int, pool=None) -> Callable[[], dict]:
     """:func:`generic_crossvalidation` in two halves: this samples the instances and
-    hands the work to ``pool``; the function returned waits for it."""
+    hands the work to ``pool``; the function returned waits for it.
+
+    Parameters
+    ----------
+    ids : iterable of str
+        Result ids whose instances are used.
+    seed : int
+        The run's seed.
+    per_result : int
+        Instances per result.
+    pool : concurrent.futures.Executor, optional
+        Worker processes; without one the work is done when the result is asked for.
+
+    Returns
+    -------
+    callable
+        With no arguments: the report of :func:`generic_crossvalidation`.
+    """
     from allornone.theorems.generic import start_crossvalidation
 
     instances = [get_record(rid).sample(instance_rng(seed, rid, i), i) for rid in ids for i in range(per_result)]
