@@ -1,5 +1,5 @@
 """One computation, five implementations: the effective complexities of two
-models and the Theorem 5 certificate ``A*, B*`` (THEORY sections 2-4), exactly;
+models and the Theorem 5 certificate ``A*, B*`` (docs/theory/facts.md, docs/results/thm5.md), exactly;
 and this project's whole Theorem 5 decision beside them.
 
 The first three follow the formulas literally. For each model: ``G_0``, row

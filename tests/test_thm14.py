@@ -1,5 +1,5 @@
 """Theorem 14 (relational linearity, all or none), its implied properties, the
-transport of THEORY section 9, and Appendix D.1."""
+transport of docs/results/thm14.md, and Appendix D.1."""
 from __future__ import annotations
 
 import random

@@ -8,7 +8,7 @@ fails. :func:`find_counterexample` looks for one
 1. on the instances of the record's own ``Edge`` builders of kind ``"drop"``
    for ``H``, then
 2. on up to ``budget`` instances of ``rec.sample`` and, for each, variants in
-   which a model is replaced by a B.5 twin (THEORY section 5) or a change of
+   which a model is replaced by a B.5 twin (docs/constructions.md#b5) or a change of
    basis of the first model,
 
 deciding every candidate in floats *and* exactly. Only an exact verdict makes a
@@ -501,6 +501,51 @@ def _slug(text: str) -> str:
     return re.sub("-+", "-", "".join(words)).strip("-")
 
 
+def resolve_hypothesis(rec, name: str) -> str:
+    """The hypothesis of ``rec`` that ``name`` designates.
+
+    Parameters
+    ----------
+    rec : TheoremRecord
+        The result whose hypotheses are searched.
+    name : str
+        A hypothesis's own name (``"Γ ⊆ N"``) or the ASCII slug used in the
+        names of saved counterexample files, with or without ``drop-``, the
+        record id and ``.json`` around it (``"gamma-in-n"``,
+        ``"drop-gamma-in-n"``, ``"thm14-drop-gamma-in-n.json"``).
+
+    Returns
+    -------
+    str
+        The hypothesis's own name.
+
+    Raises
+    ------
+    UnknownHypothesisError
+        When no hypothesis has that name or slug (the message lists both).
+
+    Examples
+    --------
+    >>> from allornone.theorems import get_record
+    >>> rec = get_record("thm14")
+    >>> resolve_hypothesis(rec, "drop-gamma-in-n"), resolve_hypothesis(rec, "Γ ⊆ N")
+    ('Γ ⊆ N', 'Γ ⊆ N')
+    """
+    key = name.strip().lower()
+    if key.endswith(".json"):
+        key = key[:-5]
+    for prefix in (f"{rec.id}-", "drop-"):
+        if key.startswith(prefix):
+            key = key[len(prefix):]
+    for h in rec.hypotheses:
+        if name == h.name or key == _slug(h.name):
+            return h.name
+    from allornone.errors import UnknownHypothesisError
+
+    known = ", ".join(f"{h.name!r} ({_slug(h.name)})" for h in rec.hypotheses) or "none"
+    raise UnknownHypothesisError(f"{rec.id} has no hypothesis {name!r}; it has: {known}")
+
+
 def _output_dir(out_dir) -> Path | None:
     """``out_dir`` as a folder that counterexample files can be written to,
     checked before any search: a user mistake (a file in its place, a folder
@@ -537,6 +582,20 @@ def _atoms_line(ev, fl) -> str:
 
 def _size_text(size: dict) -> str:
     return f"m={size['m']} n={size['n']} d={size['d']} max|entry|={size['entry']}"
+
+
+def _shrink_text(before: dict, after: dict) -> str:
+    """What shrinking did, in words; a shrink that left the size as it was says so.
+
+    >>> size = {"m": 2, "n": 3, "d": 2, "entry": 1}
+    >>> _shrink_text(size, size)
+    'size not reduced by shrinking (m=2 n=3 d=2 max|entry|=1)'
+    >>> _shrink_text({**size, "m": 5}, size)
+    'shrunk from m=5 n=3 d=2 max|entry|=1 to m=2 n=3 d=2 max|entry|=1'
+    """
+    if before == after:
+        return f"size not reduced by shrinking ({_size_text(after)})"
+    return f"shrunk from {_size_text(before)} to {_size_text(after)}"
 
 
 def _safe_float(rec, inst):
@@ -587,7 +646,7 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                          file=file)
             ok &= within_bound(size)
             console.print(f"  [green]counterexample[/] ([bold]{res.label}[/], re-verified exactly), found in "
-                          f"{res.source}; shrunk from {_size_text(before)} to {_size_text(size)} "
+                          f"{res.source}; {_shrink_text(before, size)} "
                           f"({res.shrink_steps} shrink steps; {res.tried} candidates, {res.elapsed_s} s)")
             _print_instance(console, res.instance)
             console.print(f"    exact: {_atoms_line(ev, fl)}", markup=False)

@@ -1,6 +1,6 @@
 r"""Theorem 14 (relational linearity is all or none) and Appendix D.1.
 
-As encoded here (THEORY section 9). A query ``q`` is a finite set ``S`` of
+As encoded here (docs/results/thm14.md). A query ``q`` is a finite set ``S`` of
 pairs of context indices ``(s, s⊕q)``; a readout subspace ``Γ ⊆ R^d`` is given
 by a ``d x r`` matrix whose columns span it.
 
@@ -191,7 +191,8 @@ def _ones(be, count: int):
 
 
 def _undecided(d: Decision) -> Decision:
-    return d if d.fails else Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
+    """A verdict whose structure (a rank) is undecided: undecided, whatever its residual said."""
+    return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
 
 
 def _mark_undecided(result):
@@ -199,7 +200,7 @@ def _mark_undecided(result):
     return result
 
 
-def _regress(model, pairs, Y, y_scale: float, reading: str):
+def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0):
     """Regress ``Y`` (``|S| x c``) on ``X = [F_S P_M, 1]`` (reading ``M``) or
     ``[F_S, 1]``: ``(X, Θ = X^+ Y, residual decision, rank X, decided)``.
 
@@ -212,10 +213,34 @@ def _regress(model, pairs, Y, y_scale: float, reading: str):
     FS = model.F[[s for s, _ in pairs], :]
     inputs = FS @ model.projector_M if reading == "M" else FS
     ones = _ones(be, len(pairs))
+    if be.exact:
+        X = be.hstack(inputs, ones)
+        rank, decided = be.rank(X)
+        Theta = be.pinv(X, rank) @ Y
+        dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), y_scale))
+        return X, Theta, dec, rank, True
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    # The intercept column is brought to the size of the inputs by a power of two,
+    # for the rank decision and the solve alike (then scaled back), so that
+    # neither depends on the units of f.
+    # (the raw rows of F set that size: projected inputs may be pure rounding noise)
+    c = float(np.ldexp(1.0, fl.row_exponents(np.array([[be.scale(FS) or 1.0]]))[0]))
+    Xs = be.hstack(inputs, ones * c)
+    # Reading M, the inputs carry the error of P_M at the size of the rows of F.
+    noise = model.structure.errors.get("M", 0.0) * fl.norm2(FS) if reading == "M" else 0.0
+    rank, decided, sv, bound = fl._rank_of(Xs, None, model.tolerance, noise)
+    Theta_s = fl.pinv(Xs, rank) @ Y
+    Theta = be.vstack(Theta_s[:-1], Theta_s[-1:] * c)
     X = be.hstack(inputs, ones)
-    rank, decided = be.rank(X if be.exact else be.hstack(inputs, ones * (be.scale(inputs) or 1.0)))
-    Theta = be.pinv(X, rank) @ Y
-    dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), y_scale))
+    # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
+    # and the readouts carry their own error, which a least-squares residual passes on
+    extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s) + y_error
+    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0,
+                              max(be.scale(Xs, Theta_s), y_scale),
+                              extra + 64 * fl.UNIT_ROUNDOFF * max(be.scale(Xs, Theta_s), y_scale))
     decided = decided and (reading == "any" or model.structure.decided)
     return X, Theta, (dec if decided else _undecided(dec)), rank, decided
 
@@ -286,7 +311,7 @@ class RelationalLinearity:
         return None if self.gamma_q is None else self.gamma_q.shape[1]
 
 
-def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalLinearity:
+def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0) -> RelationalLinearity:
     r"""Decide whether ``model`` is relationally linear for the query given by
     ``pairs`` on ``Γ = span(columns of gamma)``:
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
@@ -294,7 +319,10 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     Reading ``"M"`` regresses ``F_{S⊕q} P_Γ`` on ``[F_S P_M, 1]`` (so that
     ``Γ_q ⊆ M``); reading ``"any"`` on ``[F_S, 1]``; it holds iff that linear
     system is consistent. Exact on an exact model; on a float model the verdict
-    is three-valued and undecided when a rank decision was.
+    is three-valued and undecided when a rank decision was; ``gamma_error``
+    (float side) bounds the error of ``gamma`` itself when it was computed (the
+    sine of the angle to the exact ``Γ``), which the readouts then carry at the
+    size of the rows of ``F``.
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
@@ -317,7 +345,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     basis, P, g_decided = _gamma(model, gamma)
     FT = model.F[[t for _, t in pairs], :]
     Y = FT @ P
-    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading)
+    y_error = 0.0
+    if gamma_error and not be.exact:
+        from allornone.numeric.linalg import norm2
+
+        y_error = 2 * float(gamma_error) * norm2(FT)
+    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading, y_error)
     decided = r_decided and g_decided
     if not decided:
         decision = _undecided(decision)
@@ -349,8 +382,9 @@ def gamma_in_N(model, gamma) -> Decision:
     basis, _, decided = _gamma(model, gamma)
     if basis.shape[1] == 0:
         return be.decision(True)
-    d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis)
-    return d if decided or d.fails else _undecided(d)
+    d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis,
+                    extra=model.structure.errors.get("N", 0.0))
+    return d if decided and model.structure.decided else _undecided(d)
 
 
 def _certificate(a, b, certificate):
@@ -381,19 +415,28 @@ def _equivalent_certificate(a, b, certificate):
 
 
 def _transport_gamma(model, twin, gamma, cert):
-    """``(Γ~, decided)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
-    basis of ``ker (I - P_Γ) B* V``."""
+    """``(Γ~, decided, error)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
+    basis of ``ker (I - P_Γ) B* V``; ``error`` bounds the sine of the angle
+    between the computed and the exact ``Γ~`` (float side; 0 when exact)."""
     be = model.backend
     _, P, decided = _gamma(model, gamma)
     V = twin.basis_N
     if V.shape[1] == 0:
-        return be.zeros(twin.d, 0), decided
+        return be.zeros(twin.d, 0), decided, 0.0
     K = (be.eye(model.d) - P) @ cert.B @ V
     if be.exact:
         C = ql.nullspace(K)
-        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True
-    r, ok = be.rank(K, be.scale(P, cert.B, V))
-    return V @ np.linalg.svd(K)[2][r:].T, decided and ok
+        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0
+    # K carries the errors of B* and of the basis of N~ (at the size of B*)
+    from allornone.numeric.linalg import _rank_of, norm2
+
+    eps_N = twin.structure.errors.get("N", 0.0)
+    noise = cert.errors.get("B", 0.0) + eps_N * norm2(cert.B)
+    r, ok, sv, bound = _rank_of(K, be.scale(P, cert.B, V), twin.tolerance, noise)
+    # the kernel moves by the noise over the smallest singular value kept out of it
+    error = eps_N + (bound / sv[r - 1] if r else 0.0)
+    ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
+    return V @ np.linalg.svd(K)[2][r:].T, ok, float(error)
 
 
 def transport_gamma(model, twin, gamma, certificate=None):
@@ -434,7 +477,7 @@ class Transported:
 
 def transport(model, twin, result: RelationalLinearity, certificate=None) -> Transported:
     r"""Carry a relational linearity of ``model`` reading ``M`` to ``twin``
-    (Theorem 14's proof, THEORY section 9): with Theorem 5's certificate
+    (Theorem 14's proof, docs/results/thm14.md): with Theorem 5's certificate
     ``(A*, B*)``, ``Γ~ = (B*|Ñ)^{-1}(Γ)``,
     :math:`\tilde W^\top \tilde u = \tilde P_{\tilde M} A^{*\top} W^\top B^* \tilde u`,
     :math:`\tilde u^\top \tilde b = u^\top b` with ``u = B* ũ``; then check the
@@ -463,7 +506,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
                              "(Appendix D.1); Theorem 14 does not transport it")
     if not gamma_in_N(model, result.gamma).holds:
         raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
-    gt, gt_decided = _transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
     bt = Pt @ cert.B.T @ result.b
@@ -565,8 +608,8 @@ def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
 
 
 def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
-    """The probe that a relational linearity reading ``M`` implies (THEORY
-    section 9): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
+    """The probe that a relational linearity reading ``M`` implies (see
+    docs/results/thm14.md): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
     ``c = b^T u`` give ``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on ``S``.
     ``applicable`` says whether ``u ∈ Γ``; ``decision`` that ``u ∈ Γ``, the
     result holds, ``w ∈ M`` and the probe fits.
@@ -640,8 +683,8 @@ class ReadoutSubspace:
 
 
 def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
-    """Decide the linear-subspace property implied by ``result`` (THEORY
-    section 9): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
+    """Decide the linear-subspace property implied by ``result`` (see
+    docs/results/thm14.md): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
     of dimension at most ``dim Γ_q``.
 
     >>> from allornone.symbolic import ExactModel
@@ -741,12 +784,16 @@ def _analyse(models, params) -> _Analysis:
     a.check_comparable(b)
     pairs = _check_pairs(a, params["pairs"])
     gamma = _as_matrix(a, params["gamma"], "gamma")
+    if params.get("probe") is not None:
+        from allornone.theorems.lem8 import token_pair
+
+        token_pair(a, params["probe"], "probe")
     cert = thm5.el_certificate(a, b)
-    gamma_t, gt_decided = _transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided, gt_error = _transport_gamma(a, b, gamma, cert)
     results = {}
-    for name, model, g in (("", a, gamma), ("~", b, gamma_t)):
+    for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_error)):
         for reading in READINGS:
-            r = relational_linearity(model, pairs, g, reading)
+            r = relational_linearity(model, pairs, g, reading, gamma_error=g_err)
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             results[(name, reading)] = r if gt_decided or not name else _mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]

@@ -1,6 +1,6 @@
 r"""Theorem 15 (only parallelism inside N is shared).
 
-As encoded here (THEORY section 8): if ``L = L~`` then for all tokens
+As encoded here (docs/results/thm15.md): if ``L = L~`` then for all tokens
 ``a, b, c, e`` and every ratio ``λ``,
 
     ``P_N(g(a) - g(b)) = λ P_N(g(c) - g(e))``  ⟺  ``P~_Ñ(g~(a) - g~(b)) = λ P~_Ñ(g~(c) - g~(e))``.

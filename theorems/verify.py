@@ -337,11 +337,22 @@ def _long_integer_place(text: str) -> str:
             "are read (PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
 
 
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
 def load_file(path) -> tuple[dict, list | None, str]:
     """``(models, queries, realisation)`` from a JSON or ``.npz`` file."""
     path = Path(path)
     if not path.is_file():
         raise InputFormatError(f"{path}: no such file")
+    if path.suffix.lower() == ".npy" or _starts_with(path, b"\x93NUMPY"):
+        raise InputFormatError(f"{path}: a single .npy array, not a model file; use .npz: "
+                               "numpy.savez(\"mine.npz\", **{\"a.F\": F, \"a.G\": G, \"a.pivot\": 0})")
     if path.suffix.lower() == ".npz":
         models, queries = load_data(_read_npz(path), exact=False, prefix="")
         return models, queries, "float"
@@ -505,8 +516,9 @@ def _relational(models, q, where):
         result = relational_linearity(model, pairs, gamma, reading=reading)
     except AllOrNoneError as exc:
         raise type(exc)(f"{where}: {exc}") from None
+    # A fit through regressors of full row rank exists for any readouts: say so, as the Python API does.
     return [{"result": "thm14", "pairs": [[model.contexts[c] for c in p] for p in pairs], "reading": reading,
-             **_generic(result)}]
+             **_generic(result), "trivial": bool(result.trivial)}]
 
 
 def _decode_params(value, where: str):
@@ -694,6 +706,8 @@ def _verdict_text(r: dict) -> str:
     text = r.get("verdict") or r.get("truth", "")
     if r.get("result") == "cor6" and "statement" not in r:
         text += f" (diversity {r['hypotheses']})"
+    if r.get("trivial") and r.get("truth") == "holds":
+        text += " (trivial fit: the regressors have full row rank, so any readouts fit; add context pairs)"
     if "as_expected" in r:
         text += ", as expected" if r["as_expected"] else ", NOT as expected"
     return text
@@ -714,4 +728,4 @@ def _evidence_text(r: dict) -> str:
         return f"hypotheses {r['hypotheses']}, conclusion {r['conclusion']}"
     if r.get("result") == "cor6":
         return (f"A = {_fmt(r['A'])}" if "A" in r else r.get("reason", ""))
-    return ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("result", "verdict", "truth"))
+    return ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("result", "verdict", "truth", "trivial"))
