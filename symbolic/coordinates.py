@@ -1,16 +1,12 @@
-r"""The Theorem 5 certificate of two exact models in integer coordinates.
+"""The Theorem 5 certificate of two exact models in integer coordinates.
 
 The canonical certificate ``A* = (F P_M)^T ((F~ P~_M~)^T)^+`` (and ``B*`` with
 ``G_0``) does not depend on the bases in which ``M`` and ``M~`` are written:
 with bases ``U`` of ``M`` and ``U~`` of ``M~`` (as columns) and ``K = F U``,
-``K~ = F~ U~``,
-
-.. math::
-
-    A^* = U (U^\top U)^{-1} K^\top \tilde K (\tilde K^\top \tilde K)^{-1} \tilde U^\top ,
-
-because ``P_M F^T = U (U^T U)^{-1} K^T`` and ``(P~ F~^T)^+ = K~ (K~^T K~)^{-1} U~^T``
-(a rank factorisation: ``U~`` and ``K~`` have independent columns). So only
+``K~ = F~ U~``, it is ``A* = U (U^T U)^{-1} K^T K~ (K~^T K~)^{-1} U~^T``,
+because ``P_M F^T = U (U^T U)^{-1} K^T`` and
+``(P~ F~^T)^+ = K~ (K~^T K~)^{-1} U~^T`` (a rank factorisation: ``U~`` and
+``K~`` have independent columns). So only
 ``k x k`` systems are solved, and no ``d x d`` projector or ``m x d~``
 pseudo-inverse is formed. For this certificate the three conditions reduce to
 small ones as well:
@@ -18,7 +14,7 @@ small ones as well:
 * EL1 (``P_M F^T = A* P~ F~^T``) holds iff the columns of ``K`` lie in the span of
   those of ``K~`` (``U (U^T U)^{-1}`` is injective), i.e. iff ``K~ Z = K`` for
   ``Z = (K~^T K~)^{-1} K~^T K``; EL2 likewise with ``G_0``;
-* EL3 (``P~ A*^T B* P~_N = P~_M P~_N``): with ``A* = U S U~^T`` and
+* EL3 (``P~_M A*^T B* P~_N = P~_M P~_N``): with ``A* = U S U~^T`` and
   ``B* = V R V~^T`` it reads ``U~ S^T (U^T V) R V~^T = U~ (U~^T U~)^{-1} (U~^T V~)
   (V~^T V~)^{-1} V~^T``, i.e. ``S^T (U^T V) R = (U~^T U~)^{-1} (U~^T V~) (V~^T V~)^{-1}``.
 
