@@ -184,6 +184,11 @@ class QMatrix:
         values = [int(e.numerator) / int(e.denominator) for e in self._entries()]
         return np.array(values, dtype=float).reshape(self.shape)
 
+    def represented_by(self, values: np.ndarray) -> bool:
+        """Whether the float array ``values`` holds every entry exactly."""
+        return all(Fraction(float(v)) == Fraction(int(e.numerator), int(e.denominator))
+                   for v, e in zip(values.ravel(), self._entries()))
+
     def to_sympy(self):
         return self.dm.to_Matrix()
 
@@ -193,6 +198,8 @@ class QMatrix:
             if 0 in self.shape:
                 return Fraction(0)
             num, den = fm.numer_denom()  # one common denominator
+            if num.is_zero():  # in C, without a Python loop over the entries
+                return Fraction(0)
             return Fraction(int(max(abs(e) for e in num.entries())), int(den))
         entries = [abs(x) for row in self.to_fraction_rows() for x in row]
         return max(entries, default=Fraction(0))

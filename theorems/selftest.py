@@ -163,15 +163,17 @@ def _lying_certificate(which):
 
 def _gamma_t_zero(original):
     def transport_gamma(a, b, gamma, cert):
-        gt, decided = original(a, b, gamma, cert)
-        return ql.zeros(gt.shape[0], gt.shape[1]), decided
+        gt, *rest = original(a, b, gamma, cert)
+        return (ql.zeros(gt.shape[0], gt.shape[1]), *rest)
     return transport_gamma
 
 
 def _clear_caches():
-    from allornone.theorems import thm14
+    # analyses cached per instance must not outlive a breaker (nor predate it)
+    from allornone.theorems import steering, thm14
 
     thm14._CACHE.clear()
+    steering._CACHE.clear()
 
 
 def _patched(target, name, replacement):
@@ -277,13 +279,16 @@ STEP_CASES = [
     ('thm5', 'EL3', 2, 'L = L~ always'),
     ('thm5', 'k', 0, 'k + 1 (model 0)'),
     ('thm5', 'k', 0, 'k + 1 (model 1)'),
+    ('cor6', 'd = d~ implied', 0, 'k + 1 (model 0)'),
+    ('cor6', 'd = d~ implied', 0, 'k + 1 (model 1)'),
     ('cor6', 'k = d', 0, 'k + 1 (model 0)'),
-    ('cor6', 'k = d', 2, 'diversity always'),
+    ('cor6', 'k = d', 4, 'L = L~ always'),
+    ('cor6', 'one diverse suffices', 4, 'L = L~ always'),
     ('cor6', 'M = N = R^d', 0, 'P_M := 0 (model 0)'),
     ('cor6', 'M = N = R^d', 0, 'P_N := 0 (model 0)'),
     ('cor6', 'A* invertible', 0, 'P_M := 0 (model 0)'),
     ('cor6', 'A* invertible', 0, 'P_N := 0 (model 0)'),
-    ('cor6', 'A identifies', 4, "Corollary 6's A transposed"),
+    ('cor6', 'A identifies', 5, "Corollary 6's A transposed"),
     ('cor6', 'A identifies', 1, 'L = L~ always'),
     ('lem8', 'log-odds', 0, 'G changed, structure kept (model 0)'),
     ('lem8', 'F4', 0, 'P_M := 0 (model 0)'),
@@ -297,15 +302,6 @@ STEP_CASES = [
     ('lem8', 'degenerate', 3, 'P_N := P_G (model 0)'),
     ('lem8', 'degenerate', 0, 'P_N := 0 (model 0)'),
     ('lem8', 'raw => N', 0, 'parallel in N/M asks about -lambda'),
-    ('lem8ctx', 'rows', 1, 'F changed, structure kept (model 0)'),
-    ('lem8ctx', 'F4 (dual)', 0, 'P_M := 0 (model 0)'),
-    ('lem8ctx', 'F4 (dual)', 0, 'P_N := 0 (model 0)'),
-    ('lem8ctx', 'injective', 1, 'P_M := P_F (model 0)'),
-    ('lem8ctx', 'injective', 0, 'P_N := 0 (model 0)'),
-    ('lem8ctx', 'ratio', 0, 'lambda search reports 1/lambda'),
-    ('lem8ctx', 'ratio', 1, 'P_M := P_F (model 0)'),
-    ('lem8ctx', 'degenerate', 3, 'P_M := P_F (model 0)'),
-    ('lem8ctx', 'degenerate', 0, 'P_M := 0 (model 0)'),
     ('thm15', 'Lemma 8 (f)', 1, 'P_N := P_G (model 0)'),
     ('thm15', 'Lemma 8 (f)', 5, 'P_N := 0 (model 0)'),
     ('thm15', 'L = L~', 7, 'L = L~ always'),
@@ -315,7 +311,8 @@ STEP_CASES = [
     ('thm15', 'via B*', 0, 'P_N := 0 (model 0)'),
     ('thm15', 'same ratio', 0, 'lambda search reports 1/lambda'),
     ('thm15', 'same ratio', 1, 'P_N := P_G (model 0)'),
-    ('thm15', 'diversity', 0, 'diversity always'),
+    ('thm15', 'diversity', 9, 'P_N := 0 (model 0)'),
+    ('thm15', 'diversity', 8, 'k + 1 (model 0)'),
     ('thm15', 'diversity', 'diverse, not parallel', 'P_N := 0 (model 1)'),
     ('thm14', 'certificate', 0, 'certificate lies (A* doubled)'),
     ('thm14', 'certificate', 0, 'certificate lies (B* doubled)'),
@@ -329,6 +326,24 @@ STEP_CASES = [
     ('thm14', 'all or none (reading M)', 3, 'Γ~ := 0'),
     ('thm14', 'probing', 0, 'certificate lies (A* doubled)'),
     ('thm14', 'linear subspace', 0, 'Γ~ := 0'),
+    ('thm14', 'token readouts are log-odds', 0, 'P_N := 0 (model 0)'),
+    ('thm14', 'token readouts are log-odds', 0, 'P_N := 0 (model 1)'),
+    ('thm14', 'Γ_T = B* Γ~_T', 0, 'certificate lies (B* doubled)'),
+    ('thm14', 'criterion (f)', 5, 'P_M := P_F (model 0)'),
+    ('thm14', 'criterion (f)', 0, 'P_M := 0 (model 0)'),
+    ('thm14', 'criterion (f~)', 0, 'P_M := 0 (model 1)'),
+    ('thm14', 'criterion (f~)', 3, 'P_N := 0 (model 1)'),
+    ('thm14', 'all or none (tokens)', 5, 'P_M := P_F (model 0)'),
+    ('thm14', 'all or none (tokens)', 0, 'P_M := 0 (model 0)'),
+    ('lem8ctx', 'rows', 1, 'F changed, structure kept (model 0)'),
+    ('lem8ctx', 'F4 (dual)', 0, 'P_M := 0 (model 0)'),
+    ('lem8ctx', 'F4 (dual)', 0, 'P_N := 0 (model 0)'),
+    ('lem8ctx', 'injective', 1, 'P_M := P_F (model 0)'),
+    ('lem8ctx', 'injective', 0, 'P_N := 0 (model 0)'),
+    ('lem8ctx', 'ratio', 0, 'lambda search reports 1/lambda'),
+    ('lem8ctx', 'ratio', 1, 'P_M := P_F (model 0)'),
+    ('lem8ctx', 'degenerate', 3, 'P_M := P_F (model 0)'),
+    ('lem8ctx', 'degenerate', 0, 'P_M := 0 (model 0)'),
     ('b5', 'bases', 0, 'P_M := 0 (model 0)'),
     ('b5', 'bases', 0, 'P_N := 0 (model 0)'),
     ('b5', 'C', 0, 'P_M := 0 (model 0)'),
@@ -348,6 +363,19 @@ STEP_CASES = [
     ('d1', 'same distribution', 0, 'G changed, structure kept (model 0)'),
     ('d1', 'twin fails', 0, 'P_N := 0 (model 1)'),
     ('d1', 'twin fails', 0, 'F changed, structure kept (model 1)'),
+    ('steering', 'criterion (f)', 3, 'P_N := 0 (model 0)'),
+    ('steering', 'criterion (f)', 2, 'F changed, structure kept (model 0)'),
+    ('steering', 'criterion (f~)', 3, 'P_N := 0 (model 1)'),
+    ('steering', 'criterion (f~)', 1, 'G changed, structure kept (model 1)'),
+    ('steering', 'all or none (tokens)', 3, 'P_N := 0 (model 0)'),
+    ('steering', 'all or none (tokens)', 3, 'P_N := 0 (model 1)'),
+    ('steering', 'readout transport', 0, 'certificate lies (B* doubled)'),
+    ('steering', '=>', 0, 'certificate lies (B* doubled)'),
+    ('steering', '<=', 0, 'certificate lies (B* doubled)'),
+    ('steering', '<=', 0, 'Γ~ := 0'),
+    ('steering', 'transported map', 0, 'certificate lies (A* doubled)'),
+    ('steering', 'transported map', 0, 'certificate lies (B* doubled)'),
+    ('steering', 'all or none (Γ)', 3, 'Γ~ := 0'),
 ]
 
 
@@ -477,10 +505,12 @@ def _canary_runs():
 
 
 def float_band_controls() -> list[str]:
-    """The float layer must answer "undecided" where a residual lies between
-    "clearly zero" and "clearly not", and a rank with a singular value there must
-    be undecided: two instances built at the geometric middle of the band of the
-    float tolerance in use. Returns what was not caught."""
+    """The float layer must answer "undecided" somewhere between "clearly zero"
+    and "clearly not": a log-odds difference of growing size must pass from
+    "holds" through "undecided" to "fails", and so must a rank with a singular
+    value of growing size. The sizes are scanned (``1e-18`` to ``1e-4``,
+    relative), so the control does not depend on where the tolerance policy
+    puts its band. Returns what was not caught."""
     import numpy as np
 
     from allornone.numeric import FloatModel
@@ -488,16 +518,17 @@ def float_band_controls() -> list[str]:
 
     missed = []
     a = FloatModel([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], [[0.0, 0.0], [1.0, 2.0], [3.0, 1.0]])
-    tol = a.backend.tolerance
-    middle = tol.rtol * np.sqrt(tol.gap)  # relative size inside (rtol, gap * rtol)
-    G = a.G.copy()
-    G[1, 0] += middle * a.log_odds_scale()
-    b = FloatModel(a.F, G)
-    if not thm5.same_distribution(a, b).undecided:
-        missed.append(f"a log-odds difference of {middle:.1e} (relative) is not undecided")
-    r, decided = a.backend.rank(np.diag([1.0, middle]))
-    if decided:
-        missed.append(f"a singular value of {middle:.1e} (relative) gives a decided rank {r}")
+    sizes = np.logspace(-18, -4, 57)
+    seen = set()
+    for t in sizes:
+        G = a.G.copy()
+        G[1, 0] += t * np.abs(a.log_odds()).max()
+        seen.add(thm5.same_distribution(a, FloatModel(a.F, G)).truth.value)
+    if seen != {"holds", "undecided", "fails"}:
+        missed.append(f"log-odds differences from 1e-18 to 1e-4 (relative) give only {sorted(seen)}")
+    ranks = {a.backend.rank(np.diag([1.0, t])) for t in sizes}
+    if {decided for _, decided in ranks} != {True, False}:
+        missed.append(f"singular values from 1e-18 to 1e-4 (relative) give only the ranks {sorted(ranks)}")
     return missed
 
 

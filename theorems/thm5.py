@@ -1,6 +1,6 @@
 r"""Theorem 5 (identifiability): ``L = L~  <=>  (f, g) ~EL (f~, g~)``.
 
-As encoded here (THEORY sections 3--4): two models on the same contexts,
+As encoded here (docs/theory/index.md and docs/results/thm5.md): two models on the same contexts,
 vocabulary and pivot give the same next-token distribution iff their log-odds
 matrices agree, iff there are ``A, B`` with
 
@@ -52,6 +52,10 @@ def same_distribution(a, b) -> Decision:
     (exact side: the first such pair in row-major order)."""
     a.check_comparable(b)
     be = a.backend
+    if not be.exact:
+        from allornone.numeric import equivalence as feq
+
+        return feq.same_distribution(a, b)
     diff = a.log_odds() - b.log_odds()
     d = be.is_zero(diff, max(a.log_odds_scale(), b.log_odds_scale()))
     if not d.holds:
@@ -82,11 +86,14 @@ class Certificate:
     el2: Decision
     el3: Decision
     decided: bool
+    errors: dict = field(default_factory=dict)
+    """Float side: bounds on the errors of ``A*`` and ``B*`` (``"A"``, ``"B"``, spectral norm)."""
 
     @property
     def decision(self) -> Decision:
         d = Decision.all([self.el1, self.el2, self.el3])
-        if not self.decided and not d.fails:
+        # residuals measured on an undecided structure say nothing, either way
+        if not self.decided:
             return Decision(Truth.UNDECIDED, d.residual, d.tolerance)
         return d
 
@@ -94,7 +101,7 @@ class Certificate:
 def canonical_certificate(a, b):
     """``A* = (F P_M)^T ((F~ P~_M~)^T)^+`` and ``B* = (G_0 P_N)^T ((G~_0 P~_N~)^T)^+``
     (``d x d~`` each). On the float side the pseudo-inverses are truncated at the
-    decided dimension ``k~`` (never at NumPy's default cut, THEORY section 10)."""
+    decided dimension ``k~`` (never at NumPy's default cut, docs/theory/index.md#floating-point)."""
     a.check_comparable(b)
     be = a.backend
     sa, sb = a.structure, b.structure
@@ -125,8 +132,17 @@ def _maps(be, X, P, W, Xt, Pt) -> Decision:
 
 
 def el_certificate(a, b) -> Certificate:
-    """Build ``A*``, ``B*`` of THEORY section 3 (:func:`canonical_certificate`) and
+    """Build ``A*``, ``B*`` of docs/theory/index.md#extended-linear-equivalence (:func:`canonical_certificate`) and
     decide EL1--EL3 on them."""
+    a.check_comparable(b)
+    if not a.backend.exact:
+        from allornone.numeric import equivalence as feq
+
+        c = feq.el_certificate(a, b)
+        return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
+    fast = a.backend.el_certificate(a, b) if a.backend.el_certificate is not None else None
+    if fast is not None:  # the same certificate and verdicts, by a faster route
+        return Certificate(*fast, a.structure.decided and b.structure.decided)
     A, B = canonical_certificate(a, b)
     be = a.backend
     sa, sb = a.structure, b.structure
