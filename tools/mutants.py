@@ -17,7 +17,7 @@ Run from the repository root, in the project's environment::
 
     python tools/mutants.py                   # every mutant (about 40 minutes on 2 cores)
     python tools/mutants.py --list            # names, files, equivalence notes
-    python tools/mutants.py --only thm5-if-same-sides,b5-T-inverse --jobs-note
+    python tools/mutants.py --only thm5-if-same-sides,b5-T-inverse
     python tools/mutants.py --json mutants.json
 
 The summary gives the share of non-equivalent mutants killed by ``check`` alone
@@ -315,7 +315,7 @@ def sanity(tmp: Path) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--only", help="comma-separated mutant names")
-    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--list", action="store_true", help="list the mutants (and the test files of each) and exit")
     ap.add_argument("--trials", type=int, default=24, help="instances per result for check (default 24)")
     ap.add_argument("--no-tests", action="store_true", help="run check only")
     ap.add_argument("--no-baseline", action="store_true", help="skip the run on the unmutated copy")
@@ -333,7 +333,7 @@ def main(argv=None) -> int:
     if args.list:
         for m in mutants:
             note = f"  [equivalent: {m.equivalent}]" if m.equivalent else ""
-            print(f"{m.name:34} {m.path:26} {m.description}{note}")
+            print(f"{m.name:34} {m.path:26} {m.description}{note}\n{'':34} tests: {', '.join(m.tests) or '-'}")
         return 0
     for m in mutants:  # every snippet must still apply before anything runs
         apply(m, _Probe())
