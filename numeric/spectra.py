@@ -58,6 +58,14 @@ class Factored:
     U: np.ndarray
     Vt: np.ndarray
 
+    def svd_R(self, which: str):
+        """The SVD of ``R_F`` or ``R_G`` (``which``: ``"F"`` or ``"G"``), computed once."""
+        cache = self.__dict__.setdefault("_svd", {})
+        if which not in cache:
+            cache[which] = scipy.linalg.svd(self.R_F if which == "F" else self.R_G, full_matrices=False,
+                                            check_finite=False)
+        return cache[which]
+
     def left(self, k: int) -> np.ndarray:
         """Top-``k`` left singular vectors of ``L`` (context side, ``m x k``)."""
         return self.Q_F @ self.U[:, :k]
@@ -81,7 +89,7 @@ class Factored:
             d = self.R_F.shape[1]
             return np.zeros((d, 0)), np.zeros((d, 0))
         M, _ = np.linalg.qr(self.R_F.T @ self.U[:, :k])
-        _, s, vt = scipy.linalg.svd(self.R_G, full_matrices=False, check_finite=False)
+        _, s, vt = self.svd_R("G")
         r = max(int(np.sum(s > rtol * (s[0] if s.size else 0.0))), k)
         VG = vt[:r].T
         N, _ = np.linalg.qr(VG @ (VG.T @ M))
@@ -210,12 +218,12 @@ class Spectra:
         }
 
 
-def _principal_cosines(R_F: np.ndarray, R_G: np.ndarray, tol: Tolerance) -> tuple[np.ndarray, tuple[int, int]]:
+def _principal_cosines(fac: Factored, tol: Tolerance) -> tuple[np.ndarray, tuple[int, int]]:
     """Cosines of the principal angles between ``SF`` and ``SG`` (the row spaces
     of ``R_F`` and ``R_G``), each space cut at ``tol``'s rtol."""
     bases = []
-    for R in (R_F, R_G):
-        _, s, vt = scipy.linalg.svd(R, full_matrices=False, check_finite=False)
+    for which in "FG":
+        _, s, vt = fac.svd_R(which)
         r = int(np.sum(s > tol.rtol * s[0])) if s.size and s[0] > 0 else 0
         bases.append(vt[:r])
     if not bases[0].shape[0] or not bases[1].shape[0]:
@@ -252,9 +260,9 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
         raise InputFormatError(f"cut {cut!r} is not one of {', '.join(CUTS)}")
     fac = factored or factor(model)
     s = fac.s
-    sF = scipy.linalg.svdvals(fac.R_F)
-    sG = scipy.linalg.svdvals(fac.R_G)
-    cos, dims = _principal_cosines(fac.R_F, fac.R_G, tol)
+    sF = fac.svd_R("F")[1]
+    sG = fac.svd_R("G")[1]
+    cos, dims = _principal_cosines(fac, tol)
     shape = (model.m, model.n, model.d)
     floor = noise_floor(s, shape)
     gk, ratio = largest_gap(s, floor)
