@@ -52,7 +52,7 @@ __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel"
            "readout_linearity", "steering", "summarise_matrix"]
 
 #: Entries of the largest block of ``L`` formed at once.
-BLOCK_ENTRIES = 1 << 22
+BLOCK_ENTRIES = 1 << 20
 
 
 def summarise_matrix(A) -> dict:
@@ -183,8 +183,9 @@ def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
     Mb, Nb = fb.bases_MN(k)
     Pa, Pb = fa.truncated_F(a.F, k) @ Ma, fb.truncated_F(b.F, k) @ Mb
     Qa, Qb = a.G0 @ Na, b.G0 @ Nb
-    KA = scipy.linalg.lstsq(Pb, Pa, lapack_driver="gelsd")[0]
-    KB = scipy.linalg.lstsq(Qb, Qa, lapack_driver="gelsd")[0]
+    # QR-based least squares (the tall n x k systems make an SVD-based one slow)
+    KA = scipy.linalg.lstsq(Pb, Pa, lapack_driver="gelsy", check_finite=False)[0]
+    KB = scipy.linalg.lstsq(Qb, Qa, lapack_driver="gelsy", check_finite=False)[0]
 
     def rel(R, X):
         nx = np.linalg.norm(X)

@@ -429,3 +429,17 @@ def test_verify_gives_each_pair_a_graded_object_and_summarises_large_certificate
 def test_errors_are_allornone_errors(tmp_path):
     with pytest.raises(AllOrNoneError):
         load_array(str(tmp_path / "x.npy"))
+
+
+def test_verify_does_not_attempt_corollary_6_on_a_large_square_pair(tmp_path, small, reparametrised):
+    """d = d~ = 357: Corollary 6's system in vec(A) would have ~1e10 entries;
+    verify reports it as not run and still grades the pair."""
+    np.savez(tmp_path / "pair.npz", **{"a.F": small.F, "a.G": small.G, "b.F": reparametrised.F,
+                                       "b.G": reparametrised.G})
+    out = tmp_path / "v.json"
+    r = _run(["verify", tmp_path / "pair.npz", "--json", out])
+    assert r.exit_code == 0, r.output
+    q = json.loads(out.read_text())["queries"][0]
+    cor6 = [x for x in q["results"] if x["result"] == "cor6"][0]
+    assert cor6["verdict"] == "not run" and "GiB" in cor6["reason"]
+    assert q["graded"]["el_verdicts"] == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
