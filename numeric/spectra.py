@@ -8,19 +8,25 @@ choice of ``k`` explicit:
   principal angles between ``SF`` and ``SG`` (the singular values of ``P_F P_G``);
 * the rank profile ``k(tau) = #{sigma_i > tau sigma_1}`` and the gaps
   ``sigma_i / sigma_{i+1}``;
-* a ``k`` decided at the user's :class:`~allornone.numeric.Tolerance` (``k`` is
-  *undecided* when a singular value falls in the band between ``rtol`` and
-  ``gap * rtol``), or at the largest gap, or given -- and the report says which.
+* a ``k`` decided at the user's :class:`~allornone.numeric.Tolerance` -- by
+  rounding alone (a singular value below the SVD's error bound at the scale
+  ``||F|| ||G_0||`` is zero), or, with ``rank_rtol``, also counting those below
+  ``rank_rtol * sigma_1`` as zero; ``k`` is *undecided* when a singular value
+  falls in the band between that bound and ``gap`` times it -- or at the
+  largest gap, or given; the report says which.
 
 ``L`` is never formed: with ``F = Q_F R_F`` and ``G_0 = Q_G R_G`` (thin QR),
 ``L = Q_F (R_F R_G^T) Q_G^T``, so its singular values and singular subspaces
 come from the small core ``R_F R_G^T`` (at most ``d x d``).
 
 >>> from allornone.numeric import FloatModel
->>> m = FloatModel([[1.0, 0.0], [0.0, 1e-12], [1.0, 1e-12]], [[0, 0], [1, 0], [0, 1], [1, 1]])
+>>> from allornone.numeric import Tolerance
+>>> m = FloatModel([[1.0, 0.0], [0.0, 1e-6], [1.0, 1e-6]], [[0, 0], [1, 0], [0, 1], [1, 1]])
 >>> s = analyse(m)
 >>> s.k, s.k_method, s.k_decided
-(1, 'tolerance', True)
+(2, 'tolerance', True)
+>>> analyse(m, Tolerance(rank_rtol=1e-4)).k_label()
+'k = 1 at rank_rtol 0.0001, gap 1000 (decided)'
 >>> analyse(m, cut="largest-gap").k
 1
 """
@@ -161,8 +167,8 @@ class Spectra:
 
     ``k_method`` is ``"tolerance"``, ``"largest-gap"`` or ``"given"``;
     ``k_decided`` is False when, at the tolerance, a singular value of ``L``
-    fell in the undecided band (then ``k`` counts those above ``rtol``, and every
-    verdict that depends on ``k`` is undecided)."""
+    fell in the undecided band (then ``k`` counts those above the zero bound,
+    and every verdict that depends on ``k`` is undecided)."""
 
     sigma_L: np.ndarray
     sigma_F: np.ndarray
@@ -177,14 +183,15 @@ class Spectra:
     profile: list = field(default_factory=list)
     shape: tuple = ()
     dims: tuple = (None, None)
-    """``dim SF`` and ``dim SG``, each cut at ``rtol`` of its largest singular value."""
+    """``dim SF`` and ``dim SG``, each at the rank ``tolerance`` decides."""
 
     def k_label(self) -> str:
         """How ``k`` was chosen, in words (used beside every verdict at ``k``)."""
         t = self.tolerance
         if self.k_method == "tolerance":
             state = "decided" if self.k_decided else "undecided: a singular value lies in the band"
-            return f"k = {self.k} at rtol {t.rtol:g}, gap {t.gap:g} ({state})"
+            how = f"rank_rtol {t.rank_rtol:g}" if t.rank_rtol is not None else "rounding"
+            return f"k = {self.k} at {how}, gap {t.gap:g} ({state})"
         if self.k_method == "largest-gap":
             return f"k = {self.k} at the largest gap (sigma_k / sigma_k+1 = {self.gap_ratio:.3g})"
         return f"k = {self.k} (given)"
@@ -205,7 +212,7 @@ class Spectra:
         return {
             "m": self.shape[0], "n": self.shape[1], "d": self.shape[2],
             "k": self.k, "k_method": self.k_method, "k_decided": self.k_decided, "k_label": self.k_label(),
-            "rtol": self.tolerance.rtol, "gap": self.tolerance.gap,
+            "rtol": self.tolerance.rtol, "rank_rtol": self.tolerance.rank_rtol, "gap": self.tolerance.gap,
             "noise_floor": self.noise,
             "sigma_L": vec(self.sigma_L), "sigma_F": vec(self.sigma_F), "sigma_G0": vec(self.sigma_G0),
             "cosines_PF_PG": vec(self.cosines),
@@ -220,11 +227,11 @@ class Spectra:
 
 def _principal_cosines(fac: Factored, tol: Tolerance) -> tuple[np.ndarray, tuple[int, int]]:
     """Cosines of the principal angles between ``SF`` and ``SG`` (the row spaces
-    of ``R_F`` and ``R_G``), each space cut at ``tol``'s rtol."""
+    of ``R_F`` and ``R_G``), each space cut where ``tol`` decides its rank."""
     bases = []
     for which in "FG":
         _, s, vt = fac.svd_R(which)
-        r = int(np.sum(s > tol.rtol * s[0])) if s.size and s[0] > 0 else 0
+        r = tol.rank(s)[0]
         bases.append(vt[:r])
     if not bases[0].shape[0] or not bases[1].shape[0]:
         return np.zeros(0), (bases[0].shape[0], bases[1].shape[0])
@@ -240,8 +247,9 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     ----------
     model : FloatModel
     tol : Tolerance
-        ``k`` counts the singular values of ``L`` above ``tol.rtol * sigma_1``;
-        it is undecided when one lies in ``(rtol, gap * rtol] * sigma_1``.
+        ``k`` counts the singular values of ``L`` above the zero bound (rounding,
+        and ``tol.rank_rtol * sigma_1`` when set); it is undecided when one lies
+        between the bound and ``tol.gap`` times it.
     cut : {"tolerance", "largest-gap"}
         How ``k`` is chosen when it is not given.
     k : int, optional
@@ -273,7 +281,10 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     elif cut == "largest-gap":
         k_val, method, decided = gk, "largest-gap", True
     else:
-        k_val, decided = tol.rank(s)
+        # L's singular values come from the factors: rounding at the scale of
+        # ||F|| ||G_0||; rank_rtol, when set, adds the user's modelling tolerance
+        k_val, decided = tol.rank(s, scale=float(sF[0] * sG[0]) if sF.size and sG.size else None,
+                                  size=max(shape))
         method = "tolerance"
     if method != "largest-gap":
         c = np.maximum(s, max(floor, np.finfo(float).tiny))

@@ -225,9 +225,12 @@ def _head_options(fn):
         click.option("--contexts", "contexts_spec", metavar="FILE[:KEY]", help="context names (strings)"),
         click.option("--tokens", "tokens_spec", metavar="FILE[:KEY]", help="token names (strings)"),
         click.option("--rtol", default=1e-9, show_default=True, type=click.FloatRange(0, 1, min_open=True,
-                     max_open=True), help="relative tolerance: sigma <= rtol * sigma_1 counts as zero"),
+                     max_open=True), help="relative tolerance of residuals (EL1-EL3, parallelism, fits)"),
+        click.option("--rank-rtol", "rank_rtol", default=None, type=click.FloatRange(0, 1, min_open=True,
+                     max_open=True), help="also count singular values below rank_rtol * sigma_1 as zero "
+                     "(default: ranks by rounding alone)"),
         click.option("--gap", default=1e3, show_default=True, type=click.FloatRange(min=1),
-                     help="undecided band: (rtol, gap * rtol]; 1 removes it"),
+                     help="undecided band: between a bound and gap times it; 1 removes it"),
         click.option("--cut", type=click.Choice(["tolerance", "largest-gap"]), default="tolerance",
                      show_default=True, help="how k is chosen on the spectrum of L"),
         click.option("--k", "k", type=click.IntRange(min=0), default=None, help="use this k (overrides --cut)"),
@@ -291,7 +294,7 @@ def _spectra_table(title: str, sp) -> Table:
     s = sp.sigma_L
     t.add_row("shape", f"m = {sp.shape[0]} contexts, n = {sp.shape[1]} tokens, d = {sp.shape[2]}")
     t.add_row("k", escape(sp.k_label()))
-    t.add_row("dim SF, dim SG", f"{sp.dims[0]}, {sp.dims[1]} (cut at rtol)")
+    t.add_row("dim SF, dim SG", f"{sp.dims[0]}, {sp.dims[1]}")
     if s.size:
         head = ", ".join(f"{v:.3g}" for v in s[:6])
         t.add_row("sigma(L)", f"{head}{', ...' if s.size > 6 else ''} (of {s.size}); smallest {s[-1]:.3g}")
@@ -332,14 +335,14 @@ def _load(features, head, bias, pivot, contexts, tokens, tol, which=""):
 @click.option("--head", required=True, metavar="FILE[:KEY]", help="output weight (n x d or d x n)")
 @click.option("--bias", metavar="[FILE:]KEY", help="output bias (n); a bare KEY is read from the head's file")
 @_head_options
-def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, gap, cut, k, parallel_specs,
+def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, parallel_specs,
             json_path, plot_path, full):
     """The numerical structure of one trained softmax model: spectra of L, F, G_0,
     cosines of P_F P_G, the rank profile and a decided k; graded parallelism of token pairs."""
     from allornone.numeric import graded, spectra
     from allornone.numeric.linalg import Tolerance
 
-    tol = Tolerance(rtol, gap)
+    tol = Tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
     model = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol)
     with _progress() as say:
@@ -365,7 +368,7 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, gap, 
 @click.option("--bias", multiple=True, metavar="[FILE:]KEY",
               help="each model's bias: twice, or once for a key both heads' files share")
 @_head_options
-def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, gap, cut, k, parallel_specs,
+def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, parallel_specs,
             json_path, plot_path, full):
     """How far apart two trained softmax models on the same contexts and tokens are:
     distances of their distributions, subspace angles with Wedin's bound, and the
@@ -378,7 +381,7 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, gap, 
     if len(bias) not in (0, 1, 2):
         raise click.UsageError("give --bias once (the same key in both heads' files), twice, or not at all")
     biases = list(bias) * 2 if len(bias) == 1 else list(bias) or [None, None]
-    tol = Tolerance(rtol, gap)
+    tol = Tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
     a = _load(features[0], head[0], biases[0], pivot, contexts_spec, tokens_spec, tol, "first model: ")
     b = _load(features[1], head[1], biases[1], pivot, contexts_spec, tokens_spec, tol, "second model: ")
