@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from allornone.errors import InputFormatError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance, svd_noise
 
 __all__ = ["Factored", "factor", "Spectra", "analyse", "rank_profile", "largest_gap", "plot_spectra"]
 
@@ -184,6 +184,9 @@ class Spectra:
     shape: tuple = ()
     dims: tuple = (None, None)
     """``dim SF`` and ``dim SG``, each at the rank ``tolerance`` decides."""
+    band: tuple = (0.0, 0.0)
+    """The undecided band of the tolerance, relative to ``sigma_1``: below its
+    lower end a singular value is zero, above its upper end it is not."""
 
     def k_label(self) -> str:
         """How ``k`` was chosen, in words (used beside every verdict at ``k``)."""
@@ -289,7 +292,11 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     if method != "largest-gap":
         c = np.maximum(s, max(floor, np.finfo(float).tiny))
         ratio = float(c[k_val - 1] / c[k_val]) if 0 < k_val < s.size else float("inf")
-    return Spectra(s, sF, sG, cos, k_val, method, decided, tol, ratio, floor, rank_profile(s), shape, dims)
+    top = float(s[0]) if s.size else 0.0
+    lo = svd_noise(max(shape), max(float(sF[0] * sG[0]), top)) / top if top > 0 and sF.size and sG.size else 0.0
+    lo = max(lo, tol.rank_rtol or 0.0)
+    return Spectra(s, sF, sG, cos, k_val, method, decided, tol, ratio, floor, rank_profile(s), shape, dims,
+                   (lo, tol.gap * lo))
 
 
 def plot_spectra(spectra: Spectra | dict, path, title: str | None = None) -> None:
@@ -318,13 +325,14 @@ def plot_spectra(spectra: Spectra | dict, path, title: str | None = None) -> Non
                         fontsize=8, rotation=90, va="bottom", ha="right")
         if sp.cosines.size:
             ax2.plot(np.arange(1, sp.cosines.size + 1), sp.cosines, color=colour, lw=1.4, label=f"{tag}cos")
-    t = next(iter(items.values())).tolerance
-    ax.axhline(t.rtol, color="grey", lw=0.8, ls="--")
-    ax.axhspan(t.rtol, min(t.rtol * t.gap, 1.0), color="grey", alpha=0.12, lw=0)
+    for j, sp in enumerate(items.values()):
+        lo, hi = sp.band
+        if lo > 0:
+            ax.axhspan(lo, min(hi, 1.0), color=f"C{j}", alpha=0.10, lw=0)
     ax.set_xlabel("i")
     ax.set_ylabel("σ_i / σ_1")
     ax.set_ylim(1e-17, 2)
-    ax.set_title("singular values (band: undecided at rtol, gap)", fontsize=10)
+    ax.set_title("singular values (shaded: the band where k is undecided)", fontsize=10)
     ax.legend(fontsize=7, loc="lower left")
     ax2.set_xlabel("i")
     ax2.set_ylabel("cosine")
