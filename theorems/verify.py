@@ -441,8 +441,15 @@ def _graded(a, b) -> dict:
     """The graded comparison (section 12 quantities) of a pair, in floats."""
     from allornone.numeric.graded import compare
 
-    fa, fb = (m.to_float() if m.exact else m for m in (a, b))
-    return compare(fa, fb, fa.tolerance).to_json()
+    import numpy as np
+
+    try:
+        fa, fb = (m.to_float() if m.exact else m for m in (a, b))
+        with np.errstate(all="ignore"):
+            return compare(fa, fb, fa.tolerance).to_json()
+    except (AllOrNoneError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        # e.g. exact entries beyond the float range: the exact verdicts still stand
+        return {"not_computed": f"{type(exc).__name__}: {exc}"}
 
 
 def _compare(a, b, names, full: bool = False) -> list[dict]:
