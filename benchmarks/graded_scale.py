@@ -32,11 +32,13 @@ def main(argv):
     inputs = sum(x.nbytes for x in (a.F, a.G, b.F, b.G))
     tracemalloc.reset_peak()
     t0 = time.perf_counter()
+    c0 = time.process_time()
     r = graded.compare(a, b, progress=lambda msg: print(f"  {time.perf_counter() - t0:7.1f} s  {msg}",
                                                           file=sys.stderr, flush=True))
     elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     _, peak = tracemalloc.get_traced_memory()
-    out = {"size": [m, n, d, d2], "seconds": round(elapsed, 2), "inputs_MiB": round(inputs / 2 ** 20),
+    out = {"size": [m, n, d, d2], "seconds": round(elapsed, 2), "cpu_seconds": round(cpu, 2), "inputs_MiB": round(inputs / 2 ** 20),
            "peak_live_MiB": round(peak / 2 ** 20), "peak_rss_MiB": round(resource.getrusage(
                resource.RUSAGE_SELF).ru_maxrss / 1024), "k": r.k, "k_label": r.k_label,
            "max_abs_log_odds_diff": r.max_abs_log_odds_diff, "kl_max": r.kl_max, "sin_max": r.sin_max,

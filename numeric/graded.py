@@ -120,8 +120,43 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
             "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max}
 
 
-def _spectral_norm(X: np.ndarray) -> float:
-    return float(scipy.linalg.svdvals(X)[0]) if X.size else 0.0
+def _block_rows(n: int, width: int) -> int:
+    return max(1, BLOCK_ENTRIES // max(width, 1))
+
+
+def _gram_of_difference(A, WA, B, WB, width: int) -> np.ndarray:
+    """``D^T D`` for ``D = A WA - B WB`` (tall ``A``, ``B``), a block of rows at a
+    time: ``D`` itself (``rows x width``) is never formed."""
+    rows = A.shape[0]
+    gram = np.zeros((width, width))
+    step = _block_rows(rows, max(width, A.shape[1], B.shape[1]))
+    for i in range(0, rows, step):
+        D = A[i:i + step] @ WA - B[i:i + step] @ WB
+        gram += D.T @ D
+    return gram
+
+
+def _angles(Qa, Wa, Qb, Wb) -> np.ndarray:
+    """Principal angles (largest first) between ``span(Qa Wa)`` and ``span(Qb Wb)``
+    (``Qa``, ``Qb`` with orthonormal columns, ``Wa``, ``Wb`` orthonormal ``r x k``).
+
+    Cosines from the ``k x k`` matrix ``C = (Qa Wa)^T (Qb Wb)``, sines from the Gram
+    matrix of ``Qb Wb - Qa Wa C``, accumulated by row blocks; each angle is
+    ``arctan2(sin, cos)``, accurate at both ends (a small angle from its sine)."""
+    k = Wa.shape[1]
+    C = Wa.T @ (Qa.T @ Qb) @ Wb
+    cos = np.clip(scipy.linalg.svdvals(C), 0.0, 1.0)[::-1]          # ascending: largest angle first
+    gram = _gram_of_difference(Qb, Wb, Qa, Wa @ C, k)
+    sin = np.sqrt(np.clip(scipy.linalg.eigvalsh(gram), 0.0, None))[::-1]  # descending
+    return np.arctan2(np.minimum(sin, 1.0), cos)
+
+
+def _norm_of_difference(A, WA, B, WB) -> float:
+    """Spectral norm of ``A WA - B WB`` by row blocks (see :func:`_gram_of_difference`)."""
+    width = WA.shape[1]
+    if width == 0:
+        return 0.0
+    return float(np.sqrt(max(scipy.linalg.eigvalsh(_gram_of_difference(A, WA, B, WB, width))[-1], 0.0)))
 
 
 def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = None) -> dict:
@@ -132,8 +167,9 @@ def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = 
     (Wedin, 1972); the roles of the two models can be swapped, and the smaller
     bound is kept (capped at 1, as a sine). The rounding level of ``L`` and
     ``L~`` (``eps * max(m, n, d, d~) * (sigma_1 + sigma~_1)``) is added to the
-    residuals, since the angles are computed in floating point. The residuals are formed through
-    the factors (``m x k`` and ``n x k``), never ``E`` itself.
+    residuals, since the angles are computed in floating point. Neither ``E``
+    nor an ``n x k`` basis is formed: the token side works through the factors
+    ``Q_G`` a block of rows at a time.
 
     Returns ``bound``, ``delta`` (of the bound kept; ``None`` when neither gap is
     positive, and the bound is the trivial 1), ``angles_context`` and
@@ -145,31 +181,38 @@ def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = 
     out = {"k": k, "angles_context": [], "angles_token": [], "sin_max": 0.0, "bound": 0.0, "delta": None}
     if k == 0:
         return out
-    Ua, Ub, Va, Vb = fa.left(k), fb.left(k), fa.right(k), fb.right(k)
-    ang_c = scipy.linalg.subspace_angles(Ua, Ub)
-    ang_t = scipy.linalg.subspace_angles(Va, Vb)
+    ang_c = _angles(fa.Q_F, fa.U[:, :k], fb.Q_F, fb.U[:, :k])
+    ang_t = _angles(fa.Q_G, fa.Vt[:k].T, fb.Q_G, fb.Vt[:k].T)
     out["angles_context"] = [float(t) for t in ang_c]
     out["angles_token"] = [float(t) for t in ang_t]
     out["sin_max"] = float(np.sin(max(ang_c.max(), ang_t.max())))
+    rho = np.finfo(float).eps * max(a.m, a.n, a.d, b.d) * (fa.s[0] + fb.s[0])
     best, best_delta = float("inf"), None
-    for (p, fp, q, fq, Up, Vp) in ((a, fa, b, fb, Ub, Vb), (b, fb, a, fa, Ua, Va)):
-        # perturbed model q with vectors Up, Vp (those of q), unperturbed p
+    for (p, fp, q, fq) in ((a, fa, b, fb), (b, fb, a, fa)):
+        # q perturbed, with its own singular vectors U~ = Q_F~ U~', V~ = Q_G~ V~'; p unperturbed
         sk = fq.s[k - 1]
         sk1 = fp.s[k] if k < fp.s.size else 0.0
         delta = sk - sk1
         if delta <= 0:
             continue
-        R = p.F @ (p.G0.T @ Vp) - q.F @ (q.G0.T @ Vp)
-        S = p.G0 @ (p.F.T @ Up) - q.G0 @ (q.F.T @ Up)
+        Wv = fq.Vt[:k].T
+        # E V~ = F_p (G0_p^T Q_G~) V~' - F_q (R_G~^T V~'), since G0_q = Q_G~ R_G~ (m x k: small)
+        Rm = p.F @ ((p.G0.T @ fq.Q_G) @ Wv) - q.F @ (fq.R_G.T @ Wv)
+        Uq = fq.left(k)
+        # E^T U~ = G0_p (F_p^T U~) - G0_q (F_q^T U~): n x k, by row blocks
+        S_norm = _norm_of_difference(p.G0, p.F.T @ Uq, q.G0, q.F.T @ Uq)
         # the computed subspaces are exact ones of matrices within rounding of L and
         # L~ (backward stability), so the rounding level joins the residuals
-        rho = np.finfo(float).eps * max(a.m, a.n, a.d, b.d) * (fa.s[0] + fb.s[0])
-        bound = (max(_spectral_norm(R), _spectral_norm(S)) + rho) / delta
+        bound = (max(_spectral_norm(Rm), S_norm) + rho) / delta
         if bound < best:
             best, best_delta = bound, float(delta)
     out["bound"] = float(min(best, 1.0))  # a sine is at most 1 whatever the gap
     out["delta"] = best_delta
     return out
+
+
+def _spectral_norm(X: np.ndarray) -> float:
+    return float(scipy.linalg.svdvals(X)[0]) if X.size else 0.0
 
 
 def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
