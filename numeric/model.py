@@ -50,9 +50,9 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     ``gap`` times the error of ``P_F P_G`` and the next one below that error).
     """
     F = model.F
-    G0, E0 = fl.difference_with_error(model.G, model.pivot)
+    G0, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
     d = model.d
-    BF, dF, eF = fl.data_row_space(F, None, tol)
+    BF, dF, eF = fl.data_row_space(F, model.input_error * np.abs(F) if model.input_error else None, tol)
     BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol)
     k, dk, sL, noise_L = fl.log_odds_rank(F, G0, E0, tol)
     if BF.shape[0] and BG.shape[0]:
@@ -95,6 +95,10 @@ class FloatModel(Model):
     ``F`` (``m x d``) and ``G`` (``n x d``) are array-likes of finite reals (they
     are copied). ``tolerance`` (a :class:`~allornone.numeric.linalg.Tolerance`)
     governs every rank decision and every residual test on this model.
+    ``input_error`` is a bound on the relative error of the given numbers
+    themselves: 0 (the default) when they *are* the model, the unit roundoff
+    when they are roundings of rationals (:meth:`ExactModel.to_float` sets it
+    when an entry was rounded); every error bound then includes it.
 
     >>> m = FloatModel([[1.0, 0.0], [0.0, 1.0]], [[0, 0], [1, 0], [0, 2]])
     >>> m.effective_complexity()
@@ -104,17 +108,21 @@ class FloatModel(Model):
     """
 
     def __init__(self, F, G, pivot: int = 0, contexts=None, tokens=None,
-                 tolerance: fl.Tolerance = fl.DEFAULT_TOLERANCE):
+                 tolerance: fl.Tolerance = fl.DEFAULT_TOLERANCE, input_error: float = 0.0):
         if not isinstance(tolerance, fl.Tolerance):
             raise TypeError("tolerance must be an allornone.numeric.Tolerance")
+        if isinstance(input_error, bool) or not isinstance(input_error, (int, float)) or \
+                not 0 <= input_error < 1:
+            raise ValueError("input_error must be a number in [0, 1)")
         self.tolerance = tolerance
+        self.input_error = float(input_error)
         self.backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)
         super().__init__(F, G, pivot, contexts, tokens)
         self._F.setflags(write=False)
         self._G.setflags(write=False)
 
     def _extra_init(self) -> dict:
-        return {"tolerance": self.tolerance}
+        return {"tolerance": self.tolerance, "input_error": self.input_error}
 
     @classmethod
     def from_head(cls, features, weight, bias=None, pivot: int = 0, contexts=None, tokens=None,

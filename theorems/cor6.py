@@ -124,6 +124,11 @@ def linear_identification(a, b) -> LinearIdentification:
     d = a.d
     if b.d != d:
         return LinearIdentification(be.decision(False), None, f"d = {a.d} != d~ = {b.d}: no square matrix")
+    if not be.exact:
+        from allornone.numeric import equivalence as feq
+
+        r = feq.linear_identification(a, b)
+        return LinearIdentification(r.decision, r.A, r.reason)
     rf, dec_f = be.rank(a.F)
     rft, dec_ft = be.rank(b.F)
     rg, dec_g = be.rank(a.G0)

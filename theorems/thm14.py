@@ -191,7 +191,8 @@ def _ones(be, count: int):
 
 
 def _undecided(d: Decision) -> Decision:
-    return d if d.fails else Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
+    """A verdict whose structure (a rank) is undecided: undecided, whatever its residual said."""
+    return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
 
 
 def _mark_undecided(result):
@@ -212,10 +213,33 @@ def _regress(model, pairs, Y, y_scale: float, reading: str):
     FS = model.F[[s for s, _ in pairs], :]
     inputs = FS @ model.projector_M if reading == "M" else FS
     ones = _ones(be, len(pairs))
+    if be.exact:
+        X = be.hstack(inputs, ones)
+        rank, decided = be.rank(X)
+        Theta = be.pinv(X, rank) @ Y
+        dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), y_scale))
+        return X, Theta, dec, rank, True
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    # The intercept column is brought to the size of the inputs by a power of two,
+    # for the rank decision and the solve alike (then scaled back), so that
+    # neither depends on the units of f.
+    # (the raw rows of F set that size: projected inputs may be pure rounding noise)
+    c = float(np.ldexp(1.0, fl.row_exponents(np.array([[be.scale(FS) or 1.0]]))[0]))
+    Xs = be.hstack(inputs, ones * c)
+    # Reading M, the inputs carry the error of P_M at the size of the rows of F.
+    noise = model.structure.errors.get("M", 0.0) * fl.norm2(FS) if reading == "M" else 0.0
+    rank, decided, sv, bound = fl._rank_of(Xs, None, model.tolerance, noise)
+    Theta_s = fl.pinv(Xs, rank) @ Y
+    Theta = be.vstack(Theta_s[:-1], Theta_s[-1:] * c)
     X = be.hstack(inputs, ones)
-    rank, decided = be.rank(X if be.exact else be.hstack(inputs, ones * (be.scale(inputs) or 1.0)))
-    Theta = be.pinv(X, rank) @ Y
-    dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), y_scale))
+    # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
+    extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s)
+    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0,
+                              max(be.scale(Xs, Theta_s), y_scale),
+                              extra + 64 * fl.UNIT_ROUNDOFF * max(be.scale(Xs, Theta_s), y_scale))
     decided = decided and (reading == "any" or model.structure.decided)
     return X, Theta, (dec if decided else _undecided(dec)), rank, decided
 
@@ -349,8 +373,9 @@ def gamma_in_N(model, gamma) -> Decision:
     basis, _, decided = _gamma(model, gamma)
     if basis.shape[1] == 0:
         return be.decision(True)
-    d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis)
-    return d if decided or d.fails else _undecided(d)
+    d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis,
+                    extra=model.structure.errors.get("N", 0.0))
+    return d if decided and model.structure.decided else _undecided(d)
 
 
 def _certificate(a, b, certificate):
@@ -392,8 +417,12 @@ def _transport_gamma(model, twin, gamma, cert):
     if be.exact:
         C = ql.nullspace(K)
         return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True
-    r, ok = be.rank(K, be.scale(P, cert.B, V))
-    return V @ np.linalg.svd(K)[2][r:].T, decided and ok
+    # K carries the errors of B* and of the basis of N~ (at the size of B*)
+    from allornone.numeric.linalg import norm2
+
+    noise = cert.errors.get("B", 0.0) + twin.structure.errors.get("N", 0.0) * norm2(cert.B)
+    r, ok = be.rank(K, be.scale(P, cert.B, V), noise=noise)
+    return V @ np.linalg.svd(K)[2][r:].T, decided and ok and twin.structure.decided
 
 
 def transport_gamma(model, twin, gamma, certificate=None):
@@ -741,6 +770,10 @@ def _analyse(models, params) -> _Analysis:
     a.check_comparable(b)
     pairs = _check_pairs(a, params["pairs"])
     gamma = _as_matrix(a, params["gamma"], "gamma")
+    if params.get("probe") is not None:
+        from allornone.theorems.lem8 import token_pair
+
+        token_pair(a, params["probe"], "probe")
     cert = thm5.el_certificate(a, b)
     gamma_t, gt_decided = _transport_gamma(a, b, gamma, cert)
     results = {}

@@ -85,6 +85,8 @@ class Certificate:
     el2: Decision
     el3: Decision
     decided: bool
+    errors: dict = field(default_factory=dict)
+    """Float side: bounds on the errors of ``A*`` and ``B*`` (``"A"``, ``"B"``, spectral norm)."""
 
     @property
     def decision(self) -> Decision:
@@ -136,7 +138,7 @@ def el_certificate(a, b) -> Certificate:
         from allornone.numeric import equivalence as feq
 
         c = feq.el_certificate(a, b)
-        return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided)
+        return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
     A, B = canonical_certificate(a, b)
     be = a.backend
     sa, sb = a.structure, b.structure
