@@ -9,8 +9,10 @@ So one huge context cannot set the scale at which the others are judged.
 
 * :func:`same_distribution` compares ``L`` and ``L~`` entry by entry, in row
   blocks (no log-odds array larger than a block), each entry against its own
-  bound ``rtol max(|L|, |L~|) + u (sqrt(d) + 2)(|f(x)| |g_0(y)| + |f~(x)| |g~_0(y)|)``
-  plus the exact rounding error of the two subtractions ``G - g(y_0)``.
+  bound ``rtol max(|L|, |L~|) + u (d + 2)(|f(x)|^T |g_0(y)| + |f~(x)|^T |g~_0(y)|)``
+  (absolute values entrywise: Higham's bound for a dot product, so a hidden
+  coordinate that ``g_0`` does not have costs nothing) plus the error of the two
+  subtractions ``G - g(y_0)``.
 * :func:`el_certificate` builds ``A* = (F P_M)^T ((F~ P~)^T)^+`` and
   ``B* = (G_0 P_N)^T ((G~_0 P~)^T)^+`` and judges EL1--EL3 column by column
   against the errors the computed subspaces propagate (``Structure.errors``):
@@ -62,11 +64,10 @@ def same_distribution(a, b) -> Decision:
     tol = a.backend.tolerance
     Fa, Fb, Ga, Gb, Ea, Eb, ex, ey = _scaled_pair(a, b)
     da, db = a.d, b.d
-    # dot-product rounding, plus the inputs' own relative error where declared
-    ca, cb = _U * (math.sqrt(da) + 2) + 2 * a.input_error, _U * (math.sqrt(db) + 2) + 2 * b.input_error
-    nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
-    nGa, nGb = np.linalg.norm(Ga, axis=1), np.linalg.norm(Gb, axis=1)
-    nEa, nEb = np.linalg.norm(Ea, axis=1), np.linalg.norm(Eb, axis=1)
+    # dot-product rounding (gamma_d |f|^T |g_0|, Higham), plus the inputs' own
+    # relative error where declared; a coordinate in which g_0 vanishes adds nothing
+    ca, cb = _U * (da + 2) + 2 * a.input_error, _U * (db + 2) + 2 * b.input_error
+    aFa, aFb, aGa, aGb = np.abs(Fa), np.abs(Fb), np.abs(Ga), np.abs(Gb)
     m, n = Fa.shape[0], Ga.shape[0]
     step = max(1, _BLOCK // max(n, 1))
     worst = (-1.0, (0, 0), 0.0, 0.0)   # ratio, entry, residual, bound
@@ -79,8 +80,8 @@ def same_distribution(a, b) -> Decision:
         diff = np.abs(La - Lb)
         nat = np.maximum(np.abs(La), np.abs(Lb))
         del La, Lb
-        rnd = (ca * np.outer(nFa[i:i + step], nGa) + cb * np.outer(nFb[i:i + step], nGb)
-               + np.outer(nFa[i:i + step], nEa) + np.outer(nFb[i:i + step], nEb))
+        rnd = (ca * (aFa[i:i + step] @ aGa.T) + cb * (aFb[i:i + step] @ aGb.T)
+               + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T)
         bound = tol.rtol * nat + rnd
         del nat, rnd
         bound = np.maximum(bound, np.finfo(float).tiny)
@@ -129,11 +130,14 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0):
     Y = P @ X.T
     Z = Pt @ Xt.T
     W, smin, nW = _solve(Y, Z, k, tol)
-    nX, nXt = np.linalg.norm(X, axis=1), np.linalg.norm(Xt, axis=1)
-    nEX = np.linalg.norm(EX, axis=1) if EX is not None else 0.0
-    nEXt = np.linalg.norm(EXt, axis=1) if EXt is not None else 0.0
-    dY = (eps + c) * fl.norm2(X) + (np.linalg.norm(EX) if EX is not None else 0.0)
-    dZ = (eps_t + c) * fl.norm2(Xt) + (np.linalg.norm(EXt) if EXt is not None else 0.0)
+    # a zero projector (k = 0) gives exact zeros: no error on that side
+    on, on_t = bool(np.any(P)), bool(np.any(Pt))
+    nX = np.linalg.norm(X, axis=1) if on else np.zeros(X.shape[0])
+    nXt = np.linalg.norm(Xt, axis=1) if on_t else np.zeros(Xt.shape[0])
+    nEX = np.linalg.norm(EX, axis=1) if EX is not None and on else 0.0
+    nEXt = np.linalg.norm(EXt, axis=1) if EXt is not None and on_t else 0.0
+    dY = ((eps + c) * fl.norm2(X) + (np.linalg.norm(EX) if EX is not None else 0.0)) if on else 0.0
+    dZ = ((eps_t + c) * fl.norm2(Xt) + (np.linalg.norm(EXt) if EXt is not None else 0.0)) if on_t else 0.0
     dW = (dY + nW * dZ) / smin if k else 0.0
     WZ = W @ Z
     R = Y - WZ
@@ -144,15 +148,26 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0):
 
 
 def _columns(tol, res, nat, err) -> Decision:
+    """Columns (rows) ``res`` against ``rtol * nat + err`` each. A bound whose
+    propagated part is not ``gap`` times below the natural size of the whole
+    comparison says nothing: "holds" is then undecided."""
     bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
     ratio = res / bound
     if ratio.size == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     j = int(np.argmax(ratio))
     truth = (Truth.FAILS if ratio[j] > tol.gap else Truth.UNDECIDED if ratio[j] > 1 else Truth.HOLDS)
-    if not np.isfinite(bound[j]):
+    if not np.isfinite(bound[j]) or (truth is Truth.HOLDS and not _informative(tol, float(np.max(err)),
+                                                                               float(np.max(nat)))):
         truth = Truth.UNDECIDED
     return Decision(truth, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
+
+
+def _informative(tol, err: float, nat: float) -> bool:
+    """Whether an error bound ``err`` leaves room to tell a zero residual from
+    a quantity of natural size ``nat`` (it is ``gap`` times smaller, or
+    there is nothing to tell: both vanish)."""
+    return err * tol.gap <= nat or (err == 0.0)
 
 
 def el_certificate(a, b) -> FloatCertificate:
@@ -169,9 +184,13 @@ def el_certificate(a, b) -> FloatCertificate:
     lhs = sb.P_M @ A.T @ B @ sb.P_N
     rhs = sb.P_M @ sb.P_N
     c = 8 * _U * math.sqrt(max(a.d, b.d))
-    err3 = dA * nB + nA * dB + (2 * (tM + tN) + c) * (nA * nB + 1)
+    # projectors have norm 1, or are exactly zero (k~ = 0) and carry no error
+    pm = 1.0 if np.any(sb.P_M) and np.any(sb.P_N) else 0.0
+    err3 = dA * nB + nA * dB + (2 * (tM + tN) + c) * (nA * nB + 1) * pm
     nat3 = float(fl.norm2(lhs) + fl.norm2(rhs))
     el3 = tol.decide(float(np.abs(lhs - rhs).max()) if lhs.size else 0.0, nat3, err3)
+    if el3.holds and not _informative(tol, err3, nat3):
+        el3 = Decision(Truth.UNDECIDED, el3.residual, el3.tolerance)
     decided = sa.decided and sb.decided
     return FloatCertificate(A, B, el1, el2, el3, decided, {"dA": dA, "dB": dB})
 

@@ -21,7 +21,7 @@ The bound has two parts, ``b = rtol * s + e``:
   transformation); a subspace computed from an SVD is accurate to
   ``~ u ||X|| / sigma_r(X)`` (the sin-theta bound), and every quantity built
   from it carries that error at the size of the raw rows it projects;
-* ``rtol * s`` -- a **relative tolerance** (``rtol``, default ``1e-9``) on the
+* ``rtol * s`` -- a **relative tolerance** (``rtol``, default ``1e-12``) on the
   natural size ``s`` of the compared quantity (what reaches the distribution:
   projected rows, the log-odds entry itself), so that a residual far below the
   size of what it compares is not called a difference.
@@ -47,11 +47,11 @@ decisions: singular values below ``rank_rtol * sigma_1`` then count as zero
 'holds'
 >>> tol.decide(0.5, 1.0).truth.value
 'fails'
->>> tol.decide(1e-7, 1.0).truth.value
+>>> tol.decide(1e-10, 1.0).truth.value
 'undecided'
->>> tol.decide(1e-14, 1e-9).truth.value   # below the rounding bound given as ``extra``
+>>> tol.decide(1e-14, 1e-6).truth.value   # above gap * rtol * scale
 'fails'
->>> tol.decide(1e-14, 1e-9, extra=1e-13).truth.value
+>>> tol.decide(1e-14, 1e-6, extra=1e-13).truth.value   # within the rounding bound ``extra``
 'holds'
 """
 from __future__ import annotations
@@ -101,7 +101,7 @@ class Tolerance:
     ----------
     rtol : float
         Relative tolerance on the natural size of a compared quantity
-        (default ``1e-9``).
+        (default ``1e-12``).
     gap : float
         Ratio between the "fails" and the "holds" bound (default ``1e3``).
     rank_rtol : float or None
@@ -559,8 +559,11 @@ def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
     if r == 0:
         return np.zeros((0, d)), decided, 0.0
     err = noise / s[r - 1]
-    # rows of vt span the scaled row space; undo the column scaling, re-orthonormalise
+    # rows of vt span the scaled row space; undo the column scaling, re-orthonormalise.
+    # A coordinate in which every row is exactly zero is not in the row space at
+    # all: its rounding noise must not survive the unscaling of the others.
     B = np.ldexp(vt[:r], ec[None, :])
+    B[:, ~np.any(X, axis=0)] = 0.0
     return _graded_orthonormal_rows(B), decided, float(err + 8 * math.sqrt(d) * UNIT_ROUNDOFF)
 
 

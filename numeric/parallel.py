@@ -12,7 +12,7 @@ judged coordinate by coordinate (context by context, for log-odds) against
   ``P_S (x_a - x_b)``, the error of the computed projector ``eps_S`` times the
   size of the raw difference (hidden components included, as they are what
   the error multiplies); for a log-odds difference
-  ``L[x, a] - L[x, b] = f(x)^T (g(a) - g(b))``, ``u sqrt(d) |f(x)| |g(a) - g(b)|``.
+  ``L[x, a] - L[x, b] = f(x)^T (g(a) - g(b))``, ``u (d + 2) |f(x)|^T |g(a) - g(b)|``.
 
 A test that something *vanishes* (``v = 0``: the degenerate pair) has no
 relative part: ``v`` must be within its rounding bound.
@@ -63,15 +63,15 @@ def projected_difference(P: np.ndarray, eps: float, diff: Bounded) -> Bounded:
 
 
 def log_odds_difference(reader: np.ndarray, diff: Bounded, reader_error: np.ndarray | None = None) -> Bounded:
-    """``reader @ (x_a - x_b)`` row by row with a per-row bound:
-    ``u (sqrt(d) + 2) |r| |diff| + |r| |diff error|`` (+ ``|reader error| |diff|``)."""
+    """``reader @ (x_a - x_b)`` row by row with a per-row bound (absolute
+    values entrywise): ``u (d + 2) |r| |diff| + |r| diff_error``
+    (+ ``reader_error (|diff| + diff_error)``)."""
     d = reader.shape[1]
     v = reader @ diff.value
-    nr = np.linalg.norm(reader, axis=1)[:, None]
-    nd = float(np.linalg.norm(diff.value))
-    bound = _U * (math.sqrt(d) + 2) * nr * nd + nr * float(np.linalg.norm(diff.error))
+    A = np.abs(reader)
+    bound = _U * (d + 2) * (A @ np.abs(diff.value)) + A @ diff.error
     if reader_error is not None:
-        bound = bound + np.linalg.norm(reader_error, axis=1)[:, None] * (nd + float(np.linalg.norm(diff.error)))
+        bound = bound + reader_error @ (np.abs(diff.value) + diff.error)
     return Bounded(v, bound)
 
 

@@ -496,15 +496,16 @@ def same_ratio(be, r1: ParallelResult, r2: ParallelResult) -> Decision:
         return d
     if be.exact:
         return Decision.exact(r1.lam == r2.lam, abs(r1.lam - r2.lam))
-    return be.tolerance.decide(abs(r1.lam - r2.lam), max(_ratio_scale(be, r1), _ratio_scale(be, r2)))
+    return be.tolerance.decide(abs(r1.lam - r2.lam), max(abs(r1.lam), abs(r2.lam)),
+                               _ratio_error(r1) + _ratio_error(r2))
 
 
-def _ratio_scale(be, r: ParallelResult) -> float:
-    """Rounding scale of a float ratio ``λ = <u, v>/<v, v>``: ``|λ|`` and the
-    scale of the residual test divided by the size of ``v`` (a short ``v``
+def _ratio_error(r: ParallelResult) -> float:
+    """Error bound of a float ratio ``λ = <u, v>/<v, v>``: the bound of the
+    residual test that accepted it over the size of ``v`` (a short ``v``
     computed from long rows gives an imprecise ``λ``)."""
-    scale_uv = r.decision.tolerance[0] / be.tolerance.rtol
-    return max(1.0, abs(r.lam), scale_uv / float(abs(r.v).max()))
+    top = float(abs(r.v).max()) if r.v is not None and r.v.size else 0.0
+    return r.decision.tolerance[0] / top if top > 0 else float("inf")
 
 
 # -- proof steps, written once for both sides ---------------------------------
