@@ -56,18 +56,21 @@ BLOCK_ENTRIES = 1 << 20
 
 
 def summarise_matrix(A) -> dict:
-    """``shape``, spectral ``norm`` and ``condition`` (largest / smallest
-    singular value) of a matrix: what a report shows instead of its entries.
+    """``shape``, spectral ``norm``, numerical ``rank`` and ``condition`` (largest
+    over smallest non-zero singular value, i.e. on the rank) of a matrix: what a
+    report shows instead of its entries. A canonical certificate has the rank
+    ``k`` of the models, not full rank, so its condition is taken on its rank.
 
-    >>> summarise_matrix(np.diag([2.0, 0.5]))
-    {'shape': [2, 2], 'norm': 2.0, 'condition': 4.0}
+    >>> summarise_matrix(np.diag([2.0, 0.5, 0.0]))
+    {'shape': [3, 3], 'norm': 2.0, 'rank': 2, 'condition': 4.0}
     """
     A = np.asarray(A, dtype=float)
     if A.size == 0:
-        return {"shape": list(A.shape), "norm": 0.0, "condition": None}
+        return {"shape": list(A.shape), "norm": 0.0, "rank": 0, "condition": None}
     s = scipy.linalg.svdvals(A)
-    cond = float(s[0] / s[-1]) if s[-1] > 0 else float("inf")
-    return {"shape": list(A.shape), "norm": float(s[0]), "condition": cond}
+    r = int(np.sum(s > np.finfo(float).eps * max(A.shape) * s[0])) if s[0] > 0 else 0
+    cond = float(s[0] / s[r - 1]) if r else None
+    return {"shape": list(A.shape), "norm": float(s[0]), "rank": r, "condition": cond}
 
 
 def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
@@ -220,7 +223,7 @@ def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
     (:meth:`~allornone.numeric.spectra.Factored.bases_MN`; ``A = B_M K_A^T B~_M^T``
     maps ``M~`` to ``M``), and the relative residuals of EL1--EL3."""
     if k == 0:
-        z = {"shape": [a.d, b.d], "norm": 0.0, "condition": None}
+        z = {"shape": [a.d, b.d], "norm": 0.0, "rank": 0, "condition": None}
         return {"A": z, "B": z, "residuals": {"EL1": 0.0, "EL2": 0.0, "EL3": 0.0}}
     Ma, Na = fa.bases_MN(k)
     Mb, Nb = fb.bases_MN(k)

@@ -408,8 +408,8 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     for name in ("A", "B"):
         c = g["certificate"][name]
         cond = "-" if c["condition"] is None else f"{c['condition']:.3g}"
-        t.add_row(f"certificate {name}", f"{c['shape'][0]} x {c['shape'][1]}, norm {c['norm']:.3g}, "
-                  f"condition {cond}")
+        t.add_row(f"certificate {name}", f"{c['shape'][0]} x {c['shape'][1]}, rank {c['rank']}, "
+                  f"norm {c['norm']:.3g}, condition {cond}")
     t.add_row("EL1, EL2, EL3 (relative residual: verdict)",
               ", ".join(f"{g['el_residuals'][e]:.2g}: {g['el_verdicts'][e]}" for e in ("EL1", "EL2", "EL3")))
     console.print(t)

@@ -421,11 +421,6 @@ def _context(model, value, where: str) -> int:
 CERTIFICATE_ENTRIES = 64
 
 
-#: Corollary 6 solves a linear system in ``vec(A)`` of ``(m + n) d x d^2`` entries;
-#: past this many it is not attempted (``d = 357`` would need about 1e11).
-COR6_ENTRIES = 1 << 25
-
-
 def _summary(X) -> dict:
     from allornone.numeric.graded import summarise_matrix
 
@@ -470,12 +465,7 @@ def _compare(a, b, names, full: bool = False) -> list[dict]:
         item["witness"] = {"x": x, "y": y, "context": r.witness_names[0], "token": r.witness_names[1],
                            "L": La, "L~": Lb}
     out.append(item)
-    system = (a.m + a.n) * a.d ** 3  # entries of Corollary 6's linear system in vec(A)
-    if a.d == b.d and system > COR6_ENTRIES:
-        out.append({"result": "cor6", "verdict": "not run", "reason": f"its linear system in A would have "
-                    f"{system:.3g} entries ({8 * system / 2 ** 30:.3g} GiB as floats); the graded comparison "
-                    "covers this pair"})
-    elif a.d == b.d:
+    if a.d == b.d:
         li = cor6.linear_identification(a, b)
         hyp = [a.is_diverse(), b.is_diverse()]
         out.append({"result": "cor6", "diverse": [hyp[0].truth.value, hyp[1].truth.value],
@@ -762,7 +752,7 @@ def _fmt(rows) -> str:
 
 def _summary_text(name: str, c: dict) -> str:
     cond = "-" if c["condition"] is None else f"{c['condition']:.3g}"
-    return f"{name}: {c['shape'][0]}x{c['shape'][1]}, norm {c['norm']:.3g}, condition {cond}"
+    return f"{name}: {c['shape'][0]}x{c['shape'][1]}, rank {c['rank']}, norm {c['norm']:.3g}, condition {cond}"
 
 
 def _evidence_text(r: dict) -> str:
