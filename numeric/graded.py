@@ -290,8 +290,10 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     ``k`` is decided on the first model's spectrum (see
     :func:`allornone.numeric.spectra.analyse`: at ``tol``, at the largest gap,
     or given) and labelled in the result; the EL verdicts hold when a relative
-    residual is at most ``tol.rtol``, fail above ``tol.gap * tol.rtol``, and are
-    undecided between, or whenever ``k`` itself was undecided.
+    residual is at most ``tol.rtol`` plus its rounding allowance
+    (``eps * max(m, n, d, d~)`` times the condition of the certificate's part
+    involved), fail above ``tol.gap`` times that, and are undecided between, or
+    whenever ``k`` itself was undecided.
 
     Raises
     ------
@@ -313,9 +315,13 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     w = wedin_bound(a, b, kk, fa, fb)
     say(f"certificate at k = {kk}")
     cert = _certificate(a, b, kk, fa, fb)
+    # a relative least-squares residual carries rounding of about u * size * condition
+    size = max(a.m, a.n, a.d, b.d)
+    conds = {n: (cert[n]["condition"] or 1.0) for n in ("A", "B")}
+    extra = {"EL1": conds["A"], "EL2": conds["B"], "EL3": conds["A"] * conds["B"]}
     verdicts = {}
     for name, r in cert["residuals"].items():
-        d = tol.decide(r, 1.0)
+        d = tol.decide(r, 1.0, extra=np.finfo(float).eps * size * extra[name])
         verdicts[name] = d.truth.value if sa.k_decided else Truth.UNDECIDED.value
     return GradedComparison(kk, sa.k_label(), sa.k_decided, dist["max_abs_log_odds_diff"],
                             dist["rel_log_odds_diff"], dist["kl_mean"], dist["kl_max"], dist["tv_mean"],
@@ -409,14 +415,16 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     cos_n, lam_n, res_n = _fit_parallel(P @ u_raw, P @ v_raw)
     cos_l, lam_l, res_l = _fit_parallel(r.logodds_diff(a, b), r.logodds_diff(c, e))
     cos_r, lam_r, res_r = _fit_parallel(u_raw, v_raw)
-    in_n = tol.decide(res_l, 1.0).truth.value if r.spectra.k_decided else "undecided"
+    # rounding allowance of a relative residual of vectors of this length
+    eps = np.finfo(float).eps * max(model.m, model.n, model.d)
+    in_n = tol.decide(res_l, 1.0, extra=eps).truth.value if r.spectra.k_decided else "undecided"
     return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
             "k": r.k, "k_label": r.spectra.k_label(),
             "cos_N": cos_n, "residual_N": res_n, "lambda_N": lam_n,
             "cos_logodds": cos_l, "residual_logodds": res_l, "lambda_logodds": lam_l,
             "parallel_N": in_n,
             "cos_raw": cos_r, "residual_raw": res_r, "lambda_raw": lam_r,
-            "parallel_raw": tol.decide(res_r, 1.0).truth.value}
+            "parallel_raw": tol.decide(res_r, 1.0, extra=eps).truth.value}
 
 
 def parallel_table(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",
@@ -463,12 +471,16 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     R = Y - X @ coef
     dof = len(S) - X.shape[1]
     rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
+    sx = scipy.linalg.svdvals(X)
+    cond = float(sx[0] / sx[-1]) if sx.size and sx[-1] > 0 else float("inf")
     if dof <= 0:
         verdict = "vacuous"
     elif not r.spectra.k_decided and reading == "M":
         verdict = "undecided"
     else:
-        verdict = tol.decide(rel, 1.0).truth.value
+        # rounding allowance of a least-squares residual: u * size * condition of the regressors
+        verdict = tol.decide(rel, 1.0, extra=np.finfo(float).eps * max(model.m, model.n, model.d) * cond
+                             ).truth.value
     return {"reading": reading, "k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S), "columns": X.shape[1],
             "dof": dof, "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
             "r2": _r2(Y, R), "residual": rel, "relationally_linear": verdict}
@@ -494,7 +506,9 @@ def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAUL
     shift = D.mean(axis=0)
     R = D - shift
     rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
-    verdict = "vacuous" if len(S) < 2 else (tol.decide(rel, 1.0).truth.value if r.spectra.k_decided else "undecided")
+    extra = np.finfo(float).eps * max(model.m, model.n, model.d)
+    verdict = "vacuous" if len(S) < 2 else (tol.decide(rel, 1.0, extra=extra).truth.value
+                                            if r.spectra.k_decided else "undecided")
     return {"k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S),
             "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
             "shift": [float(x) for x in shift], "r2": _r2(Y, R), "residual": rel, "steering": verdict}

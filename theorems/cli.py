@@ -224,8 +224,9 @@ def _head_options(fn):
         click.option("--pivot", default=0, show_default=True, type=click.IntRange(min=0), help="pivot token index"),
         click.option("--contexts", "contexts_spec", metavar="FILE[:KEY]", help="context names (strings)"),
         click.option("--tokens", "tokens_spec", metavar="FILE[:KEY]", help="token names (strings)"),
-        click.option("--rtol", default=1e-9, show_default=True, type=click.FloatRange(0, 1, min_open=True,
-                     max_open=True), help="relative tolerance of residuals (EL1-EL3, parallelism, fits)"),
+        click.option("--rtol", default=None, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     help="relative tolerance of residuals (EL1-EL3, parallelism, fits); default: the float "
+                     "layer's"),
         click.option("--rank-rtol", "rank_rtol", default=None, type=click.FloatRange(0, 1, min_open=True,
                      max_open=True), help="also count singular values below rank_rtol * sigma_1 as zero "
                      "(default: ranks by rounding alone)"),
@@ -245,6 +246,12 @@ def _head_options(fn):
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
+
+
+def _tolerance(rtol, gap, rank_rtol):
+    from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+
+    return Tolerance(DEFAULT_TOLERANCE.rtol if rtol is None else rtol, gap, rank_rtol)
 
 
 def _plot_path(ctx, param, value):
@@ -340,9 +347,8 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     """The numerical structure of one trained softmax model: spectra of L, F, G_0,
     cosines of P_F P_G, the rank profile and a decided k; graded parallelism of token pairs."""
     from allornone.numeric import graded, spectra
-    from allornone.numeric.linalg import Tolerance
 
-    tol = Tolerance(rtol, gap, rank_rtol)
+    tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
     model = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol)
     with _progress() as say:
@@ -374,14 +380,13 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     distances of their distributions, subspace angles with Wedin's bound, and the
     best certificate at rank k (EL1-EL3 residuals)."""
     from allornone.numeric import graded, spectra
-    from allornone.numeric.linalg import Tolerance
 
     if len(features) != 2 or len(head) != 2:
         raise click.UsageError("give --features and --head twice each: the first model, then the second")
     if len(bias) not in (0, 1, 2):
         raise click.UsageError("give --bias once (the same key in both heads' files), twice, or not at all")
     biases = list(bias) * 2 if len(bias) == 1 else list(bias) or [None, None]
-    tol = Tolerance(rtol, gap, rank_rtol)
+    tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
     a = _load(features[0], head[0], biases[0], pivot, contexts_spec, tokens_spec, tol, "first model: ")
     b = _load(features[1], head[1], biases[1], pivot, contexts_spec, tokens_spec, tol, "second model: ")
