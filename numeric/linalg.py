@@ -142,14 +142,16 @@ class Tolerance:
         return Decision(truth, residual, (lo, hi), detail)
 
     def rank(self, singular_values: np.ndarray, scale: float | None = None, noise: float | None = None,
-             size: int | None = None) -> tuple[int, bool]:
+             size: int | None = None, reference: float | None = None) -> tuple[int, bool]:
         """Numerical rank of a matrix from its singular values, and whether it
         is decided (no singular value between the zero bound and ``gap`` times it).
 
         The zero bound is ``noise`` when given (an absolute error bound on the
         singular values); otherwise the SVD's backward error
         ``4 sqrt(size) u max(scale, sigma_1)``, with ``size`` the larger
-        dimension of the matrix (default: the number of singular values)."""
+        dimension of the matrix (default: the number of singular values).
+        ``reference``: the largest size the matrix could have; when ``gap``
+        times the zero bound exceeds it, nothing is decided."""
         s = np.asarray(singular_values, dtype=float)
         if s.size == 0:
             return 0, True
@@ -161,11 +163,16 @@ class Tolerance:
             return int(np.sum(s > 0)), False
         if self.rank_rtol is not None:
             noise = max(noise, self.rank_rtol * top)
-        if top == 0 and noise == 0:
+        if top == 0:
             return 0, True
         lo, hi = noise, self.gap * noise
         r = int(np.sum(s > lo))
-        return r, bool(not np.any((s > lo) & (s <= hi)))
+        decided = bool(not np.any((s > lo) & (s <= hi)))
+        if reference is not None and hi > reference:
+            # the error bound is as large as anything the matrix could hold: it may
+            # be zero or not
+            decided = False
+        return r, decided
 
 
 DEFAULT_TOLERANCE = Tolerance()
@@ -344,7 +351,7 @@ def _rank_of(X: np.ndarray, scale: float | None, tol: "Tolerance",
     s = _s_vt(X)[0]
     ref = max(float(scale or 0.0), s[0] if s.size else 0.0)
     bound = svd_noise(max(X.shape), ref) + float(noise)
-    r, decided = tol.rank(s, noise=bound)
+    r, decided = tol.rank(s, noise=bound, reference=ref if noise else None)
     return r, decided, s, bound
 
 
@@ -597,6 +604,9 @@ def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,
     if E0 is not None and np.any(E0):
         noise += norm2(Fr) * float(np.linalg.norm(scale_rows(E0, eG)))
     r, decided = tol.rank(s, noise=noise)
+    if s.size and 0 < s[0] <= tol.gap * noise:
+        # every computed logit is within gap of the rounding bound: L may be zero or not
+        decided = False
     return r, decided, s, noise
 
 

@@ -40,7 +40,9 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     * ``SF``, ``SG``: row spaces of ``F`` and ``G_0`` (:func:`~allornone.numeric.linalg.data_row_space`:
       rows and columns scaled by powers of two, the exact rounding error of
       ``G - g(y_0)`` counted as data error);
-    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`);
+    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`),
+      or, where their rounding bound covers every logit, on the cosines between
+      ``SF`` and ``SG`` (the rank of ``P_F P_G``) judged against the subspaces' errors;
     * ``M``, ``N``: the top-``k`` singular subspaces of ``P_F P_G``, from the
       SVD of the small matrix ``B_F B_G^T`` of the two orthonormal bases; their
       error is the error of ``P_F P_G`` over the ``k``-th cosine (Wedin).
@@ -60,6 +62,10 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     else:
         u, c, vt = np.zeros((BF.shape[0], 0)), np.zeros(0), np.zeros((0, BG.shape[0]))
     e_T = eF + eG + fl.svd_noise(max(d, 1), 1.0)
+    if not dk:
+        # The logits cannot tell k (their rounding bound covers them); the cosines
+        # between SF and SG, judged against the subspaces' own errors, may.
+        k, dk = tol.rank(c, noise=e_T, reference=1.0) if c.size else (0, bool(dF and dG))
     consistent = k <= c.size
     k_used = min(k, c.size)
     if k_used and c[k_used - 1] <= tol.gap * e_T:

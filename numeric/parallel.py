@@ -39,6 +39,10 @@ class Bounded:
 
     value: np.ndarray
     error: np.ndarray
+    size: float | None = None
+    """The natural size of what the vector was computed from (for a projected
+    difference, the projected rows), or None where the error bound is rigorous
+    entry by entry: a bound not ``gap`` times below it leaves "holds" undecided."""
 
 
 def raw_difference(X: np.ndarray, i: int, j: int, input_error: float = 0.0) -> Bounded:
@@ -52,14 +56,18 @@ def raw_difference(X: np.ndarray, i: int, j: int, input_error: float = 0.0) -> B
     return Bounded(s[:, None], (np.abs(err) + input_error * (np.abs(a) + np.abs(b)))[:, None])
 
 
-def projected_difference(P: np.ndarray, eps: float, diff: Bounded) -> Bounded:
+def projected_difference(P: np.ndarray, eps: float, diff: Bounded, rows: np.ndarray) -> Bounded:
     """``P (x_a - x_b)`` with a bound: the projector's error ``eps`` (spectral)
-    and the product's rounding, at the size of the raw difference."""
+    and the product's rounding, at the size of the raw difference; ``rows``
+    (``2 x d``, the two rows) give the natural size ``|P x_a| + |P x_b|``."""
     v = P @ diff.value
-    size = float(np.linalg.norm(diff.value)) + float(np.linalg.norm(diff.error))
+    raw = float(np.linalg.norm(diff.value)) + float(np.linalg.norm(diff.error))
     d = P.shape[0]
-    bound = (eps + 4 * math.sqrt(d) * _U) * size + float(np.linalg.norm(P @ diff.error)) if d else 0.0
-    return Bounded(v, np.full_like(v, bound))
+    if not np.any(P):   # k = 0: an exact zero
+        return Bounded(v, np.zeros_like(v), 0.0)
+    bound = (eps + 4 * math.sqrt(d) * _U) * raw + float(np.linalg.norm(P @ diff.error)) if d else 0.0
+    size = float(np.linalg.norm(rows @ P.T, axis=1).sum())
+    return Bounded(v, np.full_like(v, bound), size)
 
 
 def log_odds_difference(reader: np.ndarray, diff: Bounded, reader_error: np.ndarray | None = None) -> Bounded:
@@ -90,15 +98,27 @@ def _entrywise(tol, r: np.ndarray, nat: np.ndarray, err: np.ndarray) -> Decision
     return Decision(truth, float(np.abs(r).max()), (float(bound.flat[j]), float(tol.gap * bound.flat[j])))
 
 
+def _informed(tol, d: Decision, *vectors: Bounded) -> Decision:
+    """A "holds" whose error bound is not ``gap`` times below the natural size
+    of what was projected says nothing: undecided."""
+    if d.holds:
+        for b in vectors:
+            if b.size is not None and b.error.size and float(b.error.max()) > 0 and \
+                    float(b.error.max()) * tol.gap > b.size:
+                return Decision(Truth.UNDECIDED, d.residual, d.tolerance, {"why": "error bound too large"})
+    return d
+
+
 def vanishes(tol, v: Bounded) -> Decision:
     """``v = 0``: every entry within its rounding bound (no relative part)."""
-    return _entrywise(tol, v.value, np.zeros_like(v.value), v.error)
+    return _informed(tol, _entrywise(tol, v.value, np.zeros_like(v.value), v.error), v)
 
 
 def equation(tol, u: Bounded, v: Bounded, lam: float) -> Decision:
     """``u = λ v`` entry by entry."""
-    return _entrywise(tol, u.value - lam * v.value, np.abs(u.value) + abs(lam) * np.abs(v.value),
-                      u.error + abs(lam) * v.error + _U * np.abs(u.value - lam * v.value))
+    d = _entrywise(tol, u.value - lam * v.value, np.abs(u.value) + abs(lam) * np.abs(v.value),
+                   u.error + abs(lam) * v.error + _U * np.abs(u.value - lam * v.value))
+    return _informed(tol, d, u, v)
 
 
 def collinear(tol, u: Bounded, v: Bounded, lam=None):

@@ -1,4 +1,4 @@
-"""Facts F1-F6 (THEORY section 2): they hold on every exact instance, and each
+"""Facts F1-F6 (docs/theory/facts.md): they hold on every exact instance, and each
 check is able to fail when the structure it is given is wrong."""
 import dataclasses
 from functools import cached_property

@@ -1,4 +1,4 @@
-"""THEORY section 10 as a regression test: a rank decision where floats lie.
+"""docs/theory/index.md#floating-point as a regression test: a rank decision where floats lie.
 
 A B.5 twin of a rank-3 model with a badly scaled ``R`` (one row times 1000):
 its certificate matrix ``G~_0 P~_Ñ`` has exact rank 3, but in floats a fourth

@@ -1,4 +1,4 @@
-"""Float linear algebra: three-valued rank decisions (THEORY section 10), the
+"""Float linear algebra: three-valued rank decisions (docs/theory/index.md#floating-point), the
 large-matrix paths (QR of row blocks) against plain SVDs, and the generators
 of numeric.scale."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""Lemma 8 (parallelism is a property of the distribution).
 
-As encoded here (THEORY section 7): for tokens ``a, b, c, e`` and a ratio ``λ``,
+As encoded here (docs/results/lem8.md): for tokens ``a, b, c, e`` and a ratio ``λ``,
 
     ``P_N(g(a) - g(b)) = λ P_N(g(c) - g(e))``  ⟺  for every context ``x``:
     ``log p(a|x)/p(b|x) = λ · log p(c|x)/p(e|x)``.
@@ -380,7 +380,8 @@ def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResul
         s = model.structure
         eps = s.errors.get(side.subspace, 0.0)
         P = side.projector(s)
-        u, v = fp.projected_difference(P, eps, u), fp.projected_difference(P, eps, v)
+        u = fp.projected_difference(P, eps, u, X[list(ab), :])
+        v = fp.projected_difference(P, eps, v, X[list(ce), :])
         decided = s.decided
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
     unique = None if v_zero.undecided else not v_zero.holds
