@@ -264,9 +264,12 @@ def linear_identification(a, b) -> FloatIdentification:
                                    if consistent.fails else "consistency of the linear conditions is undecided")
     KG = _complement(sa.basis_SG, d) if rG < d else np.zeros((d, 0))
     KF = _complement(sb.basis_SF, d) if rF < d else np.zeros((d, 0))
-    noise = dAp + fl.svd_noise(2 * d, max(nAp, 1.0)) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
-    r1, d1 = tol.rank(np.linalg.svd(np.hstack([Ap, KG * max(nAp, 1.0)]), compute_uv=False), noise=noise)
-    r2, d2 = tol.rank(np.linalg.svd(np.vstack([Ap, KF.T * max(nAp, 1.0)]), compute_uv=False), noise=noise)
+    # the free directions are brought to the size of A_p (A scales with the
+    # models' units: f -> s f, f~ -> s~ f~ gives A -> (s / s~) A)
+    unit = nAp if nAp > 0 else 1.0
+    noise = dAp + fl.svd_noise(2 * d, unit) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
+    r1, d1 = tol.rank(np.linalg.svd(np.hstack([Ap, KG * unit]), compute_uv=False), noise=noise, reference=unit)
+    r2, d2 = tol.rank(np.linalg.svd(np.vstack([Ap, KF.T * unit]), compute_uv=False), noise=noise, reference=unit)
     if not (d1 and d2):
         return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                    "the largest rank on the solution set is undecided")
@@ -275,7 +278,7 @@ def linear_identification(a, b) -> FloatIdentification:
                                    f"every solution is singular (largest rank {min(r1, r2)} < d = {d})")
     rng = np.random.default_rng(0)
     for _ in range(8):
-        Y = rng.standard_normal((KG.shape[1], KF.shape[1])) * max(nAp, 1.0)
+        Y = rng.standard_normal((KG.shape[1], KF.shape[1])) * unit
         A = Ap + KG @ Y @ KF.T
         s = np.linalg.svd(A, compute_uv=False)
         if s[-1] > tol.gap * (noise + fl.svd_noise(d, s[0])):

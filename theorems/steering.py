@@ -254,7 +254,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     if not thm14.gamma_in_N(model, result.gamma).holds:
         raise thm14.TransportError("Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
     be = model.backend
-    gt, gt_decided = thm14._transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, _ = thm14._transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = thm14._gamma(twin, gt)
     pairs = result.pairs
     FS = twin.F[[s for s, _ in pairs], :]
@@ -340,7 +340,7 @@ def _analyse(models, params) -> _Analysis:
     gamma = thm14._as_matrix(a, params["gamma"], "gamma")
     T = tokens(params["tokens"])
     cert = thm5.el_certificate(a, b)
-    gamma_t, gt_decided = thm14._transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided, _ = thm14._transport_gamma(a, b, gamma, cert)
     be = a.backend
     results = {
         "steered": steering(a, pairs, gamma),

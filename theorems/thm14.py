@@ -244,20 +244,36 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
     # and the readouts carry their own error, which a least-squares residual passes on
     extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s) + y_error
-    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0,
-                              max(be.scale(Xs, Theta_s), y_scale),
-                              extra + 64 * fl.UNIT_ROUNDOFF * max(be.scale(Xs, Theta_s), y_scale))
+    size = max(be.scale(Xs, Theta_s), y_scale)
+    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, size,
+                              extra + 64 * fl.UNIT_ROUNDOFF * size)
+    if dec.holds and extra * be.tolerance.gap > size:
+        # an error bound as large as the readouts themselves: a fit says nothing
+        dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     decided = decided and (reading == "any" or model.structure.decided)
+    # how far the fitted map can be from the exact one: (dY + dX |Θ|) / sigma_r
+    if rank:
+        dec.detail["theta_error"] = float((bound * fl.norm2(Theta_s) + y_error) / sv[rank - 1])
     return X, Theta, (dec if decided else _undecided(dec)), rank, decided
 
 
-def _input_subspace(be, W, P, readout_scale: float, input_scale: float):
+def _input_subspace(be, W, P, readout_scale: float, input_scale: float, noise: float = 0.0):
     """A basis of ``Γ_q = Im(W^T P_Γ)`` and whether its dimension was decided.
 
     ``W`` maps inputs to readouts, so on the float side its singular values are
     judged against readout size over input size, not against ``W`` itself
-    (whose entries may be pure rounding noise) nor the readout size alone."""
-    return be.column_basis(W.T @ P, readout_scale / input_scale if input_scale else None)
+    (whose entries may be pure rounding noise) nor the readout size alone, plus
+    ``noise``: how far the fitted ``W`` can be from the exact one."""
+    scale = readout_scale / input_scale if input_scale else None
+    if be.exact or not noise:
+        return be.column_basis(W.T @ P, scale)
+    from allornone.numeric.linalg import _rank_of
+
+    X = W.T @ P
+    r, decided, _, _ = _rank_of(X, scale, be.tolerance, noise)
+    import numpy as np
+
+    return np.linalg.svd(X)[0][:, :r], decided
 
 
 # -- relational linearity -------------------------------------------------------------
@@ -376,7 +392,8 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         W = P @ Theta[:d, :].T
         res.W = W @ model.projector_M if reading == "M" else W
         res.b = P @ Theta[d:, :].T
-        res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, be.scale(X[:, :d]))
+        res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, be.scale(X[:, :d]),
+                                          decision.detail.get("theta_error", 0.0))
         res.decided = decided and ok
     return res
 
