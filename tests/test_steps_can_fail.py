@@ -105,3 +105,27 @@ def test_the_self_test_notices_a_float_layer_without_an_undecided_band(monkeypat
     monkeypatch.setattr(thm5, "same_distribution", no_band)
     missed = st.float_band_controls()
     assert len(missed) == 1 and missed[0].startswith("log-odds differences") and "undecided" not in missed[0]
+
+
+def test_the_self_test_notices_residual_tests_without_an_undecided_band(monkeypatch):
+    from allornone.numeric import linalg as fl
+
+    real = fl.Tolerance.decide
+
+    def no_band(self, residual, scale, extra=0.0, **detail):
+        d = real(self, residual, scale, extra, **detail)
+        return Decision(Truth.FAILS, d.residual, d.tolerance) if d.undecided else d
+
+    monkeypatch.setattr(fl.Tolerance, "decide", no_band)
+    missed = st.float_band_controls()
+    assert any(line.startswith("residuals from 1e-18 to 1e-4") for line in missed), missed
+
+
+def test_the_self_test_notices_a_solve_that_cuts_where_numpy_does(monkeypatch):
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    monkeypatch.setattr(fl, "pinv", lambda X, rank=None, tol=fl.DEFAULT_TOLERANCE: np.linalg.pinv(X))
+    missed = st.float_band_controls()
+    assert len(missed) == 1 and missed[0].startswith("a solve at rank 3 is thrown off"), missed

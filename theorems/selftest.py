@@ -507,8 +507,9 @@ def _canary_runs():
 def float_band_controls() -> list[str]:
     """The float layer must answer "undecided" somewhere between "clearly zero"
     and "clearly not": a log-odds difference of growing size must pass from
-    "holds" through "undecided" to "fails", and so must a rank with a singular
-    value of growing size. The sizes are scanned (``1e-18`` to ``1e-4``,
+    "holds" through "undecided" to "fails", and so must a residual test and a
+    rank with a singular value of growing size; and a solve at a decided rank
+    must not be thrown off by a spurious singular value. The sizes are scanned (``1e-18`` to ``1e-4``,
     relative), so the control does not depend on where the tolerance policy
     puts its band. Returns what was not caught."""
     import numpy as np
@@ -526,9 +527,24 @@ def float_band_controls() -> list[str]:
         seen.add(thm5.same_distribution(a, FloatModel(a.F, G)).truth.value)
     if seen != {"holds", "undecided", "fails"}:
         missed.append(f"log-odds differences from 1e-18 to 1e-4 (relative) give only {sorted(seen)}")
+    zero = {a.backend.is_zero(np.array([[t]]), 1.0).truth.value for t in sizes}
+    if zero != {"holds", "undecided", "fails"}:
+        missed.append(f"residuals from 1e-18 to 1e-4 (at scale 1) give only {sorted(zero)}")
     ranks = {a.backend.rank(np.diag([1.0, t])) for t in sizes}
     if {decided for _, decided in ranks} != {True, False}:
         missed.append(f"singular values from 1e-18 to 1e-4 (relative) give only the ranks {sorted(ranks)}")
+    # a least-squares solve at a decided rank must ignore a spurious singular
+    # value planted above NumPy's default pinv cut (1e-15 sigma_1): solving
+    # through it turns rounding noise into a wrong certificate
+    rng = np.random.default_rng(0)
+    u, _, vt = np.linalg.svd(rng.standard_normal((5, 5)))
+    X0 = (u[:, :3] * [3.0, 2.0, 1.0]) @ vt[:3]
+    X = X0 + 3e-12 * np.outer(u[:, 3], vt[3])
+    W0 = rng.standard_normal((4, 5))
+    Y = W0 @ X0 + 1e-14 * np.outer(rng.standard_normal(4), vt[3])
+    off = np.abs(a.backend.solve_left(Y, X, 3) @ X0 - W0 @ X0).max() / np.abs(W0 @ X0).max()
+    if not off < 1e-12:
+        missed.append(f"a solve at rank 3 is thrown off by {off:.1e} by a spurious singular value of 1e-12")
     return missed
 
 
@@ -579,6 +595,6 @@ def run_self_test(only_steps=None) -> dict:
             if (verdict == "pass") is (name != "control"):
                 runner_missed.append(f"{name}: the runner says {verdict}")
         out["runner"] = {"checked": len(RUNNER_CANARIES) + 1, "missed": runner_missed}
-        out["float"] = {"checked": 2, "missed": float_band_controls()}
+        out["float"] = {"checked": 4, "missed": float_band_controls()}
     out["passed"] = not any(part["missed"] for part in out.values() if isinstance(part, dict))
     return out
