@@ -267,6 +267,10 @@ def _failing_checks(report: dict) -> str:
     gen = report.get("generic_crossvalidation")
     if gen and not gen.get("agree", True):
         why.append("generic identities disagree")
+    ctl = report.get("self_test")
+    if ctl and not ctl.get("passed", True):
+        missed = [line for part in ("steps", "facts", "runner", "float") for line in ctl.get(part, {}).get("missed", [])]
+        why.append(f"self-test: {missed[0]}" + (f" (+{len(missed) - 1} more)" if len(missed) > 1 else ""))
     for e in report.get("edges") or ():
         bad = [x["name"] for x in e["edges"] if not x["ok"]]
         if bad:
