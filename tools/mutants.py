@@ -15,7 +15,7 @@ The copy is imported through a small package folder of links placed first on
 
 Run from the repository root, in the project's environment::
 
-    python tools/mutants.py                   # every mutant (about 40 minutes on 2 cores)
+    python tools/mutants.py                   # every mutant (10 to 40 minutes on 2 shared cores)
     python tools/mutants.py --list            # names, files, equivalence notes
     python tools/mutants.py --only thm5-if-same-sides,b5-T-inverse
     python tools/mutants.py --json mutants.json
