@@ -141,11 +141,14 @@ def _transpose(X: list) -> list:
     return [list(c) for c in zip(*X)]
 
 
-def _denominators_lcm(rows: Iterable[list]) -> int:
+def _denominators_lcm(rows: Iterable[list], odd: bool = False) -> int:
+    """Least common multiple of the denominators (``odd``: of their odd parts,
+    since a power of two in a denominator is representable)."""
     out = 1
     for row in rows:
         for v in row:
-            out = math.lcm(out, Fraction(v).denominator)
+            q = Fraction(v).denominator
+            out = math.lcm(out, q >> ((q & -q).bit_length() - 1) if odd else q)
     return out
 
 
@@ -166,8 +169,8 @@ def is_binary64(q: Fraction) -> bool:
 def exact_binary64(inst: Instance, rid: str) -> Instance:
     """The instance rescaled so that it is representable in binary64 where it can be.
 
-    ``F`` of every model times the least common denominator of all ``F``, likewise
-    ``G`` (``L`` and ``L~`` both scale by the product, so every claim keeps its
+    ``F`` of every model times the least common multiple of the odd parts of
+    the denominators of all ``F`` (powers of two are representable), likewise ``G`` (``L`` and ``L~`` both scale by the product, so every claim keeps its
     truth); readout vectors by their own denominator; a ratio ``λ`` that is not a
     binary64 number by ``1/λ`` with its two pairs swapped when that one is. The
     result is *not* checked here: see :func:`verify_representable`.
@@ -175,17 +178,17 @@ def exact_binary64(inst: Instance, rid: str) -> Instance:
     >>> m = ExactModel([["1/3", 1]], [[0, 0], ["1/2", 2]])
     >>> inst = exact_binary64(Instance("x", (m,)), "thm5")
     >>> inst.models[0].F.to_fractions(), inst.models[0].G.to_fractions()
-    ([['1', '3']], [['0', '0'], ['1', '4']])
+    ([['1', '3']], [['0', '0'], ['1/2', '2']])
     """
     raw = _Raw.of(inst)
-    dF = _denominators_lcm(r for F in raw.F for r in F)
-    dG = _denominators_lcm(r for G in raw.G for r in G)
+    dF = _denominators_lcm((r for F in raw.F for r in F), odd=True)
+    dG = _denominators_lcm((r for G in raw.G for r in G), odd=True)
     raw.F = [[[v * dF for v in r] for r in F] for F in raw.F]
     raw.G = [[[v * dG for v in r] for r in G] for G in raw.G]
     p = raw.params
     if "gamma" in p:
         rows = p["gamma"].to_fraction_rows()
-        dg = _denominators_lcm(rows)
+        dg = _denominators_lcm(rows, odd=True)
         p["gamma"] = ql.as_qmatrix([[v * dg for v in r] for r in rows]) if rows and rows[0] else p["gamma"]
     if "lam" in p and not is_binary64(p["lam"]) and p["lam"] != 0 and is_binary64(1 / Fraction(p["lam"])):
         one, two = _PAIR_KEYS[rid]
@@ -197,10 +200,11 @@ def verify_representable(inst: Instance) -> None:
     """Raise :class:`NotRepresentable` unless the float realisation of ``inst``
     converts back, entry by entry, to its exact models and parameters.
 
-    >>> verify_representable(Instance("x", (ExactModel([[2 ** 53 + 1]], [[0], [1]]),)))
-    Traceback (most recent call last):
-    ...
-    allornone.theorems.invariance.NotRepresentable: model 0: F[0][0] = 9007199254740993 is not a binary64 number
+    >>> try:
+    ...     verify_representable(Instance("x", (ExactModel([[2 ** 53 + 1]], [[0], [1]]),)))
+    ... except NotRepresentable as exc:
+    ...     print(exc)
+    model 0: F[0][0] = 9007199254740993 is not a binary64 number
     """
     for j, (em, fm) in enumerate(zip(inst.realise("exact"), inst.realise("float"))):
         for name, E, X in (("F", em.F, fm.F), ("G", em.G, fm.G)):
@@ -551,9 +555,12 @@ def separation(rid: str, inst: Instance) -> float:
     quantities are listed in the module docstring.
 
     >>> a = ExactModel([[1, 0]], [[0, 0], [1, 0]])
-    >>> b = ExactModel([[1, 0]], [[0, 0], [1 + Fraction(1, 2 ** 40), 0]])
+    >>> b = ExactModel([[1, 0]], [[0, 0], [1 + Fraction(1, 2 ** 44), 0]])
     >>> separation("thm5", Instance("x", (a, b))) < SEPARATION
     True
+    >>> c = ExactModel([[1, 0]], [[0, 0], [1 + Fraction(1, 2 ** 20), 0]])
+    >>> separation("thm5", Instance("x", (a, c))) < SEPARATION
+    False
     """
     u = UNIT_ROUNDOFF
     margins = []
