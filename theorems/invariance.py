@@ -153,8 +153,19 @@ def _denominators_lcm(rows: Iterable[list], odd: bool = False) -> int:
 
 
 def is_binary64(q: Fraction) -> bool:
-    """``q`` is a finite binary64 number (so ``float(q)`` is exact).
+    """Whether ``q`` is a finite binary64 number (so ``float(q)`` is exact).
 
+    Parameters
+    ----------
+    q : Fraction
+        A rational number.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
     >>> is_binary64(Fraction(3, 8)), is_binary64(Fraction(1, 3)), is_binary64(Fraction(2 ** 53 + 1))
     (True, False, False)
     """
@@ -175,6 +186,20 @@ def exact_binary64(inst: Instance, rid: str) -> Instance:
     binary64 number by ``1/λ`` with its two pairs swapped when that one is. The
     result is *not* checked here: see :func:`verify_representable`.
 
+    Parameters
+    ----------
+    inst : Instance
+        An exact instance of result ``rid``.
+    rid : str
+        The result id (it names the pair parameters that go with ``λ``).
+
+    Returns
+    -------
+    Instance
+        A new instance; ``inst`` is not modified.
+
+    Examples
+    --------
     >>> m = ExactModel([["1/3", 1]], [[0, 0], ["1/2", 2]])
     >>> inst = exact_binary64(Instance("x", (m,)), "thm5")
     >>> inst.models[0].F.to_fractions(), inst.models[0].G.to_fractions()
@@ -200,6 +225,18 @@ def verify_representable(inst: Instance) -> None:
     """Raise :class:`NotRepresentable` unless the float realisation of ``inst``
     converts back, entry by entry, to its exact models and parameters.
 
+    Parameters
+    ----------
+    inst : Instance
+        An exact instance.
+
+    Raises
+    ------
+    NotRepresentable
+        Naming the first entry (of ``F``, ``G``, ``λ`` or ``Γ``) that differs.
+
+    Examples
+    --------
     >>> try:
     ...     verify_representable(Instance("x", (ExactModel([[2 ** 53 + 1]], [[0], [1]]),)))
     ... except NotRepresentable as exc:
@@ -229,15 +266,26 @@ def _log_uniform_int(rng: random.Random, top: float) -> int:
     return max(1, int(round(10 ** rng.uniform(0, math.log10(top)))))
 
 
-def _signed(rng: random.Random, top: float) -> int:
-    return rng.choice((-1, 1)) * _log_uniform_int(rng, top)
-
-
 def unimodular(rng: random.Random, d: int, condition: float) -> tuple[list, list]:
     """An integer ``d x d`` matrix ``T`` with ``det T = ±1`` and its (integer)
     inverse, built from elementary integer row operations until the condition
     number reaches ``condition`` (``d = 1``: ``T = ±1``).
 
+    Parameters
+    ----------
+    rng : random.Random
+    d : int
+        The size.
+    condition : float
+        The 2-norm condition number to reach (at most 400 operations are used).
+
+    Returns
+    -------
+    tuple of two lists of lists of Fraction
+        ``T`` and ``T^{-1}``, both integral.
+
+    Examples
+    --------
     >>> T, Ti = unimodular(random.Random(0), 3, 1e6)
     >>> (ql.as_qmatrix(T) @ ql.as_qmatrix(Ti)) == ql.eye(3)
     True
@@ -477,9 +525,36 @@ def _base_truths(rid: str, seed: int, index: int) -> dict:
 
 
 def transform_instance(rid: str, name: str, seed: int, index: int) -> tuple[Instance, Instance]:
-    """The base instance ``index`` of result ``rid`` (made representable) and its
-    transform ``name``, both seeded from ``(seed, rid, name, index)`` alone.
-    Raises :class:`NotRepresentable` or the internal skip exception."""
+    """The base instance ``index`` of result ``rid`` and its transform ``name``.
+
+    Parameters
+    ----------
+    rid : str
+        A result id.
+    name : str
+        A transform name (:data:`TRANSFORMS`).
+    seed, index : int
+        The base instance is the runner's instance ``index`` for ``seed``; the
+        transform is seeded from ``(seed, rid, name, index)`` alone, so every
+        transformed instance can be rebuilt from the report.
+
+    Returns
+    -------
+    tuple of Instance
+        The base instance and the transformed one, both passed through
+        :func:`exact_binary64` (representability is not yet verified).
+
+    Raises
+    ------
+    Exception
+        The internal skip exception when the transform has nothing to act on.
+
+    Examples
+    --------
+    >>> base, out = transform_instance("thm5", "common offset", 0, 1)
+    >>> base.models[0].F == out.models[0].F, base.models[0].G0 == out.models[0].G0
+    (True, True)
+    """
     base = _base(rid, seed, index)
     raw = _Raw.of(base)
     raw.F = [[list(r) for r in F] for F in raw.F]
@@ -554,6 +629,20 @@ def separation(rid: str, inst: Instance) -> float:
     instance is *separated* when it is at least :data:`SEPARATION`. The
     quantities are listed in the module docstring.
 
+    Parameters
+    ----------
+    rid : str
+        The result id (for the pair parameters of parallelism).
+    inst : Instance
+        An exact instance.
+
+    Returns
+    -------
+    float
+        The margin (``inf`` when nothing decisive is non-zero).
+
+    Examples
+    --------
     >>> a = ExactModel([[1, 0]], [[0, 0], [1, 0]])
     >>> b = ExactModel([[1, 0]], [[0, 0], [1 + Fraction(1, 2 ** 44), 0]])
     >>> separation("thm5", Instance("x", (a, b))) < SEPARATION
@@ -609,11 +698,29 @@ def separation(rid: str, inst: Instance) -> float:
 # -- checking -----------------------------------------------------------------------------------
 
 def check(rid: str, name: str, seed: int, index: int) -> dict:
-    """One transformed instance, decided exactly and in floats: a plain dict with
-    ``outcome`` (``agree``, ``contradict``, ``undecided``, ``error``,
-    ``not representable`` or ``skipped``), the atoms that contradicted or were
-    undecided, ``exact_changed`` (atoms whose exact truth moved although the
-    transform is declared a symmetry of them), and ``margin``."""
+    """Decide one transformed instance exactly and in floats.
+
+    Parameters
+    ----------
+    rid, name, seed, index
+        As in :func:`transform_instance`.
+
+    Returns
+    -------
+    dict
+        ``outcome``: ``agree`` (every atom's float verdict equals the exact
+        one), ``contradict`` (some decided float verdict differs: listed in
+        ``contradicted``), ``undecided`` (none differs, some are undecided:
+        ``undecided_atoms``), ``error`` (the float layer raised: ``why``),
+        ``not representable`` or ``skipped``; ``exact_changed``, the atoms whose
+        exact truth moved although the transform is declared a symmetry of them
+        (a defect of the harness); ``margin``, see :func:`separation`.
+
+    Examples
+    --------
+    >>> check("lem8", "global scaling", 0, 0)["outcome"]
+    'agree'
+    """
     rec = get_record(rid)
     out = {"result": rid, "transform": name, "seed": seed, "index": index}
     try:
@@ -651,7 +758,31 @@ def _task(args):
 
 
 def cells(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = None) -> list[tuple[str, str]]:
-    """The ``(result, transform)`` pairs where the transform is a symmetry of the result."""
+    """The ``(result, transform)`` pairs where the transform is a symmetry of the result.
+
+    Parameters
+    ----------
+    ids : iterable of str, optional
+        Result ids (default: every record).
+    transforms : iterable of str, optional
+        Transform names (default: all of :data:`TRANSFORMS`).
+
+    Returns
+    -------
+    list of (str, str)
+
+    Raises
+    ------
+    ValueError
+        For an unknown transform name.
+    allornone.theorems.UnknownResultError
+        For an unknown result id.
+
+    Examples
+    --------
+    >>> cells(["lem8ctx"], ["per-context scaling", "per-token scaling"])
+    [('lem8ctx', 'per-token scaling')]
+    """
     ids = list(records()) if ids is None else list(ids)
     names = [t.name for t in TRANSFORMS] if transforms is None else list(transforms)
     for n in names:
@@ -664,8 +795,33 @@ def cells(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = N
 
 def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = None, per_cell: int = 20,
         seed: int = 0, jobs: int = 1, progress: Callable[[str, str, int], None] | None = None) -> dict:
-    """Check ``per_cell`` transformed instances of every applicable (result,
-    transform) cell; returns the JSON report (``cells``, ``totals``)."""
+    """Check ``per_cell`` transformed instances of every applicable (result, transform) cell.
+
+    Parameters
+    ----------
+    ids, transforms : iterable of str, optional
+        As in :func:`cells`.
+    per_cell : int
+        Transformed instances per cell (indices ``0 .. per_cell - 1``).
+    seed : int
+        Seed of the base instances and of the transforms.
+    jobs : int
+        Worker processes (the report does not depend on it).
+    progress : callable, optional
+        Called as ``progress(rid, name, done)``.
+
+    Returns
+    -------
+    dict
+        The JSON report: ``cells`` (per cell the counts of each outcome,
+        ``separated``, ``undecided_separated``, ``exact_changed``, atom counts
+        and a few examples), ``totals`` and ``elapsed_s``.
+
+    Raises
+    ------
+    ValueError
+        When ``per_cell < 1`` or a name is unknown.
+    """
     if per_cell < 1:
         raise ValueError("per_cell must be >= 1")
     started = time.perf_counter()
@@ -723,7 +879,16 @@ def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = Non
 
 
 def format_table(report: dict) -> str:
-    """The report as a fixed-width table, one line per (result, transform) cell."""
+    """The report of :func:`run` as a fixed-width table, one line per cell and a total.
+
+    Parameters
+    ----------
+    report : dict
+
+    Returns
+    -------
+    str
+    """
     head = ("result", "transform", "n", "agree", "contra", "undec", "error", "not repr", "skip",
             "separ", "undec|sep", "exact chg")
     rows = [head]
