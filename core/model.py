@@ -15,7 +15,7 @@ paper says about a model is a function of its *structure*:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Sequence
 
@@ -59,6 +59,9 @@ class Backend:
     with one shared rank decision, and whether it was decided."""
     tolerance: Any = None
     """The float side's :class:`~allornone.numeric.Tolerance`; None on the exact side."""
+    structure: Callable[[Any], "Structure"] | None = None
+    """``structure(model)``: the realisation's own computation of the structure
+    (the float side's, with error bounds); None for the generic one."""
 
     def decision(self, value: bool, residual=0, decided: bool = True, **detail) -> Decision:
         """A verdict that is not a residual test (a rank comparison, say): exact,
@@ -69,16 +72,26 @@ class Backend:
         truth = Truth.of(value) if decided else Truth.UNDECIDED
         return Decision(truth, residual, bounds, detail)
 
-    def vanishes(self, R, *factors) -> Decision:
-        """``R = 0``, with the rounding scale of the product of ``factors`` (float side)."""
-        return self.is_zero(R, self.scale(*factors) if factors else 0.0)
+    def vanishes(self, R, *factors, extra: float = 0.0) -> Decision:
+        """``R = 0``, with the rounding scale of the product of ``factors`` (float
+        side), plus ``extra``: a bound on errors propagated into ``R`` from
+        computed subspaces (``Structure.errors``); both are ignored when exact."""
+        scale = self.scale(*factors) if factors else 0.0
+        if self.tolerance is None:
+            return self.is_zero(R, scale)
+        return self.is_zero(R, scale, extra=extra)
 
-    def rank_equals(self, X, k: int, *factors, scale: float | None = None, **detail) -> Decision:
+    def rank_equals(self, X, k: int, *factors, scale: float | None = None, noise: float | None = None,
+                    **detail) -> Decision:
         """``rank X = k``; on the float side singular values are judged against
-        ``scale``, or the scale of the product of ``factors``, or ``X`` itself."""
+        the rounding of ``scale``, or of the product of ``factors``, or of ``X``
+        itself, plus ``noise`` (an error bound propagated into ``X``)."""
         if scale is None and factors:
             scale = self.scale(*factors)
-        r, decided = self.rank(X, scale)
+        if self.tolerance is None or not noise:
+            r, decided = self.rank(X, scale)
+        else:
+            r, decided = self.rank(X, scale, noise=noise)
         return self.decision(r == k, 0, decided, rank=r, expected=k, **detail)
 
     @property
@@ -104,6 +117,10 @@ class Structure:
     P_N: Any
     k: int
     decided: bool
+    errors: dict = field(default_factory=dict)
+    """Float side: bounds on the errors of the computed subspaces (sines of
+    angles: ``"SF"``, ``"SG"``, ``"M"``, ``"N"``) and the zero bounds of the rank
+    decisions; empty on the exact side."""
 
 
 class Model:
@@ -199,6 +216,8 @@ class Model:
     @cached_property
     def structure(self) -> Structure:
         be = self.backend
+        if be.structure is not None:
+            return be.structure(self)
         SF, dF = be.row_basis(self._F)
         # G_0 = G - 1 g(y_0)^T carries the rounding error of G itself.
         SG, dG = be.row_basis(self.G0, be.scale(self._G))

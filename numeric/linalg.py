@@ -1,22 +1,46 @@
 r"""Floating-point linear algebra with one documented tolerance policy.
 
-**The tolerance policy.** Every float decision compares a non-negative residual
-``r`` with a *scale* ``s`` (a bound on the size of the numbers whose rounding
-errors could make ``r`` non-zero) using one :class:`Tolerance` ``(rtol, gap)``:
+**What a float verdict means.** Every float decision compares a non-negative
+residual ``r`` with a bound ``b`` on what ``r`` can be when the exact answer is
+zero, and says
 
-* ``r <= rtol * s``            -- the claim **holds**;
-* ``r >  gap * rtol * s``      -- the claim **fails**;
-* otherwise                     -- **undecided**: the residual is in the band where
-  rounding error and a genuine small value cannot be told apart.
+* **holds**      when ``r <= b``: the residual is within the error bound of the
+  computation (and of the tolerance the user allows);
+* **fails**      when ``r > gap * b``: the residual is larger than any error the
+  computation can make, so the exact residual is not zero;
+* **undecided**  otherwise.
 
-Rank decisions use the same rule on singular values, with ``s`` the largest
-singular value: ``sigma <= rtol * s`` is zero, ``sigma > gap * rtol * s`` is
-non-zero, and a singular value in between makes the rank (and every verdict that
-depends on it) undecided. The defaults ``rtol = 1e-9``, ``gap = 1e3`` sit far
-above double-precision round-off (``~1e-16``) on the instance sizes the suite
-uses and far below the residuals of genuinely different models; THEORY section
-10 shows why the cut must not be the NumPy ``pinv`` default (which kept a
-``7e-15`` singular value and produced a false "not equivalent").
+The bound has two parts, ``b = rtol * s + e``:
+
+* ``e`` -- the **rounding bound** of the computation, from error analysis at
+  the scale of the quantities that reach the distribution, with the unit
+  roundoff ``u = 2^-53``: entry ``(x, y)`` of ``L = F G_0^T`` is accurate to
+  ``~ u sqrt(d) |f(x)| |g_0(y)|`` (each entry on its own scale, never on the
+  largest entry of ``L``); ``G_0 = G - g(y_0)`` carries the exact rounding error
+  of its subtraction (measured, not estimated, with an error-free
+  transformation); a subspace computed from an SVD is accurate to
+  ``~ u ||X|| / sigma_r(X)`` (the sin-theta bound), and every quantity built
+  from it carries that error at the size of the raw rows it projects;
+* ``rtol * s`` -- a **relative tolerance** (``rtol``, default ``1e-9``) on the
+  natural size ``s`` of the compared quantity (what reaches the distribution:
+  projected rows, the log-odds entry itself), so that a residual far below the
+  size of what it compares is not called a difference.
+
+**Ranks** are decided by rounding alone: a singular value ``sigma`` of a
+matrix whose entries are known to ``u``-accuracy is *zero* when it is below the
+SVD's backward error ``c u ||X||`` (``c = 4 sqrt(max(shape))``, plus any
+propagated input error), *non-zero* above ``gap`` times that, and
+**undecided** in between. Matrices are first scaled by exact powers of two
+(rows, and for ranks of data matrices also columns), which changes no rank, so
+that one huge context, token or coordinate cannot hide the others. The
+effective complexity ``k`` is the rank of ``L`` itself, read off the
+triangular factors of ``F`` and ``G_0`` -- a decision about the logits, which
+hidden components, changes of basis, scalings and offsets do not move. An
+undecided rank makes every verdict that depends on it undecided.
+
+``Tolerance.rank_rtol`` (default ``None``) adds a modelling tolerance to rank
+decisions: singular values below ``rank_rtol * sigma_1`` then count as zero
+(for trained models whose spectra fade smoothly).
 
 >>> tol = Tolerance()
 >>> tol.decide(1e-14, 1.0).truth.value
@@ -25,9 +49,14 @@ uses and far below the residuals of genuinely different models; THEORY section
 'fails'
 >>> tol.decide(1e-7, 1.0).truth.value
 'undecided'
+>>> tol.decide(1e-14, 1e-9).truth.value   # below the rounding bound given as ``extra``
+'fails'
+>>> tol.decide(1e-14, 1e-9, extra=1e-13).truth.value
+'holds'
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +66,7 @@ from allornone.decision import Decision, Truth
 from allornone.errors import NonFiniteValueError, ShapeError
 
 __all__ = [
+    "UNIT_ROUNDOFF",
     "Tolerance",
     "DEFAULT_TOLERANCE",
     "as_float_matrix",
@@ -49,28 +79,55 @@ __all__ = [
     "solve_left",
     "is_zero",
     "product_scale",
+    "row_exponents",
+    "scale_rows",
+    "svd_noise",
+    "difference_with_error",
 ]
+
+#: ``u = 2^-53``: the relative rounding error of one binary64 operation.
+UNIT_ROUNDOFF = 2.0 ** -53
 
 
 @dataclass(frozen=True)
 class Tolerance:
-    """The float layer's tolerance: ``(rtol, gap)``; see the module docstring."""
+    """The float layer's tolerance; see the module docstring.
+
+    Parameters
+    ----------
+    rtol : float
+        Relative tolerance on the natural size of a compared quantity
+        (default ``1e-9``).
+    gap : float
+        Ratio between the "fails" and the "holds" bound (default ``1e3``).
+    rank_rtol : float or None
+        Optional modelling tolerance for ranks: singular values below
+        ``rank_rtol * sigma_1`` count as zero (default ``None``: ranks are
+        decided by rounding alone).
+    """
 
     rtol: float = 1e-9
     gap: float = 1e3
+    rank_rtol: float | None = None
 
     def __post_init__(self):
         if not (0 < self.rtol < 1) or not (self.gap >= 1) or not np.isfinite(self.gap):
             raise ValueError("Tolerance needs 0 < rtol < 1 and a finite gap >= 1")
+        if self.rank_rtol is not None and not (0 < self.rank_rtol < 1):
+            raise ValueError("Tolerance needs 0 < rank_rtol < 1 (or None)")
 
-    def bounds(self, scale: float) -> tuple[float, float]:
-        s = max(float(scale), np.finfo(float).tiny)
-        return self.rtol * s, self.gap * self.rtol * s
+    def bounds(self, scale: float, extra: float = 0.0) -> tuple[float, float]:
+        lo = self.rtol * max(float(scale), 0.0) + max(float(extra), 0.0)
+        lo = max(lo, np.finfo(float).tiny)
+        return lo, self.gap * lo
 
-    def decide(self, residual: float, scale: float, **detail) -> Decision:
-        lo, hi = self.bounds(scale)
+    def decide(self, residual: float, scale: float, extra: float = 0.0, **detail) -> Decision:
+        """Decide ``residual = 0``: holds below ``rtol * scale + extra``, fails
+        above ``gap`` times that, undecided in between (or when the residual
+        or the bound is not finite)."""
+        lo, hi = self.bounds(scale, extra)
         residual = float(residual)
-        if not np.isfinite(residual):
+        if not np.isfinite(residual) or not np.isfinite(lo):
             truth = Truth.UNDECIDED
         elif residual <= lo:
             truth = Truth.HOLDS
@@ -80,18 +137,29 @@ class Tolerance:
             truth = Truth.UNDECIDED
         return Decision(truth, residual, (lo, hi), detail)
 
-    def rank(self, singular_values: np.ndarray, scale: float | None = None) -> tuple[int, bool]:
-        """Numerical rank and whether it is decided (no singular value in the band).
+    def rank(self, singular_values: np.ndarray, scale: float | None = None, noise: float | None = None,
+             size: int | None = None) -> tuple[int, bool]:
+        """Numerical rank of a matrix from its singular values, and whether it
+        is decided (no singular value between the zero bound and ``gap`` times it).
 
-        ``scale`` is the size against which singular values are judged: by
-        default the largest one, but a matrix that is a product (``P_F P_G``,
-        ``F G_0^T``) must be judged against the size of its factors, or its
-        rounding noise would count as rank when it is really zero."""
+        The zero bound is ``noise`` when given (an absolute error bound on the
+        singular values); otherwise the SVD's backward error
+        ``4 sqrt(size) u max(scale, sigma_1)``, with ``size`` the larger
+        dimension of the matrix (default: the number of singular values)."""
         s = np.asarray(singular_values, dtype=float)
-        ref = (s[0] if s.size else 0.0) if scale is None else max(float(scale), s[0] if s.size else 0.0)
-        if s.size == 0 or ref == 0:
+        if s.size == 0:
             return 0, True
-        lo, hi = self.bounds(ref)
+        top = float(s[0])
+        if noise is None:
+            ref = top if scale is None else max(float(scale), top)
+            noise = svd_noise(size if size is not None else s.size, ref)
+        if not np.isfinite(noise) or not np.all(np.isfinite(s)):
+            return int(np.sum(s > 0)), False
+        if self.rank_rtol is not None:
+            noise = max(noise, self.rank_rtol * top)
+        if top == 0 and noise == 0:
+            return 0, True
+        lo, hi = noise, self.gap * noise
         r = int(np.sum(s > lo))
         return r, bool(not np.any((s > lo) & (s <= hi)))
 
@@ -99,8 +167,17 @@ class Tolerance:
 DEFAULT_TOLERANCE = Tolerance()
 
 
+def svd_noise(size: int, norm: float) -> float:
+    """Backward error bound of an SVD: ``4 sqrt(size) u ||X||``."""
+    return 4.0 * math.sqrt(max(int(size), 1)) * UNIT_ROUNDOFF * float(norm)
+
+
 def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
-    """A finite 2-D float array (a copy; the caller's data is never touched)."""
+    """A finite 2-D float array (a copy; the caller's data is never touched).
+    Booleans are refused, as on the exact side."""
+    arr0 = np.asarray(data) if not isinstance(data, np.ndarray) else data
+    if arr0.dtype == bool or (arr0.dtype == object and _has_bool(data)):
+        raise ShapeError(f"{name}: booleans are not numbers here; give 0/1 as numbers")
     try:
         arr = np.array(data, dtype=float, copy=True)
     except (TypeError, ValueError) as exc:
@@ -112,6 +189,47 @@ def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
         i, j = map(int, np.argwhere(~np.isfinite(arr))[0])
         raise NonFiniteValueError(f"{name}[{i}][{j}] is {arr[i, j]}; only finite numbers are allowed")
     return arr
+
+
+def _has_bool(data) -> bool:
+    try:
+        return any(isinstance(v, (bool, np.bool_)) for row in data for v in row)
+    except TypeError:
+        return isinstance(data, (bool, np.bool_))
+
+
+# -- exact scalings by powers of two ---------------------------------------
+
+def row_exponents(X: np.ndarray) -> np.ndarray:
+    """Per row ``e`` with ``max|X[i]| * 2^-e`` in ``[1/2, 1)`` (0 for a zero row):
+    scaling by ``2^-e`` is exact and makes every row of size about one."""
+    if X.shape[1] == 0:
+        return np.zeros(X.shape[0], dtype=int)
+    top = np.max(np.abs(X), axis=1)
+    _, e = np.frexp(top)
+    return np.where(top > 0, e, 0).astype(int)
+
+
+def scale_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``diag(2^-e) X`` (exact)."""
+    return np.ldexp(X, -e[:, None])
+
+
+def _equilibrate(X: np.ndarray) -> np.ndarray:
+    """``X`` with rows, then columns, scaled by powers of two to size about one
+    (exact; the rank is unchanged)."""
+    Y = scale_rows(X, row_exponents(X))
+    return scale_rows(Y.T, row_exponents(Y.T)).T
+
+
+def difference_with_error(G: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
+    """``G_0 = G - g(y_0)`` and the exact rounding error of each subtraction
+    (Knuth's TwoSum: ``G_0 + err`` equals ``G - g(y_0)`` exactly)."""
+    a, b = G, -G[pivot]
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    return s, err
 
 
 # Tall matrices with at least this many entries are first reduced to their
@@ -180,28 +298,96 @@ def _svd(X: np.ndarray):
         return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd", check_finite=False)
 
 
-def rank(X: np.ndarray, scale: float | None = None, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool]:
-    """Numerical rank and whether the decision is clear of the undecided band
-    (``scale``: see :meth:`Tolerance.rank`)."""
-    return tol.rank(_s_vt(X)[0], scale)
+def _svd(X: np.ndarray):
+    if 0 in X.shape:
+        k = min(X.shape)
+        return np.zeros((X.shape[0], k)), np.zeros(k), np.zeros((k, X.shape[1]))
+    # gesdd is the fast driver; it can fail to converge on rare inputs, gesvd does not.
+    try:
+        return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+    except np.linalg.LinAlgError:  # pragma: no cover - LAPACK corner case
+        return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd", check_finite=False)
+
+
+def _rank_of(X: np.ndarray, scale: float | None, tol: "Tolerance",
+             noise: float = 0.0) -> tuple[int, bool, np.ndarray, float]:
+    """Rank, decided, singular values and the zero bound used.
+
+    Without ``scale`` the matrix is data known to rounding accuracy: it is
+    equilibrated (rows and columns by powers of two; the rank is unchanged)
+    and judged against the SVD's backward error. With ``scale`` its entries
+    carry rounding errors of a product of that size, which bound the noise."""
+    if 0 in X.shape:
+        return 0, True, np.zeros(0), 0.0
+    if scale is None and noise:
+        scale = 0.0
+    if scale is None:
+        Y = _equilibrate(X)
+        s = _s_vt(Y)[0]
+        noise = svd_noise(max(X.shape), s[0] if s.size else 0.0)
+    else:
+        s = _s_vt(X)[0]
+        noise = svd_noise(max(X.shape), max(float(scale), s[0] if s.size else 0.0)) + float(noise)
+    r, decided = tol.rank(s, noise=noise)
+    return r, decided, s, noise
+
+
+def rank(X: np.ndarray, scale: float | None = None, tol: Tolerance = DEFAULT_TOLERANCE,
+         noise: float = 0.0) -> tuple[int, bool]:
+    """Numerical rank and whether the decision is clear of the undecided band.
+
+    ``scale``: the size of the factors whose product ``X`` is (its rounding
+    noise); by default ``X`` is data, and rows and columns are first scaled by
+    powers of two so that no single row or coordinate sets the scale.
+
+    >>> rank(np.array([[1e9, 1.0], [1e9, 2.0]]))
+    (2, True)
+    >>> rank(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    (1, True)
+    """
+    r, decided, _, _ = _rank_of(X, scale, tol, noise)
+    return r, decided
 
 
 def row_basis(X: np.ndarray, scale: float | None = None,
               tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool]:
     """An orthonormal basis of the row space (rows of an ``r x d`` array) and
     whether its dimension was decided."""
-    s, vt = _s_vt(X)
-    r, decided = tol.rank(s, scale)
-    return vt[:r], decided
+    B, decided, _ = row_basis_with_error(X, scale, tol)
+    return B, decided
+
+
+def row_basis_with_error(X: np.ndarray, scale: float | None = None, tol: Tolerance = DEFAULT_TOLERANCE,
+                         data_error: float = 0.0) -> tuple[np.ndarray, bool, float]:
+    """Orthonormal basis of the row space of ``X``, whether its dimension was
+    decided, and a bound on the sine of the angle between the computed and the
+    exact row space (``(noise + data_error) / sigma_r``, Wedin's theorem).
+
+    Rows are scaled by powers of two first (the row space is unchanged), so a
+    huge row does not drown the others; ``data_error`` is a bound on the
+    spectral norm of the error already in ``X`` (after that scaling). A full-rank
+    basis is the identity, exactly."""
+    m, d = X.shape
+    if m == 0 or d == 0:
+        return np.zeros((0, d)), True, 0.0
+    r, decided, _, _ = _rank_of(X, scale, tol)
+    if r == d:
+        return np.eye(d), decided, 0.0
+    if r == 0:
+        return np.zeros((0, d)), decided, 0.0
+    Y = X if scale is not None else scale_rows(X, row_exponents(X))
+    s, vt = _s_vt(Y)
+    noise = svd_noise(max(Y.shape), s[0]) + float(data_error)
+    err = noise / s[r - 1] if s[r - 1] > 0 else np.inf
+    return vt[:r], decided, float(min(err, np.inf))
 
 
 def column_basis(X: np.ndarray, scale: float | None = None,
                  tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool]:
     """An orthonormal basis of the column space (``m x r``) and whether its
     dimension was decided."""
-    u, s, _ = _svd(X)
-    r, decided = tol.rank(s, scale)
-    return u[:, :r], decided
+    B, decided = row_basis(X.T, scale, tol)
+    return B.T, decided
 
 
 def projector_onto_rows(B: np.ndarray) -> np.ndarray:
@@ -209,6 +395,8 @@ def projector_onto_rows(B: np.ndarray) -> np.ndarray:
     :func:`row_basis`) or merely independent."""
     if B.shape[0] == 0:
         return np.zeros((B.shape[1], B.shape[1]))
+    if B.shape[0] == B.shape[1] and np.array_equal(B, np.eye(B.shape[0])):
+        return np.eye(B.shape[0])
     gram = B @ B.T
     if np.allclose(gram, np.eye(B.shape[0]), atol=1e-12):
         return B.T @ B
@@ -221,17 +409,18 @@ def projector_onto_columns(U: np.ndarray) -> np.ndarray:
 
 def pinv(X: np.ndarray, rank: int | None = None, tol: Tolerance = DEFAULT_TOLERANCE) -> np.ndarray:
     """Pseudo-inverse truncated at ``rank`` (default: the rank decided by
-    ``tol``), never at NumPy's default cut (THEORY section 10)."""
+    ``tol``), never at NumPy's default cut, which can keep a singular value
+    that is only rounding noise and turn a true identity into a false one."""
     if _is_large_tall(X) or _is_large_tall(X.T):
         # With X^T X = V S^2 V^T (V, S from R), X^+ = (V_r S_r^-2 V_r^T) X^T:
         # one product with X, no U and no copy of X.
         tall = X.shape[0] >= X.shape[1]
         s, vt = _s_vt(X if tall else X.T)
-        r = tol.rank(s)[0] if rank is None else int(rank)
+        r = tol.rank(s, size=max(X.shape))[0] if rank is None else int(rank)
         core = (vt[:r].T / s[:r] ** 2) @ vt[:r]
         return core @ X.T if tall else X.T @ core
     u, s, vt = _svd(X)
-    r = tol.rank(s)[0] if rank is None else int(rank)
+    r = tol.rank(s, size=max(X.shape))[0] if rank is None else int(rank)
     return (vt[:r].T / s[:r]) @ u[:, :r].T
 
 
@@ -241,37 +430,141 @@ def solve_left(Y: np.ndarray, X: np.ndarray, rank: int | None = None,
     if _is_large_tall(X.T):
         # Y X^+ = (Y X^T)(V_r S_r^-2 V_r^T): the wide X^+ (n x p) is never formed.
         s, vt = _s_vt(X.T)
-        r = tol.rank(s)[0] if rank is None else int(rank)
+        r = tol.rank(s, size=max(X.shape))[0] if rank is None else int(rank)
         return (Y @ X.T) @ ((vt[:r].T / s[:r] ** 2) @ vt[:r])
     return Y @ pinv(X, rank, tol)
 
 
+def _exponent(A: np.ndarray) -> int:
+    top = float(np.max(np.abs(A))) if A.size else 0.0
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
 def product_scale(*factors: np.ndarray) -> float:
     """``max |A_1| |A_2| ... |A_p|`` (entrywise absolute values): a bound on the
-    entries of the product and hence the natural scale of its rounding error."""
-    if len(factors) == 1:
-        A = factors[0]
-        return float(max(A.max(), -A.min())) if A.size else 0.0
-    # The product is formed a block of columns of the last factor at a time, so
-    # that no temporary is larger than a block (the product itself can be m x n).
-    head = np.abs(factors[0])
-    for f in factors[1:-1]:
-        head = head @ np.abs(f)
-    last = factors[-1]
-    if head.size == 0 or last.size == 0:
+    entries of the product and hence the natural scale of its rounding error.
+
+    Each factor is scaled by a power of two before the product, so no
+    intermediate overflows; the result is ``inf`` only when the scale itself
+    exceeds the largest float (a decision against it is then undecided)."""
+    if any(f.size == 0 for f in factors):
         return 0.0
-    step = max(1, _SCALE_BLOCK // max(head.shape[0], last.shape[0]))
-    return float(max((head @ np.abs(last[:, j:j + step])).max() for j in range(0, last.shape[1], step)))
+    exps = [_exponent(f) for f in factors]
+    scaled = [np.ldexp(np.abs(f), -e) for f, e in zip(factors, exps)]
+    if len(scaled) == 1:
+        top = float(scaled[0].max())
+    else:
+        # The product is formed a block of columns of the last factor at a time, so
+        # that no temporary is larger than a block (the product itself can be m x n).
+        head = scaled[0]
+        for f in scaled[1:-1]:
+            head = head @ f
+        last = scaled[-1]
+        step = max(1, _SCALE_BLOCK // max(head.shape[0], last.shape[0]))
+        top = float(max((head @ last[:, j:j + step]).max() for j in range(0, last.shape[1], step)))
+    total = sum(exps)
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(top, total)) if top > 0 else 0.0
 
 
-def is_zero(R: np.ndarray, scale: float, tol: Tolerance = DEFAULT_TOLERANCE) -> Decision:
-    """Three-valued test that ``R`` vanishes, relative to ``scale``.
-
-    The scale is floored at 1: projectors and orthonormal bases, which enter
-    most checks, have norm 1 and carry rounding error of that size in every
-    entry, including entries whose exact value is 0, where an entrywise scale
-    would see only that error. The price is an absolute tolerance (``rtol``,
-    ``gap * rtol``) for data whose entries are much smaller than 1: rescale such
-    models (the verdicts of every result are invariant under ``f -> c f``)."""
+def is_zero(R: np.ndarray, scale: float, tol: Tolerance = DEFAULT_TOLERANCE, extra: float = 0.0) -> Decision:
+    """Three-valued test that ``R`` vanishes: its largest entry against
+    ``rtol * scale`` plus the rounding bound ``64 u scale`` of a product of
+    that size, plus ``extra`` (a propagated error bound)."""
     res = float(max(R.max(), -R.min())) if R.size else 0.0
-    return tol.decide(res, max(scale, 1.0))
+    scale = float(scale)
+    return tol.decide(res, scale, extra + 64.0 * UNIT_ROUNDOFF * scale)
+
+
+def _graded_orthonormal_rows(B: np.ndarray) -> np.ndarray:
+    """Orthonormal rows spanning the rows of ``B`` (``r x d``, independent rows
+    whose coordinates may differ in size by many orders of magnitude):
+    Householder QR of ``B^T`` with its rows (the coordinates) sorted by size,
+    which keeps the small coordinates' relative accuracy."""
+    order = np.argsort(-np.max(np.abs(B), axis=0), kind="stable")
+    q, _ = scipy.linalg.qr(B.T[order], mode="economic")
+    out = np.empty_like(q)
+    out[order] = q
+    return out.T
+
+
+def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
+                   tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool, float]:
+    """Row space of a data matrix ``X`` known up to an error ``E`` (entrywise,
+    e.g. the exact rounding error of ``G - g(y_0)``; ``None`` for exact data):
+    an orthonormal basis (rows), whether its dimension was decided, and a bound
+    on the sine of the angle between the computed and the exact row space.
+
+    Rows and columns are scaled by powers of two first: the dimension is
+    unchanged, and the basis is computed in the scaled coordinates and mapped
+    back, so that a huge coordinate (a hidden component) or a huge row does
+    not cost the others their accuracy. A full row space is the identity, exactly.
+
+    >>> B, decided, err = data_row_space(np.array([[1e12, 1.0, 0.0], [1e12, 2.0, 0.0]]))
+    >>> B.shape, decided, err < 1e-14
+    ((2, 3), True, True)
+    >>> np.allclose(B.T @ B, np.diag([1.0, 1.0, 0.0]), atol=1e-15)
+    True
+    """
+    m, d = X.shape
+    if m == 0 or d == 0:
+        return np.zeros((0, d)), True, 0.0
+    er = row_exponents(X)
+    Y = scale_rows(X, er)
+    ec = row_exponents(Y.T)
+    Y = scale_rows(Y.T, ec).T
+    data_err = 0.0
+    if E is not None:
+        Ey = scale_rows(scale_rows(E, er).T, ec).T
+        data_err = float(np.linalg.norm(Ey))
+    s, vt = _s_vt(Y)
+    noise = svd_noise(max(m, d), s[0] if s.size else 0.0) + data_err
+    r, decided = tol.rank(s, noise=noise)
+    if r == d:
+        return np.eye(d), decided, 0.0
+    if r == 0:
+        return np.zeros((0, d)), decided, 0.0
+    err = noise / s[r - 1]
+    # rows of vt span the scaled row space; undo the column scaling, re-orthonormalise
+    B = np.ldexp(vt[:r], ec[None, :])
+    return _graded_orthonormal_rows(B), decided, float(err + 8 * math.sqrt(d) * UNIT_ROUNDOFF)
+
+
+def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,
+                  tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool, np.ndarray, float]:
+    """``rank L`` for ``L = F G_0^T`` without forming ``L``: the singular values
+    of ``R_F R_G^T`` (``F = Q_F R_F``, ``G_0 = Q_G R_G``), rows of ``F`` and
+    ``G_0`` first scaled by powers of two (which changes no rank).
+
+    The zero bound pairs the columns: Householder QR is backward stable column
+    by column, so the rounding reaching ``L`` is about
+    ``u sum_j |F[:, j]| |G_0[:, j]|`` -- a coordinate in which ``g_0`` vanishes
+    (a hidden component of ``f``) adds nothing, however large it is in ``f``.
+    ``E0`` is the exact error of ``G_0`` (see :func:`difference_with_error`).
+    Returns ``(k, decided, singular values, zero bound)``.
+
+    >>> F = np.array([[1e9, 1.0], [1e9, 2.0]]); G0 = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
+    >>> log_odds_rank(F, G0)[:2]
+    (1, True)
+    """
+    m, d = F.shape
+    n = G0.shape[0]
+    if 0 in (m, n, d):
+        return 0, True, np.zeros(0), 0.0
+    eF, eG = row_exponents(F), row_exponents(G0)
+    Fr, Gr = scale_rows(F, eF), scale_rows(G0, eG)
+    RF, RG = _r_factor(Fr), _r_factor(Gr)
+    s = np.linalg.svd(RF @ RG.T, compute_uv=False)
+    pair = float(np.sum(np.linalg.norm(Fr, axis=0) * np.linalg.norm(Gr, axis=0)))
+    noise = 8.0 * math.sqrt(max(m, n, d)) * UNIT_ROUNDOFF * pair
+    if E0 is not None and np.any(E0):
+        noise += float(np.linalg.norm(Fr, 2) * np.linalg.norm(scale_rows(E0, eG)))
+    r, decided = tol.rank(s, noise=noise)
+    return r, decided, s, noise
+
+
+def _r_factor(X: np.ndarray) -> np.ndarray:
+    """The triangular factor of ``X = QR`` (``min(m, d) x d``)."""
+    if _is_large_tall(X):
+        return _tall_r(X)
+    return scipy.linalg.qr(X, mode="r", check_finite=False)[0][: min(X.shape), :]

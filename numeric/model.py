@@ -5,7 +5,7 @@ from functools import partial
 
 import numpy as np
 
-from allornone.model import Backend, Model
+from allornone.model import Backend, Model, Structure
 from allornone.numeric import linalg as fl
 
 
@@ -30,7 +30,50 @@ def float_backend(tol: fl.Tolerance) -> Backend:
         minus_row=lambda X, i: X - X[i],
         image_bases=partial(_image_bases, tol=tol),
         tolerance=tol,
+        structure=partial(float_structure, tol=tol),
     )
+
+
+def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structure:
+    """``SF, SG, P_F, P_G, M, N, P_M, P_N, k`` of a float model, with error bounds.
+
+    * ``SF``, ``SG``: row spaces of ``F`` and ``G_0`` (:func:`~allornone.numeric.linalg.data_row_space`:
+      rows and columns scaled by powers of two, the exact rounding error of
+      ``G - g(y_0)`` counted as data error);
+    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`);
+    * ``M``, ``N``: the top-``k`` singular subspaces of ``P_F P_G``, from the
+      SVD of the small matrix ``B_F B_G^T`` of the two orthonormal bases; their
+      error is the error of ``P_F P_G`` over the ``k``-th cosine (Wedin).
+
+    The structure is *decided* when every rank decision is, and the cosines
+    between ``SF`` and ``SG`` agree with ``k`` (the ``k``-th cosine is above
+    ``gap`` times the error of ``P_F P_G`` and the next one below that error).
+    """
+    F = model.F
+    G0, E0 = fl.difference_with_error(model.G, model.pivot)
+    d = model.d
+    BF, dF, eF = fl.data_row_space(F, None, tol)
+    BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol)
+    k, dk, sL, noise_L = fl.log_odds_rank(F, G0, E0, tol)
+    if BF.shape[0] and BG.shape[0]:
+        u, c, vt = np.linalg.svd(BF @ BG.T)
+    else:
+        u, c, vt = np.zeros((BF.shape[0], 0)), np.zeros(0), np.zeros((0, BG.shape[0]))
+    e_T = eF + eG + fl.svd_noise(max(d, 1), 1.0)
+    consistent = k <= c.size
+    k_used = min(k, c.size)
+    if k_used and c[k_used - 1] <= tol.gap * e_T:
+        consistent = False
+    if k_used < c.size and c[k_used] > e_T:
+        consistent = False
+    e_M = e_T / c[k_used - 1] if k_used and c[k_used - 1] > 0 else (0.0 if not k_used else np.inf)
+    UM = BF.T @ u[:, :k_used]
+    VN = BG.T @ vt[:k_used].T
+    P_F, P_G = fl.projector_onto_rows(BF), fl.projector_onto_rows(BG)
+    errors = {"SF": eF, "SG": eG, "M": float(e_M), "N": float(e_M), "PF PG": e_T,
+              "k zero bound": noise_L, "cosines": c.tolist()}
+    return Structure(BF, BG, P_F, P_G, UM, VN, UM @ UM.T, VN @ VN.T, k_used,
+                     bool(dF and dG and dk and consistent), errors)
 
 
 def _image_bases(T: np.ndarray, scale=None, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE):

@@ -20,40 +20,50 @@ def with_singular_values(s, rows, cols, seed=0):
     return (u * np.asarray(s, dtype=float)) @ v.T
 
 
-def test_theory_section_10_trap_is_cut():
-    # The instance of THEORY section 10: 3.3, 2.9, 0.18 and a 7e-15 that is rounding.
+def test_float_trap_small_singular_value_is_never_a_decided_rank():
+    # A B.5 twin's G~_0 P~ had singular values 3.3, 2.9, 0.18 and a 7e-15 that is
+    # rounding of the product. Read as data, 7e-15 may be real: undecided, never a
+    # decided rank 4; truncated at the rank the structure decided, the
+    # pseudo-inverse stays bounded where NumPy's default cut blows up.
     s = [3.3, 2.9, 0.18, 7e-15]
     X = with_singular_values(s, 12, 6)
-    r, decided = fl.rank(X)
-    assert (r, decided) == (3, True)
-    assert fl.row_basis(X)[0].shape == (3, 6)
-    assert fl.column_basis(X)[0].shape == (12, 3)
-    P = fl.pinv(X)
-    # NumPy's default cut keeps the 7e-15 direction and blows up; ours does not.
+    assert fl.rank(X) == (4, False)
+    # As the product of factors of size 100 (rounding noise ~1e-13) it is zero.
+    assert fl.rank(X, scale=100.0) == (3, True)
+    P = fl.pinv(X, rank=3)
     assert np.abs(P).max() < 10
     assert np.abs(np.linalg.pinv(X)).max() > 1e10
-    # It is the pseudo-inverse of the rank-3 truncation.
     u, sv, vt = np.linalg.svd(X, full_matrices=False)
     X3 = (u[:, :3] * sv[:3]) @ vt[:3]
     assert np.allclose(P, np.linalg.pinv(X3), atol=1e-9)
 
 
 @pytest.mark.parametrize("tiny,expected", [
-    (1e-13, (3, True)),      # below rtol * s_max: zero, decided
-    (1e-3, (4, True)),       # above gap * rtol * s_max: non-zero, decided
-    (1e-8, (4, False)),      # in the band: undecided
-    (3.3e-9, (4, False)),    # just above the zero cut, still undecided
+    (1e-17, (3, True)),      # below the SVD's backward error: zero, decided
+    (1e-3, (4, True)),       # far above it: non-zero, decided
+    (1e-8, (4, True)),       # a small singular value of data is still a rank
+    (1e-14, (4, False)),     # within gap of the rounding bound: undecided
 ])
 def test_rank_is_three_valued(tiny, expected):
     X = with_singular_values([3.3, 2.9, 0.18, 3.3 * tiny], 9, 7, seed=1)
     assert fl.rank(X) == expected
 
 
+def test_rank_is_invariant_under_row_and_column_scaling():
+    # One huge context and one huge coordinate: the rank is that of the pattern.
+    X = np.array([[1e9, 1.0], [1e9, 2.0], [3e9, 1.0]])
+    assert fl.rank(X) == (2, True)
+    assert fl.rank(X * 2.0 ** 300) == (2, True)
+    assert fl.rank(X * 2.0 ** -300) == (2, True)
+    Y = np.array([[1.0, 2.0], [2.0, 4.0], [1e-12, 2e-12]])
+    assert fl.rank(Y) == (1, True)
+
+
 def test_rank_scale_judges_products_against_their_factors():
     X = with_singular_values([1e-6, 1e-7], 5, 5)
-    assert fl.rank(X) == (2, True)                 # relative to its own size: rank 2
-    assert fl.rank(X, scale=1e6)[0] == 0           # relative to factors of size 1e6: zero
-    assert fl.rank(X, scale=1.0) == (2, False)     # in the band of scale 1
+    assert fl.rank(X) == (2, True)                 # data: rank 2
+    assert fl.rank(X, scale=1e12)[0] == 0          # a product of factors of size 1e12: noise
+    assert fl.rank(X, scale=1e8) == (2, False)     # in the band of that noise
 
 
 def test_decide_three_values():
