@@ -840,6 +840,8 @@ def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = Non
                     "separated": 0, "undecided_separated": 0, "exact_changed": 0, "atoms_contradicted": {},
                     "atoms_undecided": {}, "examples": [], "errors": [], "changed": []}
             for done, r in enumerate(it, 1):
+                if progress:
+                    progress(rid, name, done)
                 cell["instances"] += 1
                 cell[r["outcome"]] += 1
                 if r["outcome"] in ("not representable", "skipped"):
@@ -861,8 +863,6 @@ def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = Non
                     cell["undecided_separated"] += r["outcome"] == "undecided"
                 if r["outcome"] == "contradict" and len(cell["examples"]) < EXAMPLES_KEPT:
                     cell["examples"].append(r)
-                if progress:
-                    progress(rid, name, done)
             out.append(cell)
     finally:
         if pool:
