@@ -150,7 +150,7 @@ def test_an_instance_that_is_not_binary64_is_counted_not_dropped(monkeypatch):
 
     _with_transform(monkeypatch, "too wide", too_wide)
     r = inv.check("thm5", "too wide", 0, 0)
-    assert r["outcome"] == "not representable" and "F[0][0]" in r["why"]
+    assert r["outcome"] == "not representable" and "F entry (0, 0)" in r["why"]
     report = inv.run(["thm5"], ["too wide"], per_cell=2)
     assert report["cells"][0]["not representable"] == 2 and report["totals"]["checked"] == 0
 

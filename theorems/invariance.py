@@ -67,7 +67,7 @@ matrices rounded once, which is accurate to about one unit of the bound: far
 below the factor ``1e3`` that the criterion asks for.
 
 >>> report = run(["lem8"], ["change of basis"], per_cell=2, seed=1)
->>> cell = report["cells"][0]
+>>> cell, = report["cells"]
 >>> cell["result"], cell["transform"], cell["instances"], cell["contradict"]
 ('lem8', 'change of basis', 2, 0)
 """
@@ -241,14 +241,14 @@ def verify_representable(inst: Instance) -> None:
     ...     verify_representable(Instance("x", (ExactModel([[2 ** 53 + 1]], [[0], [1]]),)))
     ... except NotRepresentable as exc:
     ...     print(exc)
-    model 0: F[0][0] = 9007199254740993 is not a binary64 number
+    model 0: F entry (0, 0) = 9007199254740993 is not a binary64 number
     """
     for j, (em, fm) in enumerate(zip(inst.realise("exact"), inst.realise("float"))):
         for name, E, X in (("F", em.F, fm.F), ("G", em.G, fm.G)):
             for i, row in enumerate(E.to_fraction_rows()):
                 for c, v in enumerate(row):
                     if not (math.isfinite(X[i, c]) and Fraction(float(X[i, c])) == v):
-                        raise NotRepresentable(f"model {j}: {name}[{i}][{c}] = {v} is not a binary64 number")
+                        raise NotRepresentable(f"model {j}: {name} entry ({i}, {c}) = {v} is not a binary64 number")
     p = inst.params
     if "lam" in p and not is_binary64(p["lam"]):
         raise NotRepresentable(f"lambda = {p['lam']} is not a binary64 number")
