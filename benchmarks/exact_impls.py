@@ -1,5 +1,5 @@
 """One computation, four implementations: the structure of two models and the
-Theorem 5 certificate ``A*, B*`` (THEORY sections 2-4), exactly.
+Theorem 5 certificate ``A*, B*`` (docs/theory/facts.md, docs/results/thm5.md), exactly.
 
 For each model: ``G_0``, row bases of ``F`` and ``G_0`` (RREF), the projectors
 ``B^T (B B^T)^{-1} B``, ``T = P_F P_G``, column bases of ``T`` and ``T^T``,

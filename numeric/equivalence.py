@@ -9,8 +9,10 @@ So one huge context cannot set the scale at which the others are judged.
 
 * :func:`same_distribution` compares ``L`` and ``L~`` entry by entry, in row
   blocks (no log-odds array larger than a block), each entry against its own
-  bound ``rtol max(|L|, |L~|) + u (sqrt(d) + 2)(|f(x)| |g_0(y)| + |f~(x)| |g~_0(y)|)``
-  plus the exact rounding error of the two subtractions ``G - g(y_0)``.
+  bound ``rtol max(|L|, |L~|) + u (d + 2)(|f(x)|^T |g_0(y)| + |f~(x)|^T |g~_0(y)|)``
+  (absolute values entrywise: Higham's bound for a dot product, so a hidden
+  coordinate that ``g_0`` does not have costs nothing) plus the error of the two
+  subtractions ``G - g(y_0)``.
 * :func:`el_certificate` builds ``A* = (F P_M)^T ((F~ P~)^T)^+`` and
   ``B* = (G_0 P_N)^T ((G~_0 P~)^T)^+`` and judges EL1--EL3 column by column
   against the errors the computed subspaces propagate (``Structure.errors``):
@@ -31,7 +33,7 @@ import numpy as np
 from allornone.decision import Decision, Truth
 from allornone.numeric import linalg as fl
 
-__all__ = ["same_distribution", "el_certificate", "FloatCertificate"]
+__all__ = ["same_distribution", "el_certificate", "FloatCertificate", "linear_identification", "FloatIdentification"]
 
 _U = fl.UNIT_ROUNDOFF
 # Entries of one block of the log-odds comparison.
@@ -45,8 +47,8 @@ def _common_exponents(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 def _scaled_pair(a, b):
     """Both models' ``F`` and ``G_0`` (with subtraction errors), rows scaled by
     common powers of two; also the exponents."""
-    G0a, E0a = fl.difference_with_error(a.G, a.pivot)
-    G0b, E0b = fl.difference_with_error(b.G, b.pivot)
+    G0a, E0a = fl.difference_with_error(a.G, a.pivot, a.input_error)
+    G0b, E0b = fl.difference_with_error(b.G, b.pivot, b.input_error)
     ex = _common_exponents(a.F, b.F)
     ey = _common_exponents(G0a, G0b)
     sc = fl.scale_rows
@@ -62,10 +64,10 @@ def same_distribution(a, b) -> Decision:
     tol = a.backend.tolerance
     Fa, Fb, Ga, Gb, Ea, Eb, ex, ey = _scaled_pair(a, b)
     da, db = a.d, b.d
-    ca, cb = _U * (math.sqrt(da) + 2), _U * (math.sqrt(db) + 2)
-    nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
-    nGa, nGb = np.linalg.norm(Ga, axis=1), np.linalg.norm(Gb, axis=1)
-    nEa, nEb = np.linalg.norm(Ea, axis=1), np.linalg.norm(Eb, axis=1)
+    # dot-product rounding (gamma_d |f|^T |g_0|, Higham), plus the inputs' own
+    # relative error where declared; a coordinate in which g_0 vanishes adds nothing
+    ca, cb = _U * (da + 2) + 2 * a.input_error, _U * (db + 2) + 2 * b.input_error
+    aFa, aFb, aGa, aGb = np.abs(Fa), np.abs(Fb), np.abs(Ga), np.abs(Gb)
     m, n = Fa.shape[0], Ga.shape[0]
     step = max(1, _BLOCK // max(n, 1))
     worst = (-1.0, (0, 0), 0.0, 0.0)   # ratio, entry, residual, bound
@@ -78,8 +80,8 @@ def same_distribution(a, b) -> Decision:
         diff = np.abs(La - Lb)
         nat = np.maximum(np.abs(La), np.abs(Lb))
         del La, Lb
-        rnd = (ca * np.outer(nFa[i:i + step], nGa) + cb * np.outer(nFb[i:i + step], nGb)
-               + np.outer(nFa[i:i + step], nEa) + np.outer(nFb[i:i + step], nEb))
+        rnd = (ca * (aFa[i:i + step] @ aGa.T) + cb * (aFb[i:i + step] @ aGb.T)
+               + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T)
         bound = tol.rtol * nat + rnd
         del nat, rnd
         bound = np.maximum(bound, np.finfo(float).tiny)
@@ -118,21 +120,24 @@ def _solve(Y, Z, k, tol):
         return np.zeros((Y.shape[0], Z.shape[0])), np.inf, 0.0
     u, s, vt = np.linalg.svd(Z, full_matrices=False)
     W = ((Y @ vt[:k].T) / s[:k]) @ u[:, :k].T
-    return W, float(s[k - 1]), float(np.linalg.norm(W, 2))
+    return W, float(s[k - 1]), float(fl.norm2(W))
 
 
-def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k):
+def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0):
     """``P X^T = W Pt Xt^T`` (EL1 with ``X = F``, EL2 with ``X = G_0``), ``W``
     the canonical solution; column by column against propagated errors."""
-    c = 8 * _U * math.sqrt(max(P.shape[0], Pt.shape[0]))
+    c = 8 * _U * math.sqrt(max(P.shape[0], Pt.shape[0])) + input_error
     Y = P @ X.T
     Z = Pt @ Xt.T
     W, smin, nW = _solve(Y, Z, k, tol)
-    nX, nXt = np.linalg.norm(X, axis=1), np.linalg.norm(Xt, axis=1)
-    nEX = np.linalg.norm(EX, axis=1) if EX is not None else 0.0
-    nEXt = np.linalg.norm(EXt, axis=1) if EXt is not None else 0.0
-    dY = (eps + c) * np.linalg.norm(X, 2) + (np.linalg.norm(EX) if EX is not None else 0.0)
-    dZ = (eps_t + c) * np.linalg.norm(Xt, 2) + (np.linalg.norm(EXt) if EXt is not None else 0.0)
+    # a zero projector (k = 0) gives exact zeros: no error on that side
+    on, on_t = bool(np.any(P)), bool(np.any(Pt))
+    nX = np.linalg.norm(X, axis=1) if on else np.zeros(X.shape[0])
+    nXt = np.linalg.norm(Xt, axis=1) if on_t else np.zeros(Xt.shape[0])
+    nEX = np.linalg.norm(EX, axis=1) if EX is not None and on else 0.0
+    nEXt = np.linalg.norm(EXt, axis=1) if EXt is not None and on_t else 0.0
+    dY = ((eps + c) * fl.norm2(X) + (np.linalg.norm(EX) if EX is not None else 0.0)) if on else 0.0
+    dZ = ((eps_t + c) * fl.norm2(Xt) + (np.linalg.norm(EXt) if EXt is not None else 0.0)) if on_t else 0.0
     dW = (dY + nW * dZ) / smin if k else 0.0
     WZ = W @ Z
     R = Y - WZ
@@ -143,15 +148,26 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k):
 
 
 def _columns(tol, res, nat, err) -> Decision:
+    """Columns (rows) ``res`` against ``rtol * nat + err`` each. A bound whose
+    propagated part is not ``gap`` times below the natural size of the whole
+    comparison says nothing: "holds" is then undecided."""
     bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
     ratio = res / bound
     if ratio.size == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     j = int(np.argmax(ratio))
     truth = (Truth.FAILS if ratio[j] > tol.gap else Truth.UNDECIDED if ratio[j] > 1 else Truth.HOLDS)
-    if not np.isfinite(bound[j]):
+    if not np.isfinite(bound[j]) or (truth is Truth.HOLDS and not _informative(tol, float(np.max(err)),
+                                                                               float(np.max(nat)))):
         truth = Truth.UNDECIDED
     return Decision(truth, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
+
+
+def _informative(tol, err: float, nat: float) -> bool:
+    """Whether an error bound ``err`` leaves room to tell a zero residual from
+    a quantity of natural size ``nat`` (it is ``gap`` times smaller, or
+    there is nothing to tell: both vanish)."""
+    return err * tol.gap <= nat or (err == 0.0)
 
 
 def el_certificate(a, b) -> FloatCertificate:
@@ -161,14 +177,120 @@ def el_certificate(a, b) -> FloatCertificate:
     Fa, Fb, Ga, Gb, Ea, Eb, _, _ = _scaled_pair(a, b)
     eM, eN = sa.errors.get("M", 0.0), sa.errors.get("N", 0.0)
     tM, tN = sb.errors.get("M", 0.0), sb.errors.get("N", 0.0)
-    A, el1, dA, nA = _maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k)
+    ie = max(a.input_error, b.input_error)
+    A, el1, dA, nA = _maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie)
     B, el2, dB, nB = _maps(tol, Ga, Gb, Ea if np.any(Ea) else None, Eb if np.any(Eb) else None,
-                           sa.P_N, sb.P_N, eN, tN, sb.k)
+                           sa.P_N, sb.P_N, eN, tN, sb.k, ie)
     lhs = sb.P_M @ A.T @ B @ sb.P_N
     rhs = sb.P_M @ sb.P_N
     c = 8 * _U * math.sqrt(max(a.d, b.d))
-    err3 = dA * nB + nA * dB + (2 * (tM + tN) + c) * (nA * nB + 1)
-    nat3 = float(np.linalg.norm(lhs, 2) + np.linalg.norm(rhs, 2))
+    # projectors have norm 1, or are exactly zero (k~ = 0) and carry no error
+    pm = 1.0 if np.any(sb.P_M) and np.any(sb.P_N) else 0.0
+    err3 = dA * nB + nA * dB + (2 * (tM + tN) + c) * (nA * nB + 1) * pm
+    nat3 = float(fl.norm2(lhs) + fl.norm2(rhs))
     el3 = tol.decide(float(np.abs(lhs - rhs).max()) if lhs.size else 0.0, nat3, err3)
+    if el3.holds and not _informative(tol, err3, nat3):
+        el3 = Decision(Truth.UNDECIDED, el3.residual, el3.tolerance)
     decided = sa.decided and sb.decided
     return FloatCertificate(A, B, el1, el2, el3, decided, {"dA": dA, "dB": dB})
+
+
+def _pinv_parts(X: np.ndarray, r: int):
+    """``X^+`` truncated at rank ``r``, ``sigma_r(X)`` and ``|X^+|``."""
+    if r == 0 or 0 in X.shape:
+        return np.zeros((X.shape[1], X.shape[0])), np.inf
+    u, s, vt = np.linalg.svd(X, full_matrices=False)
+    return (vt[:r].T / s[:r]) @ u[:, :r].T, float(s[r - 1])
+
+
+@dataclass
+class FloatIdentification:
+    """The float decision of Corollary 6's right-hand side."""
+
+    decision: Decision
+    A: Any
+    reason: str
+
+
+def linear_identification(a, b) -> FloatIdentification:
+    r"""Is there an invertible ``A`` (``d x d``) with ``F = F~ A^T`` and
+    ``G~_0 = G_0 A``? Memory ``O((m + n) d + d^2)``: no Kronecker system.
+
+    The solutions of ``A F~^T = F^T`` are ``A_0 + Z P~_perp`` with
+    ``A_0 = F^T (F~^T)^+`` and ``P~_perp`` the projector onto ``SF~^perp``;
+    ``G_0 A = G~_0`` then fixes ``Z`` up to ``ker G_0``. So, when both systems
+    are consistent, the solution set is ``A_p + K_G Y K_F^T`` (``K_G``: a basis of
+    ``ker G_0``, ``K_F``: of ``SF~^perp``, ``Y`` free), and the largest rank on it
+    is ``min(rank [A_p, K_G], rank [A_p; K_F^T])`` (the maximal-rank completion
+    formula), which decides whether an invertible member exists; one is then
+    returned (``Y`` random)."""
+    tol = a.backend.tolerance
+    d = a.d
+    sa, sb = a.structure, b.structure
+    Fa, Fb, Ga, Gb, Ea, Eb, _, _ = _scaled_pair(a, b)
+    c = 8 * _U * math.sqrt(max(Fa.shape[0], Ga.shape[0], d)) + 2 * max(a.input_error, b.input_error)
+    rF, rG = sb.basis_SF.shape[0], sa.basis_SG.shape[0]
+    decided = (sa.decided and sb.decided)
+    # A_0 = F^T (F~^T)^+ = (F~^+ F)^T
+    Fb_pinv, sF = _pinv_parts(Fb, rF)
+    A0 = (Fb_pinv @ Fa).T
+    nA0 = float(fl.norm2(A0)) if A0.size else 0.0
+    dA0 = (c * (fl.norm2(Fa) + nA0 * fl.norm2(Fb)) / sF) if rF else 0.0
+    P_perp = np.eye(d) - sb.P_F
+    D = Gb - Ga @ A0
+    Ga_pinv, sG = _pinv_parts(Ga, rG)
+    X = Ga_pinv @ D
+    Ap = A0 + X @ P_perp
+    nAp = float(fl.norm2(Ap))
+    nD = float(fl.norm2(D)) if D.size else 0.0
+    dAp = dA0 * (1 + (fl.norm2(Ga) / sG if rG else 0.0)) + (
+        (c * (nD + fl.norm2(Ga) * fl.norm2(X)) + np.linalg.norm(Eb) + np.linalg.norm(Ea) * nA0)
+        / sG if rG else 0.0) + sb.errors.get("SF", 0.0) * float(fl.norm2(X))
+    # the two systems, context by context and token by token
+    R1 = Fa.T - Ap @ Fb.T
+    e1 = c * (np.linalg.norm(Fa, axis=1) + nAp * np.linalg.norm(Fb, axis=1)) + dAp * np.linalg.norm(Fb, axis=1)
+    nat1 = np.linalg.norm(Fa, axis=1)
+    R2 = Ga @ Ap - Gb
+    e2 = (c * (np.linalg.norm(Ga, axis=1) * nAp + np.linalg.norm(Gb, axis=1)) + dAp * np.linalg.norm(Ga, axis=1)
+          + np.linalg.norm(Eb, axis=1) + nAp * np.linalg.norm(Ea, axis=1))
+    nat2 = np.linalg.norm(Gb, axis=1)
+    consistent = Decision.all([_columns(tol, np.linalg.norm(R1, axis=0), nat1, e1),
+                               _columns(tol, np.linalg.norm(R2, axis=1), nat2, e2)])
+    if not decided:
+        return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
+                                   "a rank of the structure is undecided")
+    if not consistent.holds:
+        return FloatIdentification(consistent, None, "the linear conditions on A are inconsistent"
+                                   if consistent.fails else "consistency of the linear conditions is undecided")
+    KG = _complement(sa.basis_SG, d) if rG < d else np.zeros((d, 0))
+    KF = _complement(sb.basis_SF, d) if rF < d else np.zeros((d, 0))
+    # the free directions are brought to the size of A_p (A scales with the
+    # models' units: f -> s f, f~ -> s~ f~ gives A -> (s / s~) A)
+    unit = nAp if nAp > 0 else 1.0
+    noise = dAp + fl.svd_noise(2 * d, unit) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
+    r1, d1 = tol.rank(np.linalg.svd(np.hstack([Ap, KG * unit]), compute_uv=False), noise=noise, reference=unit)
+    r2, d2 = tol.rank(np.linalg.svd(np.vstack([Ap, KF.T * unit]), compute_uv=False), noise=noise, reference=unit)
+    if not (d1 and d2):
+        return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
+                                   "the largest rank on the solution set is undecided")
+    if min(r1, r2) < d:
+        return FloatIdentification(Decision(Truth.FAILS, consistent.residual, consistent.tolerance), None,
+                                   f"every solution is singular (largest rank {min(r1, r2)} < d = {d})")
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        Y = rng.standard_normal((KG.shape[1], KF.shape[1])) * unit
+        A = Ap + KG @ Y @ KF.T
+        s = np.linalg.svd(A, compute_uv=False)
+        if s[-1] > tol.gap * (noise + fl.svd_noise(d, s[0])):
+            return FloatIdentification(Decision(Truth.HOLDS, consistent.residual, consistent.tolerance), A,
+                                       "an invertible solution was found")
+    return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
+                               "an invertible solution exists by the rank formula, but none was found clear of rounding")
+
+
+def _complement(B: np.ndarray, d: int) -> np.ndarray:
+    """Orthonormal columns spanning the orthogonal complement of the (orthonormal) rows of ``B``."""
+    if B.shape[0] == 0:
+        return np.eye(d)
+    q, _ = np.linalg.qr(np.hstack([B.T, np.eye(d)]))
+    return q[:, B.shape[0]:d]

@@ -21,7 +21,7 @@ The bound has two parts, ``b = rtol * s + e``:
   transformation); a subspace computed from an SVD is accurate to
   ``~ u ||X|| / sigma_r(X)`` (the sin-theta bound), and every quantity built
   from it carries that error at the size of the raw rows it projects;
-* ``rtol * s`` -- a **relative tolerance** (``rtol``, default ``1e-9``) on the
+* ``rtol * s`` -- a **relative tolerance** (``rtol``, default ``1e-12``) on the
   natural size ``s`` of the compared quantity (what reaches the distribution:
   projected rows, the log-odds entry itself), so that a residual far below the
   size of what it compares is not called a difference.
@@ -47,11 +47,11 @@ decisions: singular values below ``rank_rtol * sigma_1`` then count as zero
 'holds'
 >>> tol.decide(0.5, 1.0).truth.value
 'fails'
->>> tol.decide(1e-7, 1.0).truth.value
+>>> tol.decide(1e-10, 1.0).truth.value
 'undecided'
->>> tol.decide(1e-14, 1e-9).truth.value   # below the rounding bound given as ``extra``
+>>> tol.decide(1e-14, 1e-6).truth.value   # above gap * rtol * scale
 'fails'
->>> tol.decide(1e-14, 1e-9, extra=1e-13).truth.value
+>>> tol.decide(1e-14, 1e-6, extra=1e-13).truth.value   # within the rounding bound ``extra``
 'holds'
 """
 from __future__ import annotations
@@ -71,6 +71,9 @@ __all__ = [
     "DEFAULT_TOLERANCE",
     "as_float_matrix",
     "rank",
+    "data_rank",
+    "data_row_space",
+    "log_odds_rank",
     "row_basis",
     "column_basis",
     "projector_onto_rows",
@@ -82,6 +85,7 @@ __all__ = [
     "row_exponents",
     "scale_rows",
     "svd_noise",
+    "norm2",
     "difference_with_error",
 ]
 
@@ -97,7 +101,7 @@ class Tolerance:
     ----------
     rtol : float
         Relative tolerance on the natural size of a compared quantity
-        (default ``1e-9``).
+        (default ``1e-12``).
     gap : float
         Ratio between the "fails" and the "holds" bound (default ``1e3``).
     rank_rtol : float or None
@@ -106,7 +110,7 @@ class Tolerance:
         decided by rounding alone).
     """
 
-    rtol: float = 1e-9
+    rtol: float = 1e-12
     gap: float = 1e3
     rank_rtol: float | None = None
 
@@ -138,14 +142,16 @@ class Tolerance:
         return Decision(truth, residual, (lo, hi), detail)
 
     def rank(self, singular_values: np.ndarray, scale: float | None = None, noise: float | None = None,
-             size: int | None = None) -> tuple[int, bool]:
+             size: int | None = None, reference: float | None = None) -> tuple[int, bool]:
         """Numerical rank of a matrix from its singular values, and whether it
         is decided (no singular value between the zero bound and ``gap`` times it).
 
         The zero bound is ``noise`` when given (an absolute error bound on the
         singular values); otherwise the SVD's backward error
         ``4 sqrt(size) u max(scale, sigma_1)``, with ``size`` the larger
-        dimension of the matrix (default: the number of singular values)."""
+        dimension of the matrix (default: the number of singular values).
+        ``reference``: the largest size the matrix could have; when ``gap``
+        times the zero bound exceeds it, nothing is decided."""
         s = np.asarray(singular_values, dtype=float)
         if s.size == 0:
             return 0, True
@@ -157,14 +163,32 @@ class Tolerance:
             return int(np.sum(s > 0)), False
         if self.rank_rtol is not None:
             noise = max(noise, self.rank_rtol * top)
-        if top == 0 and noise == 0:
+        if top == 0:
             return 0, True
         lo, hi = noise, self.gap * noise
         r = int(np.sum(s > lo))
-        return r, bool(not np.any((s > lo) & (s <= hi)))
+        decided = bool(not np.any((s > lo) & (s <= hi)))
+        if reference is not None and hi > reference:
+            # the error bound is as large as anything the matrix could hold: it may
+            # be zero or not
+            decided = False
+        return r, decided
 
 
 DEFAULT_TOLERANCE = Tolerance()
+
+
+def norm2(X: np.ndarray) -> float:
+    """The spectral norm ``||X||_2``; for a large matrix from the Gram matrix of
+    its shorter side (accurate to rounding for the largest singular value)."""
+    if 0 in X.shape:
+        return 0.0
+    if X.size <= 1 << 14:
+        return float(np.linalg.norm(X, 2))
+    e = _exponent(X)
+    Y = np.ldexp(X, -e)
+    gram = Y.T @ Y if X.shape[0] >= X.shape[1] else Y @ Y.T
+    return float(np.ldexp(math.sqrt(max(float(np.linalg.eigvalsh(gram)[-1]), 0.0)), e))
 
 
 def svd_noise(size: int, norm: float) -> float:
@@ -175,8 +199,7 @@ def svd_noise(size: int, norm: float) -> float:
 def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
     """A finite 2-D float array (a copy; the caller's data is never touched).
     Booleans are refused, as on the exact side."""
-    arr0 = np.asarray(data) if not isinstance(data, np.ndarray) else data
-    if arr0.dtype == bool or (arr0.dtype == object and _has_bool(data)):
+    if (isinstance(data, np.ndarray) and data.dtype == bool) or (not isinstance(data, np.ndarray) and _has_bool(data)):
         raise ShapeError(f"{name}: booleans are not numbers here; give 0/1 as numbers")
     try:
         arr = np.array(data, dtype=float, copy=True)
@@ -192,10 +215,14 @@ def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
 
 
 def _has_bool(data) -> bool:
-    try:
-        return any(isinstance(v, (bool, np.bool_)) for row in data for v in row)
-    except TypeError:
-        return isinstance(data, (bool, np.bool_))
+    """Whether a nested list (or a NumPy array inside one) holds a boolean."""
+    if isinstance(data, (bool, np.bool_)):
+        return True
+    if isinstance(data, np.ndarray):
+        return data.dtype == bool
+    if isinstance(data, (list, tuple)):
+        return any(_has_bool(v) for v in data)
+    return False
 
 
 # -- exact scalings by powers of two ---------------------------------------
@@ -222,13 +249,19 @@ def _equilibrate(X: np.ndarray) -> np.ndarray:
     return scale_rows(Y.T, row_exponents(Y.T)).T
 
 
-def difference_with_error(G: np.ndarray, pivot: int) -> tuple[np.ndarray, np.ndarray]:
-    """``G_0 = G - g(y_0)`` and the exact rounding error of each subtraction
-    (Knuth's TwoSum: ``G_0 + err`` equals ``G - g(y_0)`` exactly)."""
+def difference_with_error(G: np.ndarray, pivot: int, input_error: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``G_0 = G - g(y_0)`` and an entrywise bound on its error: the exact
+    rounding error of the subtraction (Knuth's TwoSum), plus
+    ``input_error (|g(y)| + |g(y_0)|)`` when the inputs themselves carry a
+    relative error (a rational instance rounded to binary64). A common offset on
+    every ``g(y)`` of exactly given numbers thus costs nothing: the subtraction
+    is exact, and measured to be."""
     a, b = G, -G[pivot]
     s = a + b
     bb = s - a
-    err = (a - (s - bb)) + (b - bb)
+    err = np.abs((a - (s - bb)) + (b - bb))
+    if input_error:
+        err = err + input_error * (np.abs(a) + np.abs(b))
     return s, err
 
 
@@ -311,41 +344,45 @@ def _svd(X: np.ndarray):
 
 def _rank_of(X: np.ndarray, scale: float | None, tol: "Tolerance",
              noise: float = 0.0) -> tuple[int, bool, np.ndarray, float]:
-    """Rank, decided, singular values and the zero bound used.
-
-    Without ``scale`` the matrix is data known to rounding accuracy: it is
-    equilibrated (rows and columns by powers of two; the rank is unchanged)
-    and judged against the SVD's backward error. With ``scale`` its entries
-    carry rounding errors of a product of that size, which bound the noise."""
+    """Rank, decided, singular values and the zero bound used: the SVD's
+    backward error at ``max(scale, ||X||)`` plus ``noise``."""
     if 0 in X.shape:
         return 0, True, np.zeros(0), 0.0
-    if scale is None and noise:
-        scale = 0.0
-    if scale is None:
-        Y = _equilibrate(X)
-        s = _s_vt(Y)[0]
-        noise = svd_noise(max(X.shape), s[0] if s.size else 0.0)
-    else:
-        s = _s_vt(X)[0]
-        noise = svd_noise(max(X.shape), max(float(scale), s[0] if s.size else 0.0)) + float(noise)
-    r, decided = tol.rank(s, noise=noise)
-    return r, decided, s, noise
+    s = _s_vt(X)[0]
+    ref = max(float(scale or 0.0), s[0] if s.size else 0.0)
+    bound = svd_noise(max(X.shape), ref) + float(noise)
+    r, decided = tol.rank(s, noise=bound, reference=ref if noise else None)
+    return r, decided, s, bound
 
 
 def rank(X: np.ndarray, scale: float | None = None, tol: Tolerance = DEFAULT_TOLERANCE,
          noise: float = 0.0) -> tuple[int, bool]:
     """Numerical rank and whether the decision is clear of the undecided band.
 
-    ``scale``: the size of the factors whose product ``X`` is (its rounding
-    noise); by default ``X`` is data, and rows and columns are first scaled by
-    powers of two so that no single row or coordinate sets the scale.
+    Singular values are judged against the SVD's backward error at the size
+    of ``X`` -- or at ``scale``, the size of the factors whose product ``X`` is
+    -- plus ``noise``, an error bound already in ``X`` (propagated from computed
+    subspaces). For a data matrix, whose zeros are exact, use
+    :func:`data_rank`, which first scales rows and columns.
 
-    >>> rank(np.array([[1e9, 1.0], [1e9, 2.0]]))
-    (2, True)
     >>> rank(np.array([[1.0, 2.0], [2.0, 4.0]]))
     (1, True)
     """
     r, decided, _, _ = _rank_of(X, scale, tol, noise)
+    return r, decided
+
+
+def data_rank(X: np.ndarray, E: np.ndarray | None = None, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool]:
+    """Rank of a *data* matrix (its entries exact, or known up to the entrywise
+    error ``E``): rows and columns are scaled by powers of two first (exact, the
+    rank is unchanged), so one huge row or coordinate cannot hide the others.
+
+    >>> data_rank(np.array([[1e9, 1.0], [1e9, 2.0]]))
+    (2, True)
+    >>> data_rank(np.array([[1.0, 2.0], [2.0, 4.0], [1e-12, 2e-12]]))
+    (1, True)
+    """
+    _, decided, _, r = _data_space(X, E, tol)
     return r, decided
 
 
@@ -363,10 +400,8 @@ def row_basis_with_error(X: np.ndarray, scale: float | None = None, tol: Toleran
     decided, and a bound on the sine of the angle between the computed and the
     exact row space (``(noise + data_error) / sigma_r``, Wedin's theorem).
 
-    Rows are scaled by powers of two first (the row space is unchanged), so a
-    huge row does not drown the others; ``data_error`` is a bound on the
-    spectral norm of the error already in ``X`` (after that scaling). A full-rank
-    basis is the identity, exactly."""
+    ``data_error`` is a bound on the spectral norm of the error already in
+    ``X``. A full-rank basis is the identity, exactly."""
     m, d = X.shape
     if m == 0 or d == 0:
         return np.zeros((0, d)), True, 0.0
@@ -375,9 +410,8 @@ def row_basis_with_error(X: np.ndarray, scale: float | None = None, tol: Toleran
         return np.eye(d), decided, 0.0
     if r == 0:
         return np.zeros((0, d)), decided, 0.0
-    Y = X if scale is not None else scale_rows(X, row_exponents(X))
-    s, vt = _s_vt(Y)
-    noise = svd_noise(max(Y.shape), s[0]) + float(data_error)
+    s, vt = _s_vt(X)
+    noise = svd_noise(max(X.shape), max(float(scale or 0.0), s[0])) + float(data_error)
     err = noise / s[r - 1] if s[r - 1] > 0 else np.inf
     return vt[:r], decided, float(min(err, np.inf))
 
@@ -488,6 +522,23 @@ def _graded_orthonormal_rows(B: np.ndarray) -> np.ndarray:
     return out.T
 
 
+def _data_space(X: np.ndarray, E: np.ndarray | None, tol: Tolerance):
+    """``(right singular vectors of the scaled X, decided, (s, noise, ec), rank)``."""
+    m, d = X.shape
+    er = row_exponents(X)
+    Y = scale_rows(X, er)
+    ec = row_exponents(Y.T)
+    Y = scale_rows(Y.T, ec).T
+    data_err = 0.0
+    if E is not None:
+        Ey = scale_rows(scale_rows(E, er).T, ec).T
+        data_err = float(np.linalg.norm(Ey))
+    s, vt = _s_vt(Y)
+    noise = svd_noise(max(m, d), s[0] if s.size else 0.0) + data_err
+    r, decided = tol.rank(s, noise=noise)
+    return vt, decided, (s, noise, ec), r
+
+
 def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
                    tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool, float]:
     """Row space of a data matrix ``X`` known up to an error ``E`` (entrywise,
@@ -509,24 +560,17 @@ def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
     m, d = X.shape
     if m == 0 or d == 0:
         return np.zeros((0, d)), True, 0.0
-    er = row_exponents(X)
-    Y = scale_rows(X, er)
-    ec = row_exponents(Y.T)
-    Y = scale_rows(Y.T, ec).T
-    data_err = 0.0
-    if E is not None:
-        Ey = scale_rows(scale_rows(E, er).T, ec).T
-        data_err = float(np.linalg.norm(Ey))
-    s, vt = _s_vt(Y)
-    noise = svd_noise(max(m, d), s[0] if s.size else 0.0) + data_err
-    r, decided = tol.rank(s, noise=noise)
+    vt, decided, (s, noise, ec), r = _data_space(X, E, tol)
     if r == d:
         return np.eye(d), decided, 0.0
     if r == 0:
         return np.zeros((0, d)), decided, 0.0
     err = noise / s[r - 1]
-    # rows of vt span the scaled row space; undo the column scaling, re-orthonormalise
+    # rows of vt span the scaled row space; undo the column scaling, re-orthonormalise.
+    # A coordinate in which every row is exactly zero is not in the row space at
+    # all: its rounding noise must not survive the unscaling of the others.
     B = np.ldexp(vt[:r], ec[None, :])
+    B[:, ~np.any(X, axis=0)] = 0.0
     return _graded_orthonormal_rows(B), decided, float(err + 8 * math.sqrt(d) * UNIT_ROUNDOFF)
 
 
@@ -558,8 +602,11 @@ def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,
     pair = float(np.sum(np.linalg.norm(Fr, axis=0) * np.linalg.norm(Gr, axis=0)))
     noise = 8.0 * math.sqrt(max(m, n, d)) * UNIT_ROUNDOFF * pair
     if E0 is not None and np.any(E0):
-        noise += float(np.linalg.norm(Fr, 2) * np.linalg.norm(scale_rows(E0, eG)))
+        noise += norm2(Fr) * float(np.linalg.norm(scale_rows(E0, eG)))
     r, decided = tol.rank(s, noise=noise)
+    if s.size and 0 < s[0] <= tol.gap * noise:
+        # every computed logit is within gap of the rounding bound: L may be zero or not
+        decided = False
     return r, decided, s, noise
 
 

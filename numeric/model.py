@@ -40,7 +40,9 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     * ``SF``, ``SG``: row spaces of ``F`` and ``G_0`` (:func:`~allornone.numeric.linalg.data_row_space`:
       rows and columns scaled by powers of two, the exact rounding error of
       ``G - g(y_0)`` counted as data error);
-    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`);
+    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`),
+      or, where their rounding bound covers every logit, on the cosines between
+      ``SF`` and ``SG`` (the rank of ``P_F P_G``) judged against the subspaces' errors;
     * ``M``, ``N``: the top-``k`` singular subspaces of ``P_F P_G``, from the
       SVD of the small matrix ``B_F B_G^T`` of the two orthonormal bases; their
       error is the error of ``P_F P_G`` over the ``k``-th cosine (Wedin).
@@ -50,9 +52,9 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     ``gap`` times the error of ``P_F P_G`` and the next one below that error).
     """
     F = model.F
-    G0, E0 = fl.difference_with_error(model.G, model.pivot)
+    G0, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
     d = model.d
-    BF, dF, eF = fl.data_row_space(F, None, tol)
+    BF, dF, eF = fl.data_row_space(F, model.input_error * np.abs(F) if model.input_error else None, tol)
     BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol)
     k, dk, sL, noise_L = fl.log_odds_rank(F, G0, E0, tol)
     if BF.shape[0] and BG.shape[0]:
@@ -60,6 +62,10 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     else:
         u, c, vt = np.zeros((BF.shape[0], 0)), np.zeros(0), np.zeros((0, BG.shape[0]))
     e_T = eF + eG + fl.svd_noise(max(d, 1), 1.0)
+    if not dk:
+        # The logits cannot tell k (their rounding bound covers them); the cosines
+        # between SF and SG, judged against the subspaces' own errors, may.
+        k, dk = tol.rank(c, noise=e_T, reference=1.0) if c.size else (0, bool(dF and dG))
     consistent = k <= c.size
     k_used = min(k, c.size)
     if k_used and c[k_used - 1] <= tol.gap * e_T:
@@ -95,6 +101,10 @@ class FloatModel(Model):
     ``F`` (``m x d``) and ``G`` (``n x d``) are array-likes of finite reals (they
     are copied). ``tolerance`` (a :class:`~allornone.numeric.linalg.Tolerance`)
     governs every rank decision and every residual test on this model.
+    ``input_error`` is a bound on the relative error of the given numbers
+    themselves: 0 (the default) when they *are* the model, the unit roundoff
+    when they are roundings of rationals (:meth:`ExactModel.to_float` sets it
+    when an entry was rounded); every error bound then includes it.
 
     >>> m = FloatModel([[1.0, 0.0], [0.0, 1.0]], [[0, 0], [1, 0], [0, 2]])
     >>> m.effective_complexity()
@@ -104,14 +114,18 @@ class FloatModel(Model):
     """
 
     def __init__(self, F, G, pivot: int = 0, contexts=None, tokens=None,
-                 tolerance: fl.Tolerance = fl.DEFAULT_TOLERANCE):
+                 tolerance: fl.Tolerance = fl.DEFAULT_TOLERANCE, input_error: float = 0.0):
         if not isinstance(tolerance, fl.Tolerance):
             raise TypeError("tolerance must be an allornone.numeric.Tolerance")
+        if isinstance(input_error, bool) or not isinstance(input_error, (int, float)) or \
+                not 0 <= input_error < 1:
+            raise ValueError("input_error must be a number in [0, 1)")
         self.tolerance = tolerance
+        self.input_error = float(input_error)
         self.backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)
         super().__init__(F, G, pivot, contexts, tokens)
         self._F.setflags(write=False)
         self._G.setflags(write=False)
 
     def _extra_init(self) -> dict:
-        return {"tolerance": self.tolerance}
+        return {"tolerance": self.tolerance, "input_error": self.input_error}

@@ -7,7 +7,7 @@ compared with the exact side.
 
 * :func:`random_model` -- ``F`` (``m x d``) and ``G`` (``n x d``) of controlled
   rank, as products of Gaussian factors (``numpy.random.Generator`` with a seed).
-* :func:`b5_twin` -- the Appendix B.5 construction of THEORY section 5 in
+* :func:`b5_twin` -- the Appendix B.5 construction of docs/constructions.md#b5 in
   floats: a model with the same log-odds ``L`` at another dimension
   ``d~ = k + a + b``,
 
@@ -89,7 +89,7 @@ def well_conditioned(size: int, seed=None, spread: float = 4.0) -> np.ndarray:
 def b5_twin(F: np.ndarray, G: np.ndarray, pivot: int = 0, extra: tuple[int, int] = (2, 2), seed=None,
             tolerance=None) -> tuple[np.ndarray, np.ndarray]:
     """``(F~, G~)``: a model with the same log-odds as ``(F, G)`` (same pivot)
-    at dimension ``k + a + b``, ``(a, b) = extra`` (THEORY section 5).
+    at dimension ``k + a + b``, ``(a, b) = extra`` (docs/constructions.md#b5).
 
     ``phi(x)`` is the cube of a Gaussian feature of the context (non-linear),
     ``psi(y)`` a Gaussian vector per token with ``psi(y_0) = 0``; ``T`` and ``R``

@@ -206,7 +206,7 @@ def diverse_models(draw, d=st.integers(1, 3), extra_contexts=st.integers(0, 2), 
 
 @st.composite
 def b5_twins(draw, model: ExactModel, a=st.integers(0, 2), b=st.integers(0, 2)):
-    """A B.5 twin of ``model`` (THEORY section 5) with every choice drawn: the
+    """A B.5 twin of ``model`` (docs/constructions.md#b5) with every choice drawn: the
     extra sizes ``a``, ``b`` (``k + a + b >= 1``), ``T`` and ``R`` (invertible
     integer matrices), the offset ``c``, and the values ``phi(x)``, ``psi(y)``
     as free integer tables (a table is the most general function on a finite

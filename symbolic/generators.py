@@ -7,7 +7,7 @@ realisations of the same instance.
 
 * :func:`random_model` -- a random model with chosen ``m, n, d`` and ranks of
   ``F`` and ``G_0`` (diverse when both ranks equal ``d``);
-* :func:`b5_twin` -- the generator of THEORY section 5 (Appendix B.5): an
+* :func:`b5_twin` -- the generator of docs/constructions.md#b5 (Appendix B.5): an
   equivalent model of another dimension, with arbitrary, even non-linear, ``phi``
   and ``psi`` filling the directions the distribution never sees;
 * :func:`change_of_basis` -- ``f -> R f``, ``g -> R^{-T} g``;
@@ -120,7 +120,7 @@ def default_psi(y: int, g0: Row, b: int) -> list[Fraction]:
 def b5_twin(model: ExactModel, rng=None, *, a: int = 1, b: int = 1, T=None, R=None, c=None,
             phi: Callable[[int, Row, int], Sequence] | None = None,
             psi: Callable[[int, Row, int], Sequence] | None = None) -> ExactModel:
-    r"""An equivalent model built as in Appendix B.5 (THEORY section 5).
+    r"""An equivalent model built as in Appendix B.5 (docs/constructions.md#b5).
 
     With ``U``, ``V`` rational bases of ``M`` and ``N`` (``d x k``) and
     :math:`C = (U^\top U)^{-1} U^\top V (V^\top V)^{-1}`:

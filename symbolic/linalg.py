@@ -184,6 +184,11 @@ class QMatrix:
         values = [int(e.numerator) / int(e.denominator) for e in self._entries()]
         return np.array(values, dtype=float).reshape(self.shape)
 
+    def represented_by(self, values: np.ndarray) -> bool:
+        """Whether the float array ``values`` holds every entry exactly."""
+        return all(Fraction(float(v)) == Fraction(int(e.numerator), int(e.denominator))
+                   for v, e in zip(values.ravel(), self._entries()))
+
     def to_sympy(self):
         return self.dm.to_Matrix()
 

@@ -50,8 +50,14 @@ class ExactModel(Model):
         """The float realisation of the same instance."""
         from allornone.numeric.model import FloatModel
 
+        from allornone.numeric.linalg import UNIT_ROUNDOFF
+
         kw = {} if tolerance is None else {"tolerance": tolerance}
-        return FloatModel(self.F.to_numpy(), self.G.to_numpy(), self.pivot, self.contexts, self.tokens, **kw)
+        F, G = self.F.to_numpy(), self.G.to_numpy()
+        # an entry that binary64 cannot hold is rounded once: the float model says so
+        exact = self.F.represented_by(F) and self.G.represented_by(G)
+        return FloatModel(F, G, self.pivot, self.contexts, self.tokens,
+                          input_error=0.0 if exact else UNIT_ROUNDOFF, **kw)
 
     def to_json(self) -> dict:
         return {"F": self.F.to_fractions(), "G": self.G.to_fractions(), "pivot": self.pivot,

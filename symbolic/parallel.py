@@ -1,4 +1,4 @@
-r"""Planting parallel pairs in exact models (THEORY sections 7 and 8).
+r"""Planting parallel pairs in exact models (docs/results/lem8.md, docs/results/thm15.md).
 
 A random model almost never has two parallel differences ``g(a) - g(b)`` and
 ``g(c) - g(e)``, so a check of Lemma 8 on random models alone would be vacuous.

@@ -1,4 +1,4 @@
-r"""Exact generators for relational linearity (THEORY section 9, Theorem 14).
+r"""Exact generators for relational linearity (docs/results/thm14.md, Theorem 14).
 
 A *relational instance* is a rational model ``(f, g)`` together with a query's
 pairs of context indices ``(s, s⊕q)`` and a readout subspace ``Γ ⊆ N`` (the

@@ -45,7 +45,7 @@ def _row_projector(X: sympy.Matrix) -> sympy.Matrix:
 
 def structure_of(model) -> SimpleNamespace:
     """``L``, ``P_F``, ``P_G``, ``P_M``, ``P_N``, ``k`` of an exact model, from
-    THEORY's definitions, with SymPy's own ``pinv``."""
+    the definitions of docs/theory/index.md, with SymPy's own ``pinv``."""
     F, G = sym(model.F), sym(model.G)
     G0 = G - sympy.ones(G.rows, 1) * G[model.pivot, :]
     P_F, P_G = _row_projector(F), _row_projector(G0)
@@ -56,7 +56,7 @@ def structure_of(model) -> SimpleNamespace:
 
 
 def el_conditions(a, b, A, B) -> tuple[bool, bool, bool]:
-    """EL1, EL2, EL3 of THEORY section 3 for the matrices A, B (d x d~), decided
+    """EL1, EL2, EL3 of docs/theory/index.md#extended-linear-equivalence for the matrices A, B (d x d~), decided
     from scratch."""
     sa, sb = structure_of(a), structure_of(b)
     A, B = sym(A), sym(B)

@@ -1,6 +1,6 @@
 """Exact vs float cross-validation over a few thousand instances: a float
-verdict that contradicts the exact one is a defect of the project (THEORY
-section 10). Undecided float verdicts are allowed, counted and printed."""
+verdict that contradicts the exact one is a defect of the project (see
+docs/theory/index.md#floating-point). Undecided float verdicts are allowed, counted and printed."""
 from collections import Counter
 
 import pytest

@@ -53,7 +53,7 @@ def _thm14_instance(F, F_t, gamma):
     pytest.importorskip("allornone.theorems.thm14")
     f = ExactModel(F, _TOKENS)
     f_t = ExactModel(F_t, [[0], [1]])
-    return Instance("pinned", (f, f_t), {"pairs": _PAIRS, "gamma": gamma, "probe": (1, 0)})
+    return Instance("pinned", (f, f_t), {"pairs": _PAIRS, "gamma": gamma, "probe": (1, 0), "tokens": ((1, 0),)})
 
 
 def test_thm14_needs_gamma_q_in_M():
@@ -66,11 +66,31 @@ def test_thm14_needs_gamma_q_in_M():
 
 
 def test_thm14_needs_gamma_in_N():
-    # Γ = span(e2) is a hidden direction of f (outside N = span(e1)): the readouts of f
-    # along it (0 except x7) are not shared by the equivalent twin.
+    # Γ = R^2 holds the hidden direction e2 of f (outside N = span(e1)): the readouts of f
+    # along it (0 except x7) are no affine function of f(s). The twin's readout is
+    # Γ~ = (B*|Ñ)^{-1}(Γ ∩ N) = Ñ, not {0}: on it the twin is relationally linear
+    # (readouts 1, 3, 5, -1 are 2 f~(s) + 1), so the failure is not vacuous.
     F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [3, 0], [5, 0], [-1, 1]]
     F_t = [[0], [1], [2], [-1], [1], [3], [5], [-1]]
-    _check_drop("thm14", "Γ ⊆ N", _thm14_instance(F, F_t, [[0], [1]]))
+    inst = _thm14_instance(F, F_t, [[1, 0], [0, 1]])
+    _check_drop("thm14", "Γ ⊆ N", inst)
+    ev = get_record("thm14").evaluate(inst, "exact")
+    assert ev.atoms["readouts_seen"].holds and ev.atoms["rel_lin~"].holds
+    # the token readout Γ_T = N needs no Γ ⊆ N: that part of the conclusion holds
+    assert ev.atoms["rel_lin_T"].holds and ev.atoms["rel_lin_T~"].holds
+
+
+def test_thm14_token_readouts_need_gamma_q_in_M():
+    # The D.1 instance above with the readout named by tokens, T = {(1, 0)}: each model's
+    # own Γ_T = span P_N(g(1) - g(0)) is N (resp. Ñ), not {0}; f fits reading anything,
+    # not reading M, and the twin does not fit at all.
+    F = [[0, 0], [0, 1], [0, -1], [0, 2], [0, 0], [1, 0], [-1, 0], [2, 0]]
+    F_t = [[0], [0], [0], [0], [0], [1], [-1], [2]]
+    inst = _thm14_instance(F, F_t, [[1], [0]])
+    _check_drop("thm14", "Γ_q ⊆ M", inst)
+    ev = get_record("thm14").evaluate(inst, "exact")
+    assert ev.atoms["readouts_seen"].holds
+    assert ev.atoms["rel_lin_T"].holds and not ev.atoms["rel_lin_T_M"].holds and ev.atoms["rel_lin_T~"].fails
 
 
 def test_thm14_needs_same_distribution():
@@ -80,3 +100,29 @@ def test_thm14_needs_same_distribution():
     F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [3, 0], [5, 0], [-1, 0]]
     F_t = [[0], [0], [0], [0], [0], [0], [0], [-1]]
     _check_drop("thm14", "same distribution", _thm14_instance(F, F_t, [[1], [0]]))
+
+
+# Linear steering (an addition of this project): the two counterexamples that
+# ``allornone edges steering`` finds and shrinks (d = 2, two tokens, the pairs above).
+
+def _steering_instance(F, F_t, gamma):
+    f = ExactModel(F, _TOKENS)
+    f_t = ExactModel(F_t, [[0], [1]])
+    return Instance("pinned", (f, f_t), {"pairs": _PAIRS, "gamma": gamma, "tokens": ((1, 0),)})
+
+
+def test_steering_needs_gamma_in_N():
+    # f(s+q) = f(s) + e1 on the identified coordinate, but the hidden one moves only at x7:
+    # Γ = R^2 is not translated; the twin, on Γ~ = Ñ (not {0}), is.
+    F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [2, 0], [3, 0], [0, 1]]
+    F_t = [[0], [1], [2], [-1], [1], [2], [3], [0]]
+    inst = _steering_instance(F, F_t, [[1, 0], [0, 1]])
+    _check_drop("steering", "Γ ⊆ N", inst)
+    assert get_record("steering").evaluate(inst, "exact").atoms["steered~"].holds
+
+
+def test_steering_needs_same_distribution():
+    # f is translated by 1 along N; the twin has other log-odds (f~(x6) = 1, the rest 0): not translated.
+    F = [[0, 0], [1, 0], [2, 0], [-1, 0], [1, 0], [2, 0], [3, 0], [0, 0]]
+    F_t = [[0], [0], [0], [0], [0], [0], [1], [0]]
+    _check_drop("steering", "same distribution", _steering_instance(F, F_t, [[1], [0]]))

@@ -29,13 +29,18 @@ KNOWN_SURVIVORS = {
                                 "diversity kept, d != d~ makes both sides of the equivalence false",
     ("thm14", "enough pairs"): "a bookkeeping hypothesis: it keeps trivially fitting instances out of the "
                                "evidence, and the all-or-none conclusion does not need it",
+    ("thm14", "readouts seen"): "a bookkeeping hypothesis: it keeps instances where a side holds on an empty "
+                                "readout out of the evidence; with Γ ⊆ N, Γ~ = {0} iff Γ = {0}, and Γ_T = {0} "
+                                "iff Γ~_T = {0} (same log-odds), so both sides then hold",
+    ("steering", "evidence"): "a bookkeeping hypothesis: one pair is always a translation, and an empty readout "
+                              "is translated in every model; the conclusion does not need it",
 }
 #: Pairs with a pinned regression test in tests/test_edges_pinned.py.
 PINNED = {("cor6", "diversity"), ("thm15", "same distribution"), ("thm14", "Γ_q ⊆ M"), ("thm14", "Γ ⊆ N"),
-          ("thm14", "same distribution")}
+          ("thm14", "same distribution"), ("steering", "Γ ⊆ N"), ("steering", "same distribution")}
 #: Records whose pairs were reviewed when this file was written; pairs of later
 #: records are searched all the same, and reported when not yet pinned.
-REVIEWED = {"thm5", "cor6", "lem8", "thm15", "thm14", "lem8ctx"}
+REVIEWED = {"thm5", "cor6", "lem8", "thm15", "thm14", "lem8ctx", "steering"}
 
 PAIRS = [(rid, h.name) for rid, rec in records().items() for h in rec.hypotheses]
 
@@ -74,14 +79,34 @@ def test_every_result_has_a_nonvacuous_witness(rid):
     assert res.instance.models[0].effective_complexity() >= 1
 
 
-def test_cor6_survivor_reason_holds_on_the_record_edge():
-    """The record's own 'drop d = d~' edge is not a counterexample in the strict
-    sense: the B.5 twin it builds is not diverse."""
+def test_cor6_same_dimension_is_implied_and_shown_by_a_boundary_edge():
+    """d = d~ is declared implied; the record shows it on both models diverse
+    with d != d~: L != L~ and no A, so the conclusion holds with both sides false."""
     rec = get_record("cor6")
-    edge = next(e for e in rec.edges if e.hypothesis == "same dimension" and e.kind == "drop")
+    assert rec.hypothesis("same dimension").implied
+    edge = next(e for e in rec.edges if e.hypothesis == "same dimension")
+    assert edge.kind == "boundary"
     ev = rec.evaluate(edge.build(random.Random(0)), "exact")
-    assert ev.atoms["diverse~"].fails
+    assert ev.atoms["diverse"].holds and ev.atoms["diverse~"].holds and ev.atoms["same_dimension"].fails
+    assert ev.conclusion is Truth.HOLDS and ev.atoms["same_distribution"].fails
     assert drop_criterion(rec, "same dimension", ev) is Truth.FAILS
+
+
+def test_edges_exit_1_ends_with_its_reason(tmp_path):
+    """A record whose boundary edge is declared wrongly makes edges exit 1, and
+    the output ends with one line that says why."""
+    import dataclasses
+
+    rec = get_record("cor6")
+    edge = next(e for e in rec.edges if e.name == "minimal diverse")
+    broken = dataclasses.replace(edge, expect={**edge.expect, "linearly_identified": False})
+    bad = dataclasses.replace(rec, edges=tuple(broken if e is edge else e for e in rec.edges))
+    out = tmp_path / "out.txt"
+    with open(out, "w") as fh:
+        code, payload = print_edges(bad, 0, Console(file=fh, width=300), hypothesis="diversity", out_dir=None)
+    last = out.read_text().strip().splitlines()[-1]
+    assert code == 1 and last.startswith("exit 1: ") and "'minimal diverse' is not as declared" in last
+    assert payload["failures"] == ["boundary case 'minimal diverse' is not as declared"]
 
 
 def test_shrink_keeps_the_property_and_reduces_size():
@@ -101,7 +126,8 @@ def test_print_edges_saves_files_that_verify_reproduces(tmp_path):
     code, payload = print_edges(get_record("cor6"), 0, console, out_dir=tmp_path)
     assert code == 0
     status = {h["hypothesis"]: h["status"] for h in payload["hypotheses"]}
-    assert status == {"same dimension": "survived", "diversity": "counterexample"}
+    assert status == {"same dimension": "implied", "diversity": "counterexample"}
+    assert payload["failures"] == []
     entry = next(h for h in payload["hypotheses"] if h["status"] == "counterexample")
     assert entry["label"] == "genuine" and entry["within_bound"]
     vcode, report = verify_file(entry["path"], console)

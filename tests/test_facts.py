@@ -1,4 +1,4 @@
-"""Facts F1-F6 (THEORY section 2): they hold on every exact instance, and each
+"""Facts F1-F6 (docs/theory/facts.md): they hold on every exact instance, and each
 check is able to fail when the structure it is given is wrong."""
 import dataclasses
 from functools import cached_property
@@ -134,13 +134,18 @@ def test_float_f1_when_SF_is_orthogonal_to_SG():
 
 
 def test_float_facts_on_an_undecided_structure_are_undecided_not_failed():
-    # A B.5 twin whose P_F P_G has a singular value 3.8e-9, inside the undecided
-    # band: the float structure is undecided, and F1 must not be called false.
-    from allornone.theorems import get_record
-    from allornone.theorems.runner import instance_rng
+    # Two contexts whose log-odds rows differ by 3e-14: the second singular value
+    # of L is within gap of its rounding bound, so k and the float structure are
+    # undecided, and F1 must not be called false.
+    from fractions import Fraction
 
-    inst = get_record("thm15").sample(instance_rng(5, "thm15", 1), 1)
-    exact_twin, float_twin = inst.realise("exact")[1], inst.realise("float")[1]
+    from allornone.numeric import FloatModel
+    from allornone.symbolic import ExactModel
+
+    t = 2.0 ** -45
+    F, G = [[1.0, 0.0], [1.0, t]], [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    exact_twin = ExactModel([[Fraction(v) for v in row] for row in F], [[Fraction(v) for v in row] for row in G])
+    float_twin = FloatModel(F, G)
     assert all(d.holds for d in facts.check_facts(exact_twin).values())
     assert not float_twin.structure.decided
     out = facts.check_facts(float_twin)

@@ -105,7 +105,10 @@ def test_verdict_words():
     assert proportional_log_odds(HIDDEN, (1, 0), (2, 0)).verdict == "proportional"
     assert proportional_log_odds(HIDDEN, (1, 0), (2, 0), lam=3).verdict == "not proportional"
     # a residual of 2e-7 on numbers of size 1 is in the undecided band (1e-9, 1e-6]
-    near = FloatModel([[1, 0], [0, 1]], [[0, 0], [2, 2e-7], [1, 0]])
+    # off by 2^-33 in one coordinate of size 2: within gap of the relative tolerance
+    near = FloatModel([[1, 0], [0, 1]], [[0, 0], [2, 2 + 2.0 ** -33], [1, 1]])
+    assert parallel(FloatModel([[1, 0], [0, 1]], [[0, 0], [2, 2e-7], [1, 0]]), (1, 0), (2, 0), "raw").verdict == \
+        "not parallel"  # 2e-7 where the other difference is exactly 0: decided
     assert parallel(near, (1, 0), (2, 0), "raw").verdict == "undecided"
     assert parallel(near, (1, 0), (2, 0)).verdict == "undecided"
     assert proportional_log_odds(near, (1, 0), (2, 0)).verdict == "undecided"

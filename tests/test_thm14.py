@@ -1,5 +1,5 @@
 """Theorem 14 (relational linearity, all or none), its implied properties, the
-transport of THEORY section 9, and Appendix D.1."""
+transport of docs/results/thm14.md, and Appendix D.1."""
 from __future__ import annotations
 
 import random
@@ -461,7 +461,7 @@ def test_transport_probe_needs_equivalence():
 
 def test_statement_shape():
     names = [h.name for h in REC.hypotheses]
-    assert names == ["same distribution", "Γ ⊆ N", "Γ_q ⊆ M", "enough pairs"]
+    assert names == ["same distribution", "Γ ⊆ N", "Γ_q ⊆ M", "enough pairs", "readouts seen"]
     text = str(REC.statement)
     assert "RelationallyLinear(f, S, \\Gamma)" in text and "GammaInN" in text
     assert REC.sides == "rel_lin"

@@ -113,5 +113,21 @@ def test_runner_nonvacuous():
     rep = run(["thm15"], trials=16, seed=2)
     r = rep["results"][0]
     assert r["verdict"] == "pass" and r["contradictions"] == 0 and r["steps_failed"] == 0
-    assert r["hypotheses_held"] == 14  # every 8th instance is a non-equivalent pair
+    assert r["hypotheses_held"] == 15  # one kind in ten (instance 7 here) is a non-equivalent pair
     assert r["sides"]["holds"] > 0 and r["sides"]["fails"] > 0
+
+
+def test_sampler_exercises_the_diversity_step_on_both_sides():
+    """Among 20 consecutive samples, the diversity step applies (both models
+    diverse, L = L~) with raw parallelism holding in both and failing in both."""
+    import random
+
+    seen = set()
+    for i in range(20):
+        inst = RECORD.sample(random.Random(i), i)
+        outcome = next(o for s, o in RECORD.check_steps(inst) if s.label == "diversity")
+        if outcome.applicable:
+            assert outcome.decision.holds
+            ev = RECORD.evaluate(inst, "exact")
+            seen.add((ev.atoms["raw_parallel"].holds, ev.atoms["raw_parallel~"].holds))
+    assert seen == {(True, True), (False, False)}

@@ -35,7 +35,7 @@ def test_b5_twin_has_dimension_k_plus_a_plus_b_and_same_k(pair):
 
 @given(ans.equivalent_pairs())
 def test_certificate_is_the_canonical_one(exact, pair):
-    """A* = (F P_M)^T ((F~ P~_M~)^T)^+ and B* = (G_0 P_N)^T ((G~_0 P~_N~)^T)^+ (THEORY section 3)."""
+    """A* = (F P_M)^T ((F~ P~_M~)^T)^+ and B* = (G_0 P_N)^T ((G~_0 P~_N~)^T)^+ (docs/theory/index.md#extended-linear-equivalence)."""
     model, twin = pair
     r = equivalence(model, twin)
     s, t = exact.structure_of(model), exact.structure_of(twin)

@@ -97,6 +97,12 @@ BAD = [
      "queries[0].result"),
     (GOOD | {"queries": [{"kind": "parallel", "model": "a", "tokens": [["y0", "y9"], ["y1", "y0"]]}]},
      errors.InputFormatError, "queries[0].tokens[0][1]"),
+    (GOOD | {"queries": [{"kind": "relational", "model": "a", "pairs": [[0, 1]], "tokens": [["y1", "y9"]]}]},
+     errors.InputFormatError, "queries[0].tokens[0][1]"),
+    (GOOD | {"queries": [{"kind": "relational", "model": "a", "pairs": [[0, 1]], "tokens": []}]},
+     errors.InputFormatError, "queries[0].tokens"),
+    (GOOD | {"queries": [{"kind": "relational", "model": "a", "pairs": [[0, 1]], "tokens": [["y1", "y0"]],
+                          "gamma": [[1], [0]]}]}, errors.InputFormatError, "queries[0]: give the readout"),
     ({"models": {}}, errors.InputFormatError, "models"),
     ([1, 2], errors.InputFormatError, "top level"),
 ]
@@ -156,3 +162,35 @@ def test_the_instance_parameters_table_matches_the_records():
     for rid in records():
         count, names = _instance_shape(rid)
         assert documented[rid] == (count, set(names)), rid
+
+
+# -- readouts named by tokens ---------------------------------------------------------
+
+_RELATIONAL = {
+    "contexts": ["s0", "s1", "s2", "t0", "t1", "t2"], "tokens": ["y0", "y1", "y2"],
+    # f(t_i)_0 = 2 f(s_i)_0 + 1; the second coordinate is hidden from g
+    "models": {"a": {"F": [[1, 0], [2, 5], [3, 1], [3, 0], [5, 7], [7, -2]], "G": [[0, 0], [1, 0], [2, 0]]}},
+}
+
+
+@pytest.mark.parametrize("reading,pairs,verdict", [
+    ("M", [["s0", "t0"], ["s1", "t1"], ["s2", "t2"]], "relationally linear"),
+    ("M", [["s0", "t1"], ["s1", "t0"], ["s2", "t2"]], "not relationally linear"),
+])
+def test_relational_query_with_tokens(tmp_path, reading, pairs, verdict):
+    q = {"kind": "relational", "model": "a", "pairs": pairs, "tokens": [["y1", "y0"], [2, 0]], "reading": reading}
+    report = verify_data(_RELATIONAL | {"queries": [q]})
+    (item,) = report["queries"][0]["results"]
+    assert item["verdict"] == verdict and item["from_log_odds"] == verdict
+    assert item["tokens"] == [["y1", "y0"], ["y2", "y0"]] and item["dim_gamma"] == 1
+    # the same file in floats gives the same verdicts
+    import numpy as np
+
+    path = tmp_path / "r.npz"
+    F = np.array(_RELATIONAL["models"]["a"]["F"], dtype=float)
+    G = np.array(_RELATIONAL["models"]["a"]["G"], dtype=float)
+    np.savez(path, **{"a.F": F, "a.G": G, "a.pivot": np.array(0), "a.contexts": np.array(_RELATIONAL["contexts"]),
+                      "a.tokens": np.array(_RELATIONAL["tokens"]), "queries": np.array(json.dumps([q]))})
+    code, rep = verify_file(path, _console(tmp_path))
+    (fitem,) = rep["queries"][0]["results"]
+    assert fitem["verdict"] == verdict and fitem["from_log_odds"] == verdict

@@ -14,7 +14,7 @@ from allornone.errors import AllOrNoneError
 #: exposing ``RECORD``. Additions of this project (not numbered results of the
 #: paper) have ``RECORD.paper == False``.
 RESULT_IDS = ("thm5", "cor6", "lem8", "thm15", "thm14")
-EXTRA_IDS: tuple[str, ...] = ("lem8ctx",)
+EXTRA_IDS: tuple[str, ...] = ("lem8ctx", "steering")
 
 
 class UnknownResultError(AllOrNoneError, KeyError):

@@ -57,7 +57,7 @@ class _Group(click.Group):
             _fail(exc)
 
 
-@click.group(cls=_Group)
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="allornone")
 def main():
     """Exact and floating-point checks of the results of 'All or None'
@@ -185,16 +185,18 @@ def proof(rid, seed, generic):
 
 @main.command()
 @click.argument("rid", metavar="ID")
-@click.option("--hypothesis", "hypothesis", default=None, help="only this hypothesis (by name)")
+@click.option("--hypothesis", "hypothesis", default=None,
+              help="only this hypothesis: its name (e.g. 'Γ ⊆ N') or the slug of its saved file (e.g. gamma-in-n)")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path)
 def edges(rid, hypothesis, seed, json_path):
     """Each hypothesis of ID dropped (counterexample shown, saved under ./allornone-edges/) and each boundary case."""
-    from allornone.theorems.edges import print_edges
+    from allornone.theorems.edges import print_edges, resolve_hypothesis
 
     rec = get_record(rid)
     if hypothesis is not None:
-        rec.hypothesis(hypothesis)  # unknown names are a user error, reported before any work
+        # unknown names are a user error, reported before any work
+        hypothesis = resolve_hypothesis(rec, hypothesis)
     code, payload = print_edges(rec, seed, console, hypothesis=hypothesis)
     write_json(json_path, payload)
     sys.exit(code)

@@ -4,6 +4,10 @@ If ``d = d~`` and both models are *diverse* (``SF = SG = R^d`` and likewise for
 the twin), then ``L = L~`` iff there is an invertible ``A`` (``d x d``) with
 ``f(x) = A f~(x)`` and ``g_0(y) = A^{-T} g~_0(y)`` for all ``x, y``. Also: with
 ``d = d~`` and ``L = L~``, if one model is diverse so is the other (``k = d``).
+Hence one diverse model suffices: with ``d = d~`` and exactly one model diverse,
+``L != L~`` and no ``A`` exists, so the equivalence holds with both sides false.
+And ``d = d~`` is implied: both models diverse with ``L = L~`` give
+``d = k = d~``. Both are proof steps, checked on every instance.
 
 Dropping diversity, or ``d = d~``, the B.5 generator gives equivalent pairs that
 no invertible square matrix relates (see :data:`RECORD` ``.edges``).
@@ -31,6 +35,7 @@ from sympy import And, Equivalent
 from allornone.decision import Decision
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
+from allornone.symbolic.model import ExactModel
 from allornone.theorems import thm5
 from allornone.theorems.logic import Diverse, LinearlyIdentified, SameDimension, SameDistribution, model_symbols
 from allornone.theorems.record import Edge, Hypothesis, Instance, ProofStep, StepOutcome, TheoremRecord
@@ -124,6 +129,11 @@ def linear_identification(a, b) -> LinearIdentification:
     d = a.d
     if b.d != d:
         return LinearIdentification(be.decision(False), None, f"d = {a.d} != d~ = {b.d}: no square matrix")
+    if not be.exact:
+        from allornone.numeric import equivalence as feq
+
+        r = feq.linear_identification(a, b)
+        return LinearIdentification(r.decision, r.A, r.reason)
     rf, dec_f = be.rank(a.F)
     rft, dec_ft = be.rank(b.F)
     rg, dec_g = be.rank(a.G0)
@@ -199,8 +209,12 @@ ATOMS = {
     "linearly_identified": LinearlyIdentified(f1_, f2_),
 }
 HYPOTHESES = (
-    Hypothesis("same dimension", "d = d~", ATOMS["same_dimension"]),
-    Hypothesis("diversity", "both models diverse: SF = SG = R^d and SF~ = SG~ = R^d~",
+    Hypothesis("same dimension", "d = d~ (implied by the diversity of both models when L = L~; kept as the paper "
+               "states it)", ATOMS["same_dimension"],
+               implied="both models diverse and L = L~ force d = k = k~ = d~ (F1); with d != d~ and both diverse, "
+                       "L != L~ and no square A exists, so both sides of the equivalence are false"),
+    Hypothesis("diversity", "both models diverse: SF = SG = R^d and SF~ = SG~ = R^d~ (one suffices: with d = d~ "
+               "and L = L~ one diverse model makes the other diverse, k = d; with L != L~ no A exists either way)",
                And(ATOMS["diverse"], ATOMS["diverse~"])),
 )
 
@@ -230,9 +244,23 @@ def _nudge(model, rng):
     return type(model)(model.F, G, model.pivot)
 
 
+def _one_diverse(rng):
+    """A diverse model and a model of the same dimension that is not (rank of
+    ``F`` or of ``G_0`` below ``d``): the case where only one is diverse."""
+    model = _diverse_model(rng, rng.randint(1, 3))
+    d = model.d
+    low_F = rng.random() < 0.5
+    other = gen.random_model(rng, model.m, model.n, d, d - 1 if low_F else d, d if low_F else d - 1,
+                             pivot=model.pivot)
+    return model, other
+
+
 def sample(rng: random.Random, i: int) -> Instance:
     kind = ("diverse, change of basis", "diverse, nudged", "not diverse, same d (B.5)",
-            "diverse vs other d (B.5)")[i % 4]
+            "diverse vs other d (B.5)", "one diverse, same d")[i % 5]
+    if kind == "one diverse, same d":
+        model, other = _one_diverse(rng)
+        return Instance(kind, (model, other) if rng.random() < 0.5 else (other, model))
     if kind == "diverse, change of basis":
         model = _diverse_model(rng)
         return Instance(kind, (model, gen.change_of_basis(model, rng=rng)))
@@ -280,9 +308,34 @@ def _step_square(models, params) -> StepOutcome:
                                      be.vanishes(A.T @ B - be.eye(a.d), A.T, B)]), {"A*": A})
 
 
+def _step_same_d(models, params) -> StepOutcome:
+    a, b = models
+    if not (a.is_diverse().holds and b.is_diverse().holds and thm5.same_distribution(a, b).holds):
+        return StepOutcome.not_applicable("needs both models diverse and L = L~")
+    return StepOutcome(a.backend.decision(a.d == a.effective_complexity() == b.effective_complexity() == b.d),
+                       {"d": a.d, "k": a.effective_complexity(), "k~": b.effective_complexity(), "d~": b.d})
+
+
+def _step_one_diverse(models, params) -> StepOutcome:
+    a, b = models
+    da, db = a.is_diverse(), b.is_diverse()
+    if a.d != b.d or da.holds == db.holds or da.undecided or db.undecided:
+        return StepOutcome.not_applicable("needs d = d~ and exactly one model diverse")
+    same, ident = thm5.same_distribution(a, b), linear_identification(a, b).decision
+    be = a.backend
+    return StepOutcome(Decision.all([be.decision(same.fails, decided=not same.undecided),
+                                     be.decision(ident.fails, decided=not ident.undecided)]),
+                       {"L = L~": same.truth.value, "f = A f~": ident.truth.value})
+
+
 STEPS = (
+    ProofStep("d = d~ implied", "if both models are diverse and L = L~, then d = d~",
+              "diversity gives k = d and k~ = d~ (M = SF = R^d), and k = rank L = k~ (F1)", _step_same_d, ("F1",)),
     ProofStep("k = d", "with d = d~ and L = L~, one diverse model makes the other diverse",
               "k = rank L is shared (F1) and k = d forces SF = SG = R^d", _step_dims, ("F1",)),
+    ProofStep("one diverse suffices", "if d = d~ and exactly one model is diverse, then L != L~ and no A relates "
+              "them: the conclusion holds with both sides false",
+              "the step k = d: L = L~ would make the other model diverse too", _step_one_diverse, ("k = d",)),
     ProofStep("M = N = R^d", "under diversity P_M = P_N = I", "M = Im(P_F P_G) = Im(I I)", _step_mn, ("F1",)),
     ProofStep("A* invertible", "Theorem 5's certificate is square and invertible with A*^T B* = I",
               "EL1 with P_M = I is f = A* f~; EL3 with P~ = I gives B* = A*^{-T}", _step_square, ("thm5",)),
@@ -290,14 +343,24 @@ STEPS = (
 
 
 def _edge_nondiverse(rng):
-    # More tokens than dimensions, so that psi = y^2 is not a linear function of g_0.
-    model = gen.random_model(rng, m=3, n=5, d=2, rank_F=1, rank_G=2)
-    return Instance("drop diversity", (model, gen.b5_twin(model, rng, a=0, b=1, psi=lambda y, g, b: [y * y])))
+    # rank F = 1 < d = 2. A fixed small instance (a random one can shrink no further than
+    # entries above the size bound): T = R = I, no offset, and psi = [y == 2], which is no
+    # linear function of g_0 (g_0(1) = e_0, g_0(2) = e_1, g_0(3) = e_0 + e_1).
+    model = ExactModel([[1, 0], [2, 0], [1, 0]], [[0, 0], [1, 0], [0, 1], [1, 1], [2, 1]])
+    twin = gen.b5_twin(model, a=0, b=1, T=[[1]], R=[[1, 0], [0, 1]], c=[0, 0], psi=lambda y, g, b: [int(y == 2)])
+    return Instance("drop diversity", (model, twin))
 
 
 def _edge_dims(rng):
-    model = gen.random_model(rng, m=3, n=3, d=1, rank_F=1, rank_G=1)
-    return Instance("drop d = d~", (model, gen.b5_twin(model, rng, a=1, b=0)))
+    a = ExactModel([[1], [2]], [[0], [1], [3]])
+    b = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
+    return Instance("both diverse, d != d~", (a, b))
+
+
+def _edge_one_diverse(rng):
+    a = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
+    b = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [2, 0]])
+    return Instance("one diverse, same d", (a, b))
 
 
 def _edge_boundary(rng):
@@ -309,11 +372,16 @@ EDGES = (
     Edge("drop diversity", "drop", "equivalent models of the same dimension, not diverse: no invertible A relates them",
          _edge_nondiverse, {"same_dimension": True, "diverse": False, "same_distribution": True,
                             "linearly_identified": False}, "diversity"),
-    Edge("drop d = d~", "drop", "equivalent diverse model and a B.5 twin of larger dimension: no square A exists. "
-         "The twin is not diverse, and cannot be: with L = L~ and both models diverse, d = k = d~, so d = d~ is "
-         "implied by the other hypotheses and never fails alone",
-         _edge_dims, {"same_dimension": False, "diverse": True, "same_distribution": True,
+    Edge("d = d~ is implied", "boundary",
+         "both models diverse with d = 1, d~ = 2: d = k = rank L, so L != L~ and no square A exists; the conclusion "
+         "holds with both sides false. d = d~ never fails alone: the other hypotheses imply it where it matters",
+         _edge_dims, {"same_dimension": False, "diverse": True, "diverse~": True, "same_distribution": False,
                       "linearly_identified": False}, "same dimension"),
+    Edge("one diverse model suffices", "boundary",
+         "d = d~ = 2, f diverse, f~ not (rank G~_0 = 1): L != L~ (rank 2 vs 1) and no A relates them; the "
+         "conclusion holds although the paper's hypothesis (both diverse) does not",
+         _edge_one_diverse, {"same_dimension": True, "diverse": True, "diverse~": False, "same_distribution": False,
+                             "linearly_identified": False}, "diversity"),
     Edge("minimal diverse", "boundary", "d = 1, one context, two tokens: diversity holds with nothing to spare",
          _edge_boundary, {"same_dimension": True, "diverse": True, "diverse~": True, "same_distribution": True,
                           "linearly_identified": True}, "diversity"),
@@ -323,7 +391,8 @@ RECORD = TheoremRecord(
     id="cor6",
     number="Corollary 6",
     title="Diversity: linear identifiability up to an invertible matrix",
-    summary="If d = d~ and both models are diverse: L = L~ <=> f = A f~, g_0 = A^{-T} g~_0 for an invertible A.",
+    summary="If d = d~ and both models are diverse: L = L~ <=> f = A f~, g_0 = A^{-T} g~_0 for an invertible A. "
+            "One diverse model suffices (checked exactly), and d = d~ is implied by diversity and L = L~.",
     atoms=ATOMS,
     hypotheses=HYPOTHESES,
     conclusion=Equivalent(ATOMS["same_distribution"], ATOMS["linearly_identified"]),

@@ -8,7 +8,7 @@ fails. :func:`find_counterexample` looks for one
 1. on the instances of the record's own ``Edge`` builders of kind ``"drop"``
    for ``H``, then
 2. on up to ``budget`` instances of ``rec.sample`` and, for each, variants in
-   which a model is replaced by a B.5 twin (THEORY section 5) or a change of
+   which a model is replaced by a B.5 twin (docs/constructions.md#b5) or a change of
    basis of the first model,
 
 deciding every candidate in floats *and* exactly. Only an exact verdict makes a
@@ -501,6 +501,51 @@ def _slug(text: str) -> str:
     return re.sub("-+", "-", "".join(words)).strip("-")
 
 
+def resolve_hypothesis(rec, name: str) -> str:
+    """The hypothesis of ``rec`` that ``name`` designates.
+
+    Parameters
+    ----------
+    rec : TheoremRecord
+        The result whose hypotheses are searched.
+    name : str
+        A hypothesis's own name (``"Γ ⊆ N"``) or the ASCII slug used in the
+        names of saved counterexample files, with or without ``drop-``, the
+        record id and ``.json`` around it (``"gamma-in-n"``,
+        ``"drop-gamma-in-n"``, ``"thm14-drop-gamma-in-n.json"``).
+
+    Returns
+    -------
+    str
+        The hypothesis's own name.
+
+    Raises
+    ------
+    UnknownHypothesisError
+        When no hypothesis has that name or slug (the message lists both).
+
+    Examples
+    --------
+    >>> from allornone.theorems import get_record
+    >>> rec = get_record("thm14")
+    >>> resolve_hypothesis(rec, "drop-gamma-in-n"), resolve_hypothesis(rec, "Γ ⊆ N")
+    ('Γ ⊆ N', 'Γ ⊆ N')
+    """
+    key = name.strip().lower()
+    if key.endswith(".json"):
+        key = key[:-5]
+    for prefix in (f"{rec.id}-", "drop-"):
+        if key.startswith(prefix):
+            key = key[len(prefix):]
+    for h in rec.hypotheses:
+        if name == h.name or key == _slug(h.name):
+            return h.name
+    from allornone.errors import UnknownHypothesisError
+
+    known = ", ".join(f"{h.name!r} ({_slug(h.name)})" for h in rec.hypotheses) or "none"
+    raise UnknownHypothesisError(f"{rec.id} has no hypothesis {name!r}; it has: {known}")
+
+
 def _output_dir(out_dir) -> Path | None:
     """``out_dir`` as a folder that counterexample files can be written to,
     checked before any search: a user mistake (a file in its place, a folder
@@ -539,6 +584,20 @@ def _size_text(size: dict) -> str:
     return f"m={size['m']} n={size['n']} d={size['d']} max|entry|={size['entry']}"
 
 
+def _shrink_text(before: dict, after: dict) -> str:
+    """What shrinking did, in words; a shrink that left the size as it was says so.
+
+    >>> size = {"m": 2, "n": 3, "d": 2, "entry": 1}
+    >>> _shrink_text(size, size)
+    'size not reduced by shrinking (m=2 n=3 d=2 max|entry|=1)'
+    >>> _shrink_text({**size, "m": 5}, size)
+    'shrunk from m=5 n=3 d=2 max|entry|=1 to m=2 n=3 d=2 max|entry|=1'
+    """
+    if before == after:
+        return f"size not reduced by shrinking ({_size_text(after)})"
+    return f"shrunk from {_size_text(before)} to {_size_text(after)}"
+
+
 def _safe_float(rec, inst):
     try:
         return rec.evaluate(inst, "float")
@@ -555,7 +614,7 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
     non-vacuity witness. Returns (exit code, JSON payload); the exit code is 1
     only if an edge or witness misbehaves (never because a hypothesis survived)."""
     out_dir = _output_dir(out_dir)
-    ok = True
+    failures: list[str] = []  # one phrase per reason for a non-zero exit
     start = time.perf_counter()
     payload: dict = {"id": rec.id, "seed": seed, "budget": budget, "size_bound": SIZE_BOUND,
                      "hypotheses": [], "boundary": [], "record_edges": []}
@@ -569,7 +628,12 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                  "samples": res.samples, "elapsed_s": res.elapsed_s, "float_artefacts": res.float_artefacts,
                  "notes": res.notes}
         console.print(f"\n[bold]drop {escape(repr(h.name))}[/] ({escape(h.description)})")
-        if res.instance is None:
+        if res.instance is None and h.implied:
+            entry["status"] = "implied"
+            entry["implied"] = h.implied
+            console.print(f"  [cyan]implied by the other hypotheses[/]: {escape(h.implied)} (no counterexample in "
+                          f"{res.tried} candidates from {res.samples} samples, {res.elapsed_s} s)")
+        elif res.instance is None:
             entry["status"] = "survived"
             console.print(f"  [yellow]no counterexample[/]: the conclusion held on every instance tried where the "
                           f"other hypotheses held and this one failed ({res.tried} candidates from {res.samples} "
@@ -585,9 +649,12 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                          size_found=before, within_bound=within_bound(size), shrink_steps=res.shrink_steps,
                          exact=expect, float={n: d.truth.value for n, d in fl.atoms.items()} if fl else None,
                          file=file)
-            ok &= within_bound(size)
+            if h.implied:
+                failures.append(f"hypothesis {h.name!r} is declared implied, yet dropping it has a counterexample")
+            if not within_bound(size):
+                failures.append(f"the counterexample to dropping {h.name!r} stayed above the size bound")
             console.print(f"  [green]counterexample[/] ([bold]{res.label}[/], re-verified exactly), found in "
-                          f"{res.source}; shrunk from {_size_text(before)} to {_size_text(size)} "
+                          f"{res.source}; {_shrink_text(before, size)} "
                           f"({res.shrink_steps} shrink steps; {res.tried} candidates, {res.elapsed_s} s)")
             _print_instance(console, res.instance)
             console.print(f"    exact: {_atoms_line(ev, fl)}", markup=False)
@@ -621,7 +688,10 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                 "size": instance_size(inst), "instance": inst.to_json()}
         if edge.kind == "boundary":
             item["conclusion"] = ev.conclusion.value
-            ok &= match and ev.conclusion is Truth.HOLDS
+            if ev.conclusion is not Truth.HOLDS:
+                failures.append(f"boundary case {edge.name!r}: the conclusion {ev.conclusion.value}")
+            elif not match:
+                failures.append(f"boundary case {edge.name!r} is not as declared")
             if len(payload["boundary"]) == 0:
                 console.print("\n[bold]boundary cases[/] (the conclusion still holds)")
             mark = "[green]holds[/]" if ev.conclusion is Truth.HOLDS else "[red]FAILS[/]"
@@ -631,13 +701,14 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
             payload["boundary"].append(item)
         else:
             item["meets_criterion"] = drop_criterion(rec, edge.hypothesis, ev).value if edge.hypothesis else None
-            ok &= match
+            if not match:
+                failures.append(f"edge {edge.name!r} is not as declared")
             payload["record_edges"].append(item)
     if hypothesis is None:
         wit = find_witness(rec, seed, budget)
         console.print("\n[bold]non-vacuity[/]: ", end="")
         if wit.instance is None:
-            ok = False
+            failures.append("no non-vacuity witness")
             console.print(f"[red]no instance[/] with every hypothesis holding and the conclusion non-trivial "
                           f"in {wit.tried} candidates")
             payload["witness"] = None
@@ -651,4 +722,11 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                                   "file": instance_file(rec, wit.instance, _expectation(ev),
                                                         f"{rec.number}: non-vacuity witness")}
     payload["elapsed_s"] = round(time.perf_counter() - start, 3)
-    return (0 if ok else 1), payload
+    payload["failures"] = failures
+    if failures:
+        mismatched = [e for e in payload["record_edges"] + payload["boundary"] if not e["as_expected"]]
+        for e in mismatched:
+            got = {k: e["exact"][k] for k in e["expected"]}
+            console.print(f"  {e['name']}: declared {e['expected']}, got {got}", markup=False)
+        console.print(f"\n[red]exit 1[/]: {escape('; '.join(failures))}")
+    return (1 if failures else 0), payload

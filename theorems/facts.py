@@ -1,4 +1,4 @@
-"""The facts F1--F6 of THEORY section 2, as checks that run on every model.
+"""The facts F1--F6 of docs/theory/facts.md, as checks that run on every model.
 
 Each function takes a model (exact or float) and returns a
 :class:`~allornone.decision.Decision`; :func:`check_facts` runs them all.

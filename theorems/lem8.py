@@ -1,6 +1,6 @@
 r"""Lemma 8 (parallelism is a property of the distribution).
 
-As encoded here (THEORY section 7): for tokens ``a, b, c, e`` and a ratio ``λ``,
+As encoded here (docs/results/lem8.md): for tokens ``a, b, c, e`` and a ratio ``λ``,
 
     ``P_N(g(a) - g(b)) = λ P_N(g(c) - g(e))``  ⟺  for every context ``x``:
     ``log p(a|x)/p(b|x) = λ · log p(c|x)/p(e|x)``.
@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
 
+import numpy as np
 from sympy import Equivalent, Symbol
 
 from allornone.decision import Decision, Truth
@@ -342,6 +343,8 @@ def parallel_on(side: Side, model, ab, ce, space: str, lam=None) -> ParallelResu
         raise InputFormatError(f"space must be {side.subspace!r} or 'raw', not {space!r}")
     (a, b), (c, e) = side.pairs(model, ab, ce)
     be, X = model.backend, side.rows(model)
+    if not be.exact:
+        return _float_parallel(side, model, (a, b), (c, e), space, lam)
     dab, dce = _difference(X, a, b), _difference(X, c, e)
     if space == "raw":
         return collinear(be, dab, dce, _difference_scale(be, X, a, b), _difference_scale(be, X, c, e), lam, True,
@@ -355,9 +358,64 @@ def proportional_on(side: Side, model, ab, ce, lam=None) -> ParallelResult:
     """:func:`proportional_log_odds` for either side: column differences of
     ``L`` (:data:`TOKENS`) or row differences (:data:`CONTEXTS`)."""
     (a, b), (c, e) = side.pairs(model, ab, ce)
+    if not model.exact:
+        return _float_proportional(side, model, (a, b), (c, e), lam)
     X = side.log_odds(model)
     return collinear(model.backend, _difference(X, a, b), _difference(X, c, e), _log_odds_scale(side, model, a, b),
                      _log_odds_scale(side, model, c, e), lam, True, "log-odds" if side is TOKENS else "log-odds rows")
+
+
+def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResult:
+    """The float side of :func:`parallel_on`: differences with their exact
+    rounding error, projections with the error of the computed projector,
+    judged coordinate by coordinate (:mod:`allornone.numeric.parallel`)."""
+    from allornone.numeric import parallel as fp
+
+    be, X = model.backend, side.rows(model)
+    if lam is not None:
+        lam = ratio_value(be, lam)
+    u, v = fp.raw_difference(X, *ab, model.input_error), fp.raw_difference(X, *ce, model.input_error)
+    decided = True
+    if space != "raw":
+        s = model.structure
+        eps = s.errors.get(side.subspace, 0.0)
+        P = side.projector(s)
+        u = fp.projected_difference(P, eps, u, X[list(ab), :])
+        v = fp.projected_difference(P, eps, v, X[list(ce), :])
+        decided = s.decided
+    d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
+    unique = None if v_zero.undecided else not v_zero.holds
+    if not decided:
+        d = _undecided(d, "an undecided rank lies behind u and v")
+        v_zero = _undecided(v_zero, "an undecided rank lies behind v")
+        unique = None
+    return ParallelResult(d, lam if d.holds else None, unique, space, u.value, v.value, v_zero)
+
+
+def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
+    """The float side of :func:`proportional_on`: ``L[x, a] - L[x, b]`` computed
+    as ``f(x)^T (g(a) - g(b))`` (and dually), context by context against its
+    own rounding bound."""
+    from allornone.numeric import linalg as fl
+    from allornone.numeric import parallel as fp
+
+    be = model.backend
+    if lam is not None:
+        lam = ratio_value(be, lam)
+    X = side.rows(model)
+    if side is TOKENS:
+        reader, reader_err = model.F, None
+    else:
+        reader, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
+        reader_err = E0 if np.any(E0) else None
+    if side is TOKENS and model.input_error:
+        reader_err = model.input_error * np.abs(reader)
+    u = fp.log_odds_difference(reader, fp.raw_difference(X, *ab, model.input_error), reader_err)
+    v = fp.log_odds_difference(reader, fp.raw_difference(X, *ce, model.input_error), reader_err)
+    d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
+    unique = None if v_zero.undecided else not v_zero.holds
+    return ParallelResult(d, lam if d.holds else None, unique, "log-odds" if side is TOKENS else "log-odds rows",
+                          u.value, v.value, v_zero)
 
 
 def parallel(model, ab, ce, space: str = "N", lam=None) -> ParallelResult:
@@ -439,15 +497,16 @@ def same_ratio(be, r1: ParallelResult, r2: ParallelResult) -> Decision:
         return d
     if be.exact:
         return Decision.exact(r1.lam == r2.lam, abs(r1.lam - r2.lam))
-    return be.tolerance.decide(abs(r1.lam - r2.lam), max(_ratio_scale(be, r1), _ratio_scale(be, r2)))
+    return be.tolerance.decide(abs(r1.lam - r2.lam), max(abs(r1.lam), abs(r2.lam)),
+                               _ratio_error(r1) + _ratio_error(r2))
 
 
-def _ratio_scale(be, r: ParallelResult) -> float:
-    """Rounding scale of a float ratio ``λ = <u, v>/<v, v>``: ``|λ|`` and the
-    scale of the residual test divided by the size of ``v`` (a short ``v``
+def _ratio_error(r: ParallelResult) -> float:
+    """Error bound of a float ratio ``λ = <u, v>/<v, v>``: the bound of the
+    residual test that accepted it over the size of ``v`` (a short ``v``
     computed from long rows gives an imprecise ``λ``)."""
-    scale_uv = r.decision.tolerance[0] / be.tolerance.rtol
-    return max(1.0, abs(r.lam), scale_uv / float(abs(r.v).max()))
+    top = float(abs(r.v).max()) if r.v is not None and r.v.size else 0.0
+    return r.decision.tolerance[0] / top if top > 0 else float("inf")
 
 
 # -- proof steps, written once for both sides ---------------------------------

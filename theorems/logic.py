@@ -35,6 +35,7 @@ __all__ = [
     "SameDimension",
     "Diverse",
     "LinearlyIdentified",
+    "readable",
 ]
 
 
@@ -68,7 +69,7 @@ def _predicate(name: str, doc: str):
 
 
 SameDistribution = _predicate("SameDistribution", "p_{f,g} = p_{f~,g~} on X x A, i.e. L = L~.")
-ExtendedLinearEquivalent = _predicate("ExtendedLinearEquivalent", "(f, g) ~EL (f~, g~): EL1-EL3 of THEORY section 3.")
+ExtendedLinearEquivalent = _predicate("ExtendedLinearEquivalent", "(f, g) ~EL (f~, g~): EL1-EL3 of docs/theory/index.md.")
 SameDimension = _predicate("SameDimension", "d = d~.")
 Diverse = _predicate("Diverse", "SF = SG = R^d.")
 LinearlyIdentified = _predicate(
@@ -111,3 +112,67 @@ def evaluate3(expr: Boolean, values: Mapping[Boolean, Truth]) -> Truth:
             return U
         return H if len(set(args)) == 1 else F
     raise TypeError(f"cannot evaluate {type(expr).__name__} three-valued")
+
+
+_CONNECTIVES = {And: " ∧ ", Or: " ∨ ", Implies: " ⟹ ", Equivalent: " ⟺ "}
+
+
+def _symbol_text(name: str) -> str:
+    """``\\tilde{f}`` as ``f̃``, ``\\Gamma`` as ``Γ``, ``\\lambda`` as ``λ``."""
+    import re
+    import unicodedata
+
+    def greek(m):
+        word = m.group(1)
+        case = "CAPITAL" if word[0].isupper() else "SMALL"
+        try:
+            # Unicode spells lambda "LAMDA"
+            return unicodedata.lookup(f"GREEK {case} LETTER {word.upper().replace('LAMBDA', 'LAMDA')}")
+        except KeyError:
+            return word
+
+    if re.fullmatch(r"[a-z]{3,}|[A-Z][a-z]{2,}", name):  # a spelt-out Greek letter: lambda, Gamma
+        return greek(re.match(r"(.*)", name))
+    name = re.sub(r"\\(tilde|hat)\{([^{}]*)\}", lambda m: m.group(2) + ("\u0303" if m.group(1) == "tilde" else "\u0302"),
+                  name)
+    return re.sub(r"\\([A-Za-z]+)", greek, name)
+
+
+def readable(expr) -> str:
+    """A statement as one line of plain Unicode text, for terminals.
+
+    Parameters
+    ----------
+    expr : sympy Boolean
+        A statement built from the predicates of this module (or one of its
+        atoms or symbols).
+
+    Returns
+    -------
+    str
+        ``⟹``, ``⟺``, ``∧``, ``∨``, ``¬`` for the connectives, compound operands
+        in parentheses, and symbol names without LaTeX (``f̃``, ``Γ``, ``λ``).
+
+    Examples
+    --------
+    >>> m1, m2 = model_symbols(2)
+    >>> readable(Implies(Diverse(m1), SameDistribution(m1, m2)))
+    'Diverse(f) ⟹ SameDistribution(f, f̃)'
+    >>> readable(Symbol(r"\\tilde{\\Gamma}")), readable(Symbol("lambda"))
+    ('Γ̃', 'λ')
+    """
+    if isinstance(expr, Predicate):
+        return f"{type(expr).__name__}({', '.join(readable(a) for a in expr.args)})"
+    if isinstance(expr, Symbol):
+        return _symbol_text(expr.name)
+    if isinstance(expr, Not):
+        return "¬" + _operand(expr.args[0])
+    for kind, sep in _CONNECTIVES.items():
+        if isinstance(expr, kind):
+            return sep.join(_operand(a) for a in expr.args)
+    return _symbol_text(str(expr))
+
+
+def _operand(expr) -> str:
+    text = readable(expr)
+    return f"({text})" if isinstance(expr, (And, Or, Implies, Equivalent)) else text

@@ -22,6 +22,7 @@ import random
 import time
 
 from allornone.errors import AllOrNoneError
+from allornone.theorems.logic import readable
 
 __all__ = ["format_value", "find_instance", "print_proof", "resolve", "proof_subjects"]
 
@@ -136,7 +137,7 @@ def print_proof(rec, seed: int, console, generic: bool = False) -> int:
     console.print(f"[bold]{rec.number}[/]: {rec.title}")
     console.print(rec.summary, markup=False)
     if not construction:
-        console.print(f"statement: {rec.statement}", markup=False)
+        console.print(f"statement: {readable(rec.statement)}", markup=False)
         for h in rec.hypotheses:
             console.print(f"hypothesis {h.name}: {h.description}", markup=False)
     console.print(f"\ninstance ({inst.kind}, seed {seed}, exact):", markup=False)

@@ -65,6 +65,11 @@ class Hypothesis:
     name: str
     description: str
     atom: Boolean
+    implied: str = ""
+    """Non-empty when the other hypotheses imply this one (on the instances where
+    the conclusion's truth depends on it): why. Such a hypothesis is kept because
+    the paper states it; dropping it has no counterexample, and a proof step
+    checks the implication on every instance."""
 
 
 @dataclass(frozen=True)

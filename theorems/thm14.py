@@ -1,6 +1,6 @@
 r"""Theorem 14 (relational linearity is all or none) and Appendix D.1.
 
-As encoded here (THEORY section 9). A query ``q`` is a finite set ``S`` of
+As encoded here (docs/results/thm14.md). A query ``q`` is a finite set ``S`` of
 pairs of context indices ``(s, s⊕q)``; a readout subspace ``Γ ⊆ R^d`` is given
 by a ``d x r`` matrix whose columns span it.
 
@@ -56,7 +56,8 @@ from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
 from allornone.symbolic.model import ExactModel
-from allornone.theorems import thm5
+from allornone.theorems import lem8, readouts, thm5
+from allornone.theorems.readouts import TokenPairs, log_odds_criterion, tokens
 from allornone.theorems.logic import Predicate, SameDistribution, model_symbols
 from allornone.theorems.record import Edge, Hypothesis, Instance, ProofStep, StepOutcome, TheoremRecord
 
@@ -70,6 +71,9 @@ __all__ = [
     "Probe",
     "ReadoutSubspace",
     "relational_linearity",
+    "tokens",
+    "TokenPairs",
+    "log_odds_criterion",
     "gamma_in_N",
     "transport_gamma",
     "transport",
@@ -156,7 +160,9 @@ def _gamma(model, gamma):
     """Basis (independent columns, ``d x r``), projector ``P_Γ`` and whether the
     dimension was decided."""
     be = model.backend
-    G = _as_matrix(model, gamma, "gamma")
+    # a readout named by tokens is this model's own Γ_T
+    G = readouts.token_readout(model, gamma) if isinstance(gamma, readouts.TokenPairs) else \
+        _as_matrix(model, gamma, "gamma")
     if G.shape[0] != model.d:
         raise ShapeError(f"gamma: expected a d x r matrix whose columns span Γ (d = {model.d}), got shape "
                          f"{G.shape[0]}x{G.shape[1]}")
@@ -191,7 +197,8 @@ def _ones(be, count: int):
 
 
 def _undecided(d: Decision) -> Decision:
-    return d if d.fails else Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
+    """A verdict whose structure (a rank) is undecided: undecided, whatever its residual said."""
+    return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
 
 
 def _mark_undecided(result):
@@ -199,7 +206,7 @@ def _mark_undecided(result):
     return result
 
 
-def _regress(model, pairs, Y, y_scale: float, reading: str):
+def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0):
     """Regress ``Y`` (``|S| x c``) on ``X = [F_S P_M, 1]`` (reading ``M``) or
     ``[F_S, 1]``: ``(X, Θ = X^+ Y, residual decision, rank X, decided)``.
 
@@ -212,21 +219,61 @@ def _regress(model, pairs, Y, y_scale: float, reading: str):
     FS = model.F[[s for s, _ in pairs], :]
     inputs = FS @ model.projector_M if reading == "M" else FS
     ones = _ones(be, len(pairs))
+    if be.exact:
+        X = be.hstack(inputs, ones)
+        rank, decided = be.rank(X)
+        Theta = be.pinv(X, rank) @ Y
+        dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), y_scale))
+        return X, Theta, dec, rank, True
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    # The intercept column is brought to the size of the inputs by a power of two,
+    # for the rank decision and the solve alike (then scaled back), so that
+    # neither depends on the units of f.
+    # (the raw rows of F set that size: projected inputs may be pure rounding noise)
+    c = float(np.ldexp(1.0, fl.row_exponents(np.array([[be.scale(FS) or 1.0]]))[0]))
+    Xs = be.hstack(inputs, ones * c)
+    # Reading M, the inputs carry the error of P_M at the size of the rows of F.
+    noise = model.structure.errors.get("M", 0.0) * fl.norm2(FS) if reading == "M" else 0.0
+    rank, decided, sv, bound = fl._rank_of(Xs, None, model.tolerance, noise)
+    Theta_s = fl.pinv(Xs, rank) @ Y
+    Theta = be.vstack(Theta_s[:-1], Theta_s[-1:] * c)
     X = be.hstack(inputs, ones)
-    rank, decided = be.rank(X if be.exact else be.hstack(inputs, ones * (be.scale(inputs) or 1.0)))
-    Theta = be.pinv(X, rank) @ Y
-    dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), y_scale))
+    # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
+    # and the readouts carry their own error, which a least-squares residual passes on
+    extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s) + y_error
+    size = max(be.scale(Xs, Theta_s), y_scale)
+    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, size,
+                              extra + 64 * fl.UNIT_ROUNDOFF * size)
+    if dec.holds and extra * be.tolerance.gap > size:
+        # an error bound as large as the readouts themselves: a fit says nothing
+        dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     decided = decided and (reading == "any" or model.structure.decided)
+    # how far the fitted map can be from the exact one: (dY + dX |Θ|) / sigma_r
+    if rank:
+        dec.detail["theta_error"] = float((bound * fl.norm2(Theta_s) + y_error) / sv[rank - 1])
     return X, Theta, (dec if decided else _undecided(dec)), rank, decided
 
 
-def _input_subspace(be, W, P, readout_scale: float, input_scale: float):
+def _input_subspace(be, W, P, readout_scale: float, input_scale: float, noise: float = 0.0):
     """A basis of ``Γ_q = Im(W^T P_Γ)`` and whether its dimension was decided.
 
     ``W`` maps inputs to readouts, so on the float side its singular values are
     judged against readout size over input size, not against ``W`` itself
-    (whose entries may be pure rounding noise) nor the readout size alone."""
-    return be.column_basis(W.T @ P, readout_scale / input_scale if input_scale else None)
+    (whose entries may be pure rounding noise) nor the readout size alone, plus
+    ``noise``: how far the fitted ``W`` can be from the exact one."""
+    scale = readout_scale / input_scale if input_scale else None
+    if be.exact or not noise:
+        return be.column_basis(W.T @ P, scale)
+    from allornone.numeric.linalg import _rank_of
+
+    X = W.T @ P
+    r, decided, _, _ = _rank_of(X, scale, be.tolerance, noise)
+    import numpy as np
+
+    return np.linalg.svd(X)[0][:, :r], decided
 
 
 # -- relational linearity -------------------------------------------------------------
@@ -286,7 +333,7 @@ class RelationalLinearity:
         return None if self.gamma_q is None else self.gamma_q.shape[1]
 
 
-def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalLinearity:
+def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0) -> RelationalLinearity:
     r"""Decide whether ``model`` is relationally linear for the query given by
     ``pairs`` on ``Γ = span(columns of gamma)``:
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
@@ -294,7 +341,10 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     Reading ``"M"`` regresses ``F_{S⊕q} P_Γ`` on ``[F_S P_M, 1]`` (so that
     ``Γ_q ⊆ M``); reading ``"any"`` on ``[F_S, 1]``; it holds iff that linear
     system is consistent. Exact on an exact model; on a float model the verdict
-    is three-valued and undecided when a rank decision was.
+    is three-valued and undecided when a rank decision was; ``gamma_error``
+    (float side) bounds the error of ``gamma`` itself when it was computed (the
+    sine of the angle to the exact ``Γ``), which the readouts then carry at the
+    size of the rows of ``F``.
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
@@ -309,6 +359,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     'not relationally linear'
     >>> relational_linearity(m.to_float(), [(0, 3), (1, 4), (2, 5)], [[1.0], [0.0]]).verdict
     'relationally linear'
+
+    ``gamma`` may name the readout by token pairs, ``tokens([(a, b), ...])``:
+    it is then the model's own ``Γ_T = span{P_N(g(a) - g(b))}``.
+
+    >>> relational_linearity(m, [(0, 3), (1, 4), (2, 5)], tokens([(1, 0)])).gamma.to_fractions()
+    [['1'], ['0']]
     """
     _check_model(model)
     reading = _check_reading(reading)
@@ -317,7 +373,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
     basis, P, g_decided = _gamma(model, gamma)
     FT = model.F[[t for _, t in pairs], :]
     Y = FT @ P
-    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading)
+    y_error = 0.0
+    if gamma_error and not be.exact:
+        from allornone.numeric.linalg import norm2
+
+        y_error = 2 * float(gamma_error) * norm2(FT)
+    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading, y_error)
     decided = r_decided and g_decided
     if not decided:
         decision = _undecided(decision)
@@ -331,7 +392,8 @@ def relational_linearity(model, pairs, gamma, reading: str = "M") -> RelationalL
         W = P @ Theta[:d, :].T
         res.W = W @ model.projector_M if reading == "M" else W
         res.b = P @ Theta[d:, :].T
-        res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, be.scale(X[:, :d]))
+        res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, be.scale(X[:, :d]),
+                                          decision.detail.get("theta_error", 0.0))
         res.decided = decided and ok
     return res
 
@@ -349,8 +411,9 @@ def gamma_in_N(model, gamma) -> Decision:
     basis, _, decided = _gamma(model, gamma)
     if basis.shape[1] == 0:
         return be.decision(True)
-    d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis)
-    return d if decided or d.fails else _undecided(d)
+    d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis,
+                    extra=model.structure.errors.get("N", 0.0))
+    return d if decided and model.structure.decided else _undecided(d)
 
 
 def _certificate(a, b, certificate):
@@ -381,19 +444,28 @@ def _equivalent_certificate(a, b, certificate):
 
 
 def _transport_gamma(model, twin, gamma, cert):
-    """``(Γ~, decided)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
-    basis of ``ker (I - P_Γ) B* V``."""
+    """``(Γ~, decided, error)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
+    basis of ``ker (I - P_Γ) B* V``; ``error`` bounds the sine of the angle
+    between the computed and the exact ``Γ~`` (float side; 0 when exact)."""
     be = model.backend
     _, P, decided = _gamma(model, gamma)
     V = twin.basis_N
     if V.shape[1] == 0:
-        return be.zeros(twin.d, 0), decided
+        return be.zeros(twin.d, 0), decided, 0.0
     K = (be.eye(model.d) - P) @ cert.B @ V
     if be.exact:
         C = ql.nullspace(K)
-        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True
-    r, ok = be.rank(K, be.scale(P, cert.B, V))
-    return V @ np.linalg.svd(K)[2][r:].T, decided and ok
+        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0
+    # K carries the errors of B* and of the basis of N~ (at the size of B*)
+    from allornone.numeric.linalg import _rank_of, norm2
+
+    eps_N = twin.structure.errors.get("N", 0.0)
+    noise = cert.errors.get("B", 0.0) + eps_N * norm2(cert.B)
+    r, ok, sv, bound = _rank_of(K, be.scale(P, cert.B, V), twin.tolerance, noise)
+    # the kernel moves by the noise over the smallest singular value kept out of it
+    error = eps_N + (bound / sv[r - 1] if r else 0.0)
+    ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
+    return V @ np.linalg.svd(K)[2][r:].T, ok, float(error)
 
 
 def transport_gamma(model, twin, gamma, certificate=None):
@@ -434,7 +506,7 @@ class Transported:
 
 def transport(model, twin, result: RelationalLinearity, certificate=None) -> Transported:
     r"""Carry a relational linearity of ``model`` reading ``M`` to ``twin``
-    (Theorem 14's proof, THEORY section 9): with Theorem 5's certificate
+    (Theorem 14's proof, docs/results/thm14.md): with Theorem 5's certificate
     ``(A*, B*)``, ``Γ~ = (B*|Ñ)^{-1}(Γ)``,
     :math:`\tilde W^\top \tilde u = \tilde P_{\tilde M} A^{*\top} W^\top B^* \tilde u`,
     :math:`\tilde u^\top \tilde b = u^\top b` with ``u = B* ũ``; then check the
@@ -463,7 +535,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
                              "(Appendix D.1); Theorem 14 does not transport it")
     if not gamma_in_N(model, result.gamma).holds:
         raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
-    gt, gt_decided = _transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
     bt = Pt @ cert.B.T @ result.b
@@ -565,8 +637,8 @@ def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
 
 
 def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
-    """The probe that a relational linearity reading ``M`` implies (THEORY
-    section 9): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
+    """The probe that a relational linearity reading ``M`` implies (see
+    docs/results/thm14.md): if ``u = P_N(g(a) - g(b)) ∈ Γ`` then ``w = W^T u ∈ Γ_q ⊆ M`` and
     ``c = b^T u`` give ``log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c`` on ``S``.
     ``applicable`` says whether ``u ∈ Γ``; ``decision`` that ``u ∈ Γ``, the
     result holds, ``w ∈ M`` and the probe fits.
@@ -640,8 +712,8 @@ class ReadoutSubspace:
 
 
 def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
-    """Decide the linear-subspace property implied by ``result`` (THEORY
-    section 9): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
+    """Decide the linear-subspace property implied by ``result`` (see
+    docs/results/thm14.md): every ``P_Γ f(s⊕q) - P_Γ b`` lies in ``P_Γ W(Γ_q)``, a subspace
     of dimension at most ``dim Γ_q``.
 
     >>> from allornone.symbolic import ExactModel
@@ -691,9 +763,16 @@ class RelationallyLinearReadingM(Predicate):
     """Relationally linear with input subspace ``Γ_q ⊆ M``."""
 
 
+class ReadoutsSeen(Predicate):
+    """Neither model's readout is ``{0}``: ``Γ~ != {0}`` and ``Γ_T != {0}``
+    (so no relational linearity holds vacuously)."""
+
+
 f1_, f2_ = model_symbols(2)
 S_ = Symbol("S")
 GAMMA_, GAMMA_T = Symbol(r"\Gamma"), Symbol(r"\tilde{\Gamma}")
+T_ = Symbol("T")
+GT1_, GT2_ = Symbol(r"\Gamma_T"), Symbol(r"\tilde{\Gamma}_T")
 
 ATOMS = {
     "same_distribution": SameDistribution(f1_, f2_),
@@ -703,16 +782,25 @@ ATOMS = {
     "rel_lin~": RelationallyLinear(f2_, S_, GAMMA_T),
     "rel_lin_M": RelationallyLinearReadingM(f1_, S_, GAMMA_),
     "rel_lin_M~": RelationallyLinearReadingM(f2_, S_, GAMMA_T),
+    "readouts_seen": ReadoutsSeen(f1_, f2_, GAMMA_, T_),
+    "rel_lin_T": RelationallyLinear(f1_, S_, GT1_),
+    "rel_lin_T~": RelationallyLinear(f2_, S_, GT2_),
+    "rel_lin_T_M": RelationallyLinearReadingM(f1_, S_, GT1_),
+    "rel_lin_T_M~": RelationallyLinearReadingM(f2_, S_, GT2_),
 }
 HYPOTHESES = (
     Hypothesis("same distribution", "L = L~ (Theorem 5: the models are ~EL, with certificate A*, B*)",
                ATOMS["same_distribution"]),
     Hypothesis("Γ ⊆ N", "the readout subspace lies in N; Γ~ := (B*|Ñ)^{-1}(Γ)", ATOMS["gamma_in_N"]),
     Hypothesis("Γ_q ⊆ M", "in both models, a relational linearity (if any) can be had with input subspace "
-               "Γ_q ⊆ M (reading only M)",
-               And(Implies(ATOMS["rel_lin"], ATOMS["rel_lin_M"]), Implies(ATOMS["rel_lin~"], ATOMS["rel_lin_M~"]))),
+               "Γ_q ⊆ M (reading only M), on Γ, Γ~ and on each model's own Γ_T",
+               And(Implies(ATOMS["rel_lin"], ATOMS["rel_lin_M"]), Implies(ATOMS["rel_lin~"], ATOMS["rel_lin_M~"]),
+                   Implies(ATOMS["rel_lin_T"], ATOMS["rel_lin_T_M"]),
+                   Implies(ATOMS["rel_lin_T~"], ATOMS["rel_lin_T_M~"]))),
     Hypothesis("enough pairs", "(evidence filter, not needed for truth) |S| exceeds rank [F_S, 1] in both models, "
                "so not every readout fits", ATOMS["enough_pairs"]),
+    Hypothesis("readouts seen", "(evidence filter, not needed for truth) Γ~ != {0} and Γ_T != {0}, so that no "
+               "side holds vacuously on an empty readout", ATOMS["readouts_seen"]),
 )
 
 
@@ -725,6 +813,10 @@ class _Analysis:
     in_N: Decision
     results: dict
     enough: Decision
+    tokens: Any = None
+    gamma_T: tuple = ()
+    criteria: tuple = ()
+    seen: Decision | None = None
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -741,20 +833,42 @@ def _analyse(models, params) -> _Analysis:
     a.check_comparable(b)
     pairs = _check_pairs(a, params["pairs"])
     gamma = _as_matrix(a, params["gamma"], "gamma")
+    if params.get("probe") is not None:
+        from allornone.theorems.lem8 import token_pair
+
+        token_pair(a, params["probe"], "probe")
     cert = thm5.el_certificate(a, b)
-    gamma_t, gt_decided = _transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided, gt_error = _transport_gamma(a, b, gamma, cert)
     results = {}
-    for name, model, g in (("", a, gamma), ("~", b, gamma_t)):
+    for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_error)):
         for reading in READINGS:
-            r = relational_linearity(model, pairs, g, reading)
+            r = relational_linearity(model, pairs, g, reading, gamma_error=g_err)
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             results[(name, reading)] = r if gt_decided or not name else _mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
     enough = a.backend.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
                                 ranks=[r.regressor_rank for r in trivial], pairs=len(pairs))
-    out = _Analysis(gamma, gamma_t, cert, thm5.same_distribution(a, b), gamma_in_N(a, gamma), results, enough)
+    T = _params_tokens(a, params)
+    gamma_T = tuple(readouts.token_readout(m, T) for m in (a, b))
+    for name, model in (("", a), ("~", b)):
+        for reading in READINGS:
+            results[(name + "T", reading)] = relational_linearity(model, pairs, T, reading)
+    criteria = tuple(log_odds_criterion(m, pairs, T) for m in (a, b))
+    dims = [gamma_t.shape[1], results[("T", "M")].dim_gamma]
+    seen = a.backend.decision(min(dims) > 0, decided=gt_decided and results[("T", "M")].decided,
+                              dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
+    out = _Analysis(gamma, gamma_t, cert, thm5.same_distribution(a, b), gamma_in_N(a, gamma), results, enough,
+                    T, gamma_T, criteria, seen)
     _CACHE[a] = (weakref.ref(b), params, out)
     return out
+
+
+def _params_tokens(model, params) -> TokenPairs:
+    """The instance's token pairs ``T``; without any, every token against the
+    pivot (then ``Γ_T = N``)."""
+    if params.get("tokens"):
+        return tokens(params["tokens"])
+    return tokens([(y, model.pivot) for y in range(model.n) if y != model.pivot])
 
 
 def decide(models, params) -> dict[str, Decision]:
@@ -770,6 +884,11 @@ def decide(models, params) -> dict[str, Decision]:
         "rel_lin~": r[("~", "any")].decision,
         "rel_lin_M": r[("", "M")].decision,
         "rel_lin_M~": r[("~", "M")].decision,
+        "readouts_seen": an.seen,
+        "rel_lin_T": r[("T", "any")].decision,
+        "rel_lin_T~": r[("~T", "any")].decision,
+        "rel_lin_T_M": r[("T", "M")].decision,
+        "rel_lin_T_M~": r[("~T", "M")].decision,
     }
     rm = r[("", "M")]
     a = models[0]
@@ -820,7 +939,11 @@ def sample(rng: random.Random, i: int) -> Instance:
         outside = ql.as_qmatrix([[rng.randint(-2, 2)] for _ in range(model.d)])
         gamma = ql.QMatrix.hstack(gamma, outside)
     twin = _twin(model, rng, kind)
-    return Instance(kind, (model, twin), {"pairs": inst.pairs, "gamma": gamma, "probe": inst.probe})
+    # the readout named by tokens: all of N when Γ = N was planted, else the planted probe pair (Γ_T ⊆ Γ)
+    toks = [(y, model.pivot) for y in range(model.n) if y != model.pivot] if "Γ = N" in kind or not inst.probe \
+        else [tuple(inst.probe)]
+    return Instance(kind, (model, twin), {"pairs": inst.pairs, "gamma": gamma, "probe": inst.probe,
+                                          "tokens": tuple(toks)})
 
 
 # -- proof steps ------------------------------------------------------------------------------
@@ -942,7 +1065,7 @@ def _probe_tokens(model, result, params):
     for a, b in candidates:
         u = model.projector_N @ model.unembedding_difference(a, b)
         if be.vanishes(u - result.projector @ u, result.projector, u).holds and \
-                not be.vanishes(u, model.projector_N, model.G).holds:
+                not be.vanishes(u, model.projector_N, model.G.T).holds:
             return a, b
     return None
 
@@ -982,6 +1105,47 @@ def _step_subspace(models, params) -> StepOutcome:
                         sub.readout_dim, "on f~": sub_t.readout_dim})
 
 
+def _step_token_log_odds(models, params) -> StepOutcome:
+    an = _analyse(models, params)
+    checks = []
+    for m, GT in zip(models, an.gamma_T):
+        be = m.backend
+        ell = readouts.readout_log_odds(m, an.tokens)
+        checks += [be.vanishes(m.F @ GT - ell, m.F, m.projector_N, m.G.T),
+                   be.vanishes(GT - m.projector_N @ GT, m.projector_N, GT)]
+    return StepOutcome(Decision.all(checks), {"T": an.tokens.pairs, "Γ_T": an.gamma_T[0], "Γ~_T": an.gamma_T[1]})
+
+
+def _step_token_certificate(models, params) -> StepOutcome:
+    an, why = _premises(models, params, need_N=False)
+    if why:
+        return StepOutcome.not_applicable(why)
+    a = models[0]
+    GT, GTt = an.gamma_T
+    d = a.backend.vanishes(GT - an.cert.B @ GTt, an.cert.B, GTt)
+    return StepOutcome(d, {"Γ_T - B* Γ~_T": d.residual})
+
+
+def _criterion_step(which: int):
+    def check(models, params) -> StepOutcome:
+        an = _analyse(models, params)
+        m = models[which]
+        rep = an.results[("~T" if which else "T", "M")]
+        crit = an.criteria[which]
+        return StepOutcome(lem8.agree(m.backend, rep.decision, crit.decision),
+                           {"on Γ_T reading M": rep.verdict, "from L": crit.verdict})
+    return check
+
+
+def _step_token_all_or_none(models, params) -> StepOutcome:
+    an = _analyse(models, params)
+    if not an.same.holds:
+        return StepOutcome.not_applicable("L != L~")
+    a = models[0]
+    r1, r2 = an.results[("T", "M")].decision, an.results[("~T", "M")].decision
+    return StepOutcome(lem8.agree(a.backend, r1, r2), {"f on Γ_T": r1.truth.value, "f~ on Γ~_T": r2.truth.value})
+
+
 STEPS = (
     ProofStep("certificate", "L = L~ gives Theorem 5's certificate A*, B* with EL1-EL3",
               "Theorem 5", _step_certificate, ("thm5",)),
@@ -1010,13 +1174,31 @@ STEPS = (
               "likewise on f~, with the same affine dimension",
               "P_Γ f(s⊕q) - P_Γ b = P_Γ W P_Γq f(s); the readout transport preserves readout coordinates",
               _step_subspace, ("=>", "readout transport")),
+    ProofStep("token readouts are log-odds", "for every (a, b) ∈ T, u = P_N(g(a) - g(b)) ∈ N has u^T f(x) = "
+              "L[x, a] - L[x, b] for every context, in each model (Γ_T from its own g)",
+              "F4: f(x)^T v = (P_M f(x))^T P_N v for v ∈ SG, and f(x)^T (g(a) - g(b)) is the log-odds",
+              _step_token_log_odds, ("F4",)),
+    ProofStep("Γ_T = B* Γ~_T", "Theorem 5's certificate maps each P~(g~(a) - g~(b)) to P_N(g(a) - g(b)): the twin's "
+              "own Γ~_T is (B*|Ñ)^{-1}(Γ_T), with no certificate needed to name it",
+              "EL2 on differences of tokens", _step_token_certificate, ("EL2",)),
+    ProofStep("criterion (f)", "f is relationally linear on Γ_T reading M iff every L[s⊕q, a] - L[s⊕q, b] is an affine "
+              "function of the row L[s, :] over S (decided from L alone)",
+              "functionals of P_M f(s) are functionals of L[s, :]: u ↦ (u^T g_0(y))_y is injective on M (F6) and "
+              "P_M P_N maps N onto M (F2)", _criterion_step(0), ("token readouts are log-odds", "F6", "F2")),
+    ProofStep("criterion (f~)", "the same for f~ on its own Γ~_T", "the criterion applied to (f~, g~)",
+              _criterion_step(1), ("criterion (f)",)),
+    ProofStep("all or none (tokens)", "if L = L~: f is relationally linear on Γ_T reading M iff f~ is on Γ~_T reading "
+              "M~ (no certificate)", "both are the same statement about the same L (the two criteria)",
+              _step_token_all_or_none, ("criterion (f)", "criterion (f~)")),
 )
 
 
 # -- edges ------------------------------------------------------------------------------------
 
-def _inst(kind, model, twin, pairs, gamma, probe=None) -> Instance:
-    return Instance(kind, (model, twin), {"pairs": tuple(pairs), "gamma": ql.as_qmatrix(gamma), "probe": probe})
+def _inst(kind, model, twin, pairs, gamma, probe=None, toks=None) -> Instance:
+    toks = toks or ([tuple(probe)] if probe else [(y, model.pivot) for y in range(model.n) if y != model.pivot])
+    return Instance(kind, (model, twin), {"pairs": tuple(pairs), "gamma": ql.as_qmatrix(gamma), "probe": probe,
+                                          "tokens": tuple(tuple(p) for p in toks)})
 
 
 def _edge_d1(rng):
@@ -1034,9 +1216,10 @@ def _planted_d2():
 
 def _edge_gamma_outside_N(rng):
     model, pairs = _planted_d2()
-    # Γ = span e_1 reads the hidden coordinate of f(s⊕q), which is no affine function of f(s)
+    # Γ = span(e_0 + e_1) mixes the hidden coordinate of f(s⊕q), which is no affine function of f(s),
+    # into the readout; Γ ∩ N = {0} would leave the twin an empty readout, so Γ = R^2: Γ~ = N~ != {0}
     twin = gen.b5_twin(model, a=1, b=0, T=[[1]], R=[[1, 0], [0, 1]], c=[0, 0])
-    return _inst("Γ = hidden direction", model, twin, pairs, [[0], [1]], (1, 0))
+    return _inst("Γ = identified + hidden", model, twin, pairs, [[1, 0], [0, 1]], (1, 0))
 
 
 def _edge_not_same(rng):
@@ -1070,14 +1253,17 @@ def _edge_few_pairs(rng):
 EDGES = (
     Edge("Appendix D.1", "drop",
          "d = 2, two tokens: f(s⊕q) copies the hidden coordinate of f(s) into the identified one; relationally "
-         "linear only through Γ_q = span e_1 ⊄ M. Its B.5 twin with the hidden coordinate cubed has no W, b at all",
-         _edge_d1, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "rel_lin": True,
-                    "rel_lin_M": False, "rel_lin~": False}, "Γ_q ⊆ M"),
+         "linear only through Γ_q = span e_1 ⊄ M. Its B.5 twin with the hidden coordinate cubed has no W, b at all; "
+         "the same with each model's own token readout Γ_T (T = {(1, 0)}, Γ_T = N != {0})",
+         _edge_d1, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "readouts_seen": True,
+                    "rel_lin": True, "rel_lin_M": False, "rel_lin~": False, "rel_lin_T": True, "rel_lin_T_M": False,
+                    "rel_lin_T~": False}, "Γ_q ⊆ M"),
     Edge("Γ reads a hidden direction", "drop",
-         "Γ = span e_1 (hidden, outside N): P_Γ f(s⊕q) is no affine function of f(s), while Γ~ = (B*|Ñ)^{-1}(Γ) = {0} "
-         "fits trivially", _edge_gamma_outside_N,
-         {"same_distribution": True, "gamma_in_N": False, "enough_pairs": True, "rel_lin": False, "rel_lin~": True},
-         "Γ ⊆ N"),
+         "Γ = R^2 (the identified e_0 and the hidden e_1, so Γ ⊄ N): P_Γ f(s⊕q) = f(s⊕q) is no affine function of "
+         "f(s) (its hidden coordinate is not), while on Γ~ = (B*|Ñ)^{-1}(Γ ∩ N) = Ñ != {0} the twin is relationally "
+         "linear; the token readout Γ_T = N is shared", _edge_gamma_outside_N,
+         {"same_distribution": True, "gamma_in_N": False, "enough_pairs": True, "readouts_seen": True,
+          "rel_lin": False, "rel_lin~": True, "rel_lin_T": True, "rel_lin_T~": True}, "Γ ⊆ N"),
     Edge("different distribution", "drop",
          "one readout f(s⊕q) of a relationally linear model moved: a model with another distribution need not be",
          _edge_not_same, {"same_distribution": False, "gamma_in_N": True, "rel_lin": True, "rel_lin~": False},
@@ -1102,11 +1288,14 @@ RECORD = TheoremRecord(
     title="Relational linearity is all or none (and Appendix D.1)",
     summary="If L = L~ and Γ ⊆ N: f is relationally linear for q on Γ with Γ_q ⊆ M iff f~ is, on "
             "Γ~ = (B*|Ñ)^{-1}(Γ), with Γ~_q ⊆ M~; likewise the implied probes and readout subspaces. "
-            "Reading outside M (Appendix D.1) is not shared.",
+            "With a readout named by token pairs T, each model's own Γ_T = span{P_N(g(a) - g(b))}: the same "
+            "all-or-none, decided from L alone. Reading outside M (Appendix D.1) is not shared.",
     atoms=ATOMS,
     hypotheses=HYPOTHESES,
-    conclusion=Equivalent(ATOMS["rel_lin"], ATOMS["rel_lin~"]),
-    conclusion_text="P_Γ f(s⊕q) = P_Γ(W f(s) + b) on S for some W, b iff the same holds for f~ on Γ~",
+    conclusion=And(Equivalent(ATOMS["rel_lin"], ATOMS["rel_lin~"]),
+                   Equivalent(ATOMS["rel_lin_T"], ATOMS["rel_lin_T~"])),
+    conclusion_text="P_Γ f(s⊕q) = P_Γ(W f(s) + b) on S for some W, b iff the same holds for f~ on Γ~; and "
+                    "likewise on each model's own token readout Γ_T (no certificate)",
     decide=decide,
     sample=sample,
     steps=STEPS,

@@ -1,6 +1,6 @@
 r"""Theorem 15 (only parallelism inside N is shared).
 
-As encoded here (THEORY section 8): if ``L = L~`` then for all tokens
+As encoded here (docs/results/thm15.md): if ``L = L~`` then for all tokens
 ``a, b, c, e`` and every ratio ``λ``,
 
     ``P_N(g(a) - g(b)) = λ P_N(g(c) - g(e))``  ⟺  ``P~_Ñ(g~(a) - g~(b)) = λ P~_Ñ(g~(c) - g~(e))``.
@@ -95,7 +95,7 @@ def instance(kind: str, model, twin, ab, ce, lam) -> Instance:
 
 _KINDS = (("b5", "raw parallel"), ("b5", "parallel after projection only"), ("basis", "raw parallel"),
           ("b5", "wrong lambda"), ("b5", "lambda = 0"), ("b5", "degenerate pair"), ("b5", "not parallel"),
-          ("perturbed", "raw parallel"))
+          ("perturbed", "raw parallel"), ("diverse", "raw parallel"), ("diverse", "not parallel"))
 
 
 def _b5(model, rng):
@@ -104,12 +104,36 @@ def _b5(model, rng):
     return gen.b5_twin(model, rng, a=a, b=rng.randint(0 if k + a else 1, 2))
 
 
+def _diverse_pair(rng, kind: str):
+    """Diversity on both sides of the equivalence: a diverse model (``d >= 2``)
+    with ``g(a) - g(b) = λ (g(c) - g(e))`` planted (``raw parallel``) or not, and
+    a diverse twin (a change of basis, or a B.5 twin with ``a = b = 0``: random
+    ``T``, ``R`` and offset)."""
+    while True:
+        d = rng.randint(2, 3)
+        n = rng.randint(d + 2, d + 4)
+        model = gen.random_model(rng, rng.randint(d, d + 2), n, d, d, d, pivot=rng.randrange(n))
+        ab, ce = planting.choose_indices(rng, n)
+        lam = rng.choice(planting.RATIOS)
+        if kind == "raw parallel":
+            model = planting.plant_parallel(model, ab, ce, lam)
+        # planting (or chance) can lower rank G_0 below d; draw again then
+        if model.is_diverse().holds and (kind == "raw parallel" or not parallel(model, ab, ce, "raw", lam).holds):
+            break
+    twin = gen.change_of_basis(model, rng=rng) if rng.random() < 0.5 else gen.b5_twin(model, rng, a=0, b=0)
+    return model, twin, ab, ce, lam
+
+
 def sample(rng: random.Random, i: int) -> Instance:
     """A model with a planted pair (see :mod:`allornone.symbolic.parallel`) and
     a twin: a B.5 twin (random ``T``, ``R``, offset and non-linear ``φ``, ``ψ``),
     a change of basis, or -- so that the hypothesis also fails sometimes -- a
-    model whose log-odds of token ``a`` (or ``b``) differ in one context."""
+    model whose log-odds of token ``a`` (or ``b``) differ in one context; and two
+    kinds in which both models are diverse, with raw parallelism planted or
+    absent, so that the diversity step is exercised on both of its sides."""
     how, kind = _KINDS[i % len(_KINDS)]
+    if how == "diverse":
+        return instance(f"both diverse, {kind}", *_diverse_pair(rng, kind))
     pp = planting.planted_pair(rng, kind)
     model = pp.model
     if how == "b5":

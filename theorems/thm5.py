@@ -1,6 +1,6 @@
 r"""Theorem 5 (identifiability): ``L = L~  <=>  (f, g) ~EL (f~, g~)``.
 
-As encoded here (THEORY sections 3--4): two models on the same contexts,
+As encoded here (docs/theory/index.md and docs/results/thm5.md): two models on the same contexts,
 vocabulary and pivot give the same next-token distribution iff their log-odds
 matrices agree, iff there are ``A, B`` with
 
@@ -85,6 +85,8 @@ class Certificate:
     el2: Decision
     el3: Decision
     decided: bool
+    errors: dict = field(default_factory=dict)
+    """Float side: bounds on the errors of ``A*`` and ``B*`` (``"A"``, ``"B"``, spectral norm)."""
 
     @property
     def decision(self) -> Decision:
@@ -98,7 +100,7 @@ class Certificate:
 def canonical_certificate(a, b):
     """``A* = (F P_M)^T ((F~ P~_M~)^T)^+`` and ``B* = (G_0 P_N)^T ((G~_0 P~_N~)^T)^+``
     (``d x d~`` each). On the float side the pseudo-inverses are truncated at the
-    decided dimension ``k~`` (never at NumPy's default cut, THEORY section 10)."""
+    decided dimension ``k~`` (never at NumPy's default cut, docs/theory/index.md#floating-point)."""
     a.check_comparable(b)
     be = a.backend
     sa, sb = a.structure, b.structure
@@ -129,14 +131,14 @@ def _maps(be, X, P, W, Xt, Pt) -> Decision:
 
 
 def el_certificate(a, b) -> Certificate:
-    """Build ``A*``, ``B*`` of THEORY section 3 (:func:`canonical_certificate`) and
+    """Build ``A*``, ``B*`` of docs/theory/index.md#extended-linear-equivalence (:func:`canonical_certificate`) and
     decide EL1--EL3 on them."""
     a.check_comparable(b)
     if not a.backend.exact:
         from allornone.numeric import equivalence as feq
 
         c = feq.el_certificate(a, b)
-        return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided)
+        return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
     A, B = canonical_certificate(a, b)
     be = a.backend
     sa, sb = a.structure, b.structure

@@ -9,7 +9,8 @@ optional queries:
   ``d = d~`` (the default when a file has no queries: every comparable pair);
 * ``{"kind": "parallel", "model": a, "tokens": [[a, b], [c, e]]}`` -- Lemma 8;
 * ``{"kind": "relational", "model": a, "pairs": [[s, t], ...], "gamma": [...]}``
-  -- relational linearity (Theorem 14);
+  -- relational linearity (Theorem 14); with ``"tokens": [[a, b], ...]`` in
+  place of ``gamma`` the readout is the model's own ``Γ_T``;
 * ``{"kind": "instance", "result": ID, "models": [...], "params": {...},
   "expect": {...}}`` -- any result's statement on the given models, as
   ``allornone edges`` saves its counterexamples.
@@ -58,7 +59,7 @@ _MODEL_KEYS = {"F", "G", "pivot", "contexts", "tokens", "description"}
 _QUERY_KEYS = {
     "compare": {"kind", "models"},
     "parallel": {"kind", "model", "tokens", "space"},
-    "relational": {"kind", "model", "pairs", "gamma", "reading"},
+    "relational": {"kind", "model", "pairs", "gamma", "tokens", "reading"},
     "instance": {"kind", "result", "models", "params", "expect"},
 }
 
@@ -337,11 +338,22 @@ def _long_integer_place(text: str) -> str:
             "are read (PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
 
 
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
 def load_file(path) -> tuple[dict, list | None, str]:
     """``(models, queries, realisation)`` from a JSON or ``.npz`` file."""
     path = Path(path)
     if not path.is_file():
         raise InputFormatError(f"{path}: no such file")
+    if path.suffix.lower() == ".npy" or _starts_with(path, b"\x93NUMPY"):
+        raise InputFormatError(f"{path}: a single .npy array, not a model file; use .npz: "
+                               "numpy.savez(\"mine.npz\", **{\"a.F\": F, \"a.G\": G, \"a.pivot\": 0})")
     if path.suffix.lower() == ".npz":
         models, queries = load_data(_read_npz(path), exact=False, prefix="")
         return models, queries, "float"
@@ -490,23 +502,42 @@ def _relational(models, q, where):
         raise _err(InputFormatError, f"{where}.pairs", "expected a non-empty list of context pairs [s, s+q]")
     pairs = [tuple(_context(model, c, f"{where}.pairs[{i}][{j}]") for j, c in enumerate(p))
              for i, p in enumerate(pairs)]
-    if "gamma" not in q:
-        raise _err(InputFormatError, where, "missing gamma (a d x r matrix whose columns span the readout space)")
-    gamma = _matrix(q["gamma"], f"{where}.gamma", model.exact)
-    if len(gamma) != model.d:
-        raise _err(ShapeError, f"{where}.gamma", f"has {len(gamma)} rows; the model has d = {model.d}")
-    gamma = model.backend.as_matrix(gamma, "gamma")
+    if ("gamma" in q) == ("tokens" in q):
+        raise _err(InputFormatError, where, "give the readout either as gamma (a d x r matrix whose columns span it) "
+                   "or as tokens (token pairs [[a, b], ...], the model's own span of P_N(g(a) - g(b))), not "
+                   + ("both" if "gamma" in q else "neither"))
+    from allornone.theorems.thm14 import log_odds_criterion, relational_linearity, tokens
+
+    named = None
+    if "tokens" in q:
+        toks = q["tokens"]
+        if not (isinstance(toks, list) and toks and all(isinstance(p, list) and len(p) == 2 for p in toks)):
+            raise _err(InputFormatError, f"{where}.tokens", "expected a non-empty list of token pairs [[a, b], ...]")
+        named = tokens([tuple(_token(model, t, f"{where}.tokens[{i}][{j}]") for j, t in enumerate(p))
+                        for i, p in enumerate(toks)])
+        gamma = named
+    else:
+        gamma = _matrix(q["gamma"], f"{where}.gamma", model.exact)
+        if len(gamma) != model.d:
+            raise _err(ShapeError, f"{where}.gamma", f"has {len(gamma)} rows; the model has d = {model.d}")
+        gamma = model.backend.as_matrix(gamma, "gamma")
     reading = q.get("reading", "M")
     if reading not in ("M", "any"):
         raise _err(InputFormatError, f"{where}.reading", f"{json.dumps(reading)} is not \"M\" or \"any\"")
-    from allornone.theorems.thm14 import relational_linearity
-
     try:
         result = relational_linearity(model, pairs, gamma, reading=reading)
+        criterion = log_odds_criterion(model, pairs, named) if named is not None else None
     except AllOrNoneError as exc:
         raise type(exc)(f"{where}: {exc}") from None
-    return [{"result": "thm14", "pairs": [[model.contexts[c] for c in p] for p in pairs], "reading": reading,
-             **_generic(result)}]
+    # A fit through regressors of full row rank exists for any readouts: say so, as the Python API does.
+    item = {"result": "thm14", "pairs": [[model.contexts[c] for c in p] for p in pairs], "reading": reading,
+            **_generic(result), "trivial": bool(result.trivial)}
+    if named is not None:
+        # the same question decided from the log-odds alone (it answers reading M)
+        item["tokens"] = [[model.tokens[t] for t in p] for p in named.pairs]
+        item["dim_gamma"] = result.dim_gamma
+        item["from_log_odds"] = criterion.verdict
+    return [item]
 
 
 def _decode_params(value, where: str):
@@ -694,6 +725,8 @@ def _verdict_text(r: dict) -> str:
     text = r.get("verdict") or r.get("truth", "")
     if r.get("result") == "cor6" and "statement" not in r:
         text += f" (diversity {r['hypotheses']})"
+    if r.get("trivial") and r.get("truth") == "holds":
+        text += " (trivial fit: the regressors have full row rank, so any readouts fit; add context pairs)"
     if "as_expected" in r:
         text += ", as expected" if r["as_expected"] else ", NOT as expected"
     return text
@@ -714,4 +747,4 @@ def _evidence_text(r: dict) -> str:
         return f"hypotheses {r['hypotheses']}, conclusion {r['conclusion']}"
     if r.get("result") == "cor6":
         return (f"A = {_fmt(r['A'])}" if "A" in r else r.get("reason", ""))
-    return ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("result", "verdict", "truth"))
+    return ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("result", "verdict", "truth", "trivial"))

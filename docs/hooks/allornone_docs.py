@@ -1,23 +1,45 @@
-"""MkDocs hooks of the documentation site.
+"""MkDocs hooks of the documentation site: every generated part of a page is
+read from the code at build time, so the site cannot drift from the records.
 
 * ``on_config``: drop nav entries whose page does not exist (yet), so that the
   nav can list every result page; lay out ``build/docs-api`` for the API
   reference (the package is installed from several folders);
 * ``on_pre_build``: draw the figures and the dependency graph
   (``docs/figures/make_figures.py``) into ``docs/figures/generated``;
-* ``on_page_markdown``: replace ``<!-- allornone:steps ID -->`` with the proof
-  steps of record (or construction) ``ID`` read from the code, and
-  ``<!-- allornone:dependency-status -->`` with the computed status table;
+* ``on_page_markdown``: expand the markers below;
+* ``on_page_content``: turn the Sphinx roles left in docstrings
+  (``:func:`name```) into links to the API entry, or plain code;
 * ``on_post_build``: copy MathJax (installed from npm by
   ``docs/scripts/fetch-mathjax.sh``) into the site, so no page needs a CDN.
+
+Markers (``ID`` is a record id such as ``thm5`` or a construction ``b5``):
+
+``<!-- allornone:record ID -->``
+    hypotheses, conclusion and the SymPy statement, typeset;
+``<!-- allornone:steps ID -->``
+    the proof steps as the code declares them: claim, reason, each "uses" as a
+    link to the definition, fact, result or step it names, and how often the
+    step held on ``TRIALS`` exact instances checked during the build;
+``<!-- allornone:edges ID -->``
+    the record's edge cases, each built and decided exactly during the build;
+``<!-- allornone:example ID -->``
+    a worked example: an exact instance, the atoms of the statement decided on
+    it (exactly and in floats), and every proof step's values;
+``<!-- allornone:dependency-graph -->``, ``<!-- allornone:dependency-status -->``
+    the dependency graph (inline SVG) and its status table.
 """
 from __future__ import annotations
 
+import functools
+import html
 import logging
 import os
+import posixpath
+import random
 import re
 import shutil
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 log = logging.getLogger("mkdocs.hooks.allornone")
@@ -25,8 +47,47 @@ log = logging.getLogger("mkdocs.hooks.allornone")
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "docs" / "figures"
 GENERATED = FIGURES / "generated"
-STEPS_MARKER = re.compile(r"<!--\s*allornone:steps\s+(\S+)\s*-->")
+MARKER = re.compile(r"<!--\s*allornone:(record|steps|edges|example|api)\s*(\S*?)\s*-->")
 STATUS_MARKER = "<!-- allornone:dependency-status -->"
+GRAPH_MARKER = "<!-- allornone:dependency-graph -->"
+TRIALS_MARKER = "<!-- allornone:trials -->"
+#: Exact instances per result checked while the site is built (step counts and
+#: the dependency graph); the tests lower it with ``ALLORNONE_DOCS_TRIALS``.
+TRIALS = int(os.environ.get("ALLORNONE_DOCS_TRIALS", "100"))
+
+THEORY_PAGE = "theory/index.md"
+FACTS = "theory/facts.md"
+#: Where each named notion is defined on the site: name -> (page, anchor).
+#: Names are those of ``ProofStep.uses``, of the dependency graph's definition
+#: nodes and of the predicates of the statements.
+DEFINITIONS = {
+    "L": (THEORY_PAGE, "log-odds"),
+    "same distribution": (THEORY_PAGE, "same-distribution"),
+    "SameDistribution": (THEORY_PAGE, "same-distribution"),
+    "SF, SG": (THEORY_PAGE, "sf-sg"),
+    "M, N, k": (THEORY_PAGE, "m-n-k"),
+    "~EL": (THEORY_PAGE, "extended-linear-equivalence"),
+    "ExtendedLinearEquivalent": (THEORY_PAGE, "extended-linear-equivalence"),
+    "EL1": (THEORY_PAGE, "el1"),
+    "EL2": (THEORY_PAGE, "el2"),
+    "EL3": (THEORY_PAGE, "el3"),
+    "certificate": (THEORY_PAGE, "certificate"),
+    "diversity": (THEORY_PAGE, "diversity"),
+    "Diverse": (THEORY_PAGE, "diversity"),
+    "SameDimension": (THEORY_PAGE, "diversity"),
+    "LinearlyIdentified": (THEORY_PAGE, "diversity"),
+    "ParallelIn": (THEORY_PAGE, "parallelism"),
+    "ProportionalLogOdds": (THEORY_PAGE, "parallelism"),
+    "ProportionalLogOddsRows": (THEORY_PAGE, "parallelism"),
+    "RelationallyLinear": (THEORY_PAGE, "relational-linearity"),
+    "RelationallyLinearReadingM": (THEORY_PAGE, "relational-linearity"),
+    "GammaInN": (THEORY_PAGE, "relational-linearity"),
+    "EnoughPairs": (THEORY_PAGE, "enough-pairs"),
+    "token readouts": (THEORY_PAGE, "token-readouts"),
+    "steering": (THEORY_PAGE, "linear-steering"),
+}
+FACT_IDS = ("F1", "F2", "F3", "F4", "F5", "F6")
+CONSTRUCTION_PAGE = "constructions.md"
 
 
 def mathjax_dir() -> Path | None:
@@ -73,8 +134,9 @@ def api_tree() -> Path:
     for pkg, folder in PACKAGE_DIRS.items():
         target = API_TREE / pkg
         target.mkdir(parents=True, exist_ok=True)
-        for src in (ROOT / folder).glob("*.py"):
-            link = target / src.name
+        for src in (ROOT / folder).rglob("*.py"):
+            link = target / src.relative_to(ROOT / folder)
+            link.parent.mkdir(parents=True, exist_ok=True)
             if link.is_symlink() or link.exists():
                 link.unlink()
             link.symlink_to(src)
@@ -100,38 +162,463 @@ def on_pre_build(config):
         sys.path.remove(str(FIGURES))
 
 
-def steps_markdown(sid: str) -> str:
-    """The proof steps of a record or construction, as a Markdown table, with
-    the generic identities and the rewriting normal forms that cover each."""
-    from allornone.theorems import generic
-    from allornone.theorems.proofs import resolve
-    from allornone.theorems.rewrite import COVERED_STEPS
+# -- links ----------------------------------------------------------------------------------------------------------
 
-    subject = resolve(sid)
-    rows = ["| # | step | claim | reason (uses) | generic identity | rewriting |", "|---|---|---|---|---|---|"]
-    for n, step in enumerate(subject.steps, 1):
-        own, inherited = generic.identities_for_step(sid, step)
-        gen_cell = ", ".join(f"`{x}`" for x in own) or "-"
-        if inherited:
-            gen_cell += " (facts: " + ", ".join(f"`{x}`" for x in inherited) + ")"
-        uses = f" ({', '.join(step.uses)})" if step.uses else ""
-        rw = "normal form" if (sid, step.label) in COVERED_STEPS else "-"
-        rows.append(f"| {n} | `{step.label}` | {_cell(step.claim)} | {_cell(step.reason)}{uses} | {gen_cell} | {rw} |")
+
+def relative(target: str, page_src: str, anchor: str = "") -> str:
+    """A Markdown link target from page ``page_src`` to ``target`` (both paths
+    relative to ``docs/``), MkDocs resolves and checks it."""
+    path = posixpath.relpath(target, posixpath.dirname(page_src) or ".") if target != page_src else ""
+    return path + (f"#{anchor}" if anchor else "")
+
+
+def step_anchor(sid: str, n: int) -> str:
+    return f"{sid}-step-{n}"
+
+
+def notion_target(name: str) -> tuple[str, str] | None:
+    """``(page, anchor)`` of a fact, definition, result or construction named
+    ``name``, or None when the site has no place for it."""
+    from allornone.theorems import records
+    from allornone.theorems.constructions import CONSTRUCTIONS
+
+    if name in FACT_IDS:
+        return FACTS, name.lower()
+    if name in DEFINITIONS:
+        return DEFINITIONS[name]
+    if name in records() and (ROOT / "docs" / "results" / f"{name}.md").is_file():
+        return f"results/{name}.md", ""
+    if name in CONSTRUCTIONS:
+        return CONSTRUCTION_PAGE, name
+    return None
+
+
+def uses_links(sid: str, uses, page_src: str) -> str:
+    """The names a step uses, each a link: a fact, a step of the same proof, a
+    definition, a result or a construction."""
+    from allornone.theorems.proofs import resolve
+
+    labels = [s.label for s in resolve(sid).steps]
+    out = []
+    for use in uses:
+        # a fact is the fact even where a step is named after it (thm5's step "F4" uses fact F4)
+        if use in labels and use not in FACT_IDS:
+            out.append(f"[step {labels.index(use) + 1}](#{step_anchor(sid, labels.index(use) + 1)})")
+            continue
+        target = notion_target(use)
+        text = _md_text(use)
+        out.append(f"[{text}]({relative(target[0], page_src, target[1])})" if target else text)
+    return ", ".join(out)
+
+
+def _md_text(text: str) -> str:
+    """Plain text safe inside a Markdown table cell (no markup, no pipes)."""
+    return html.escape(text, quote=False).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;") \
+        .replace("[", "&#91;").replace("]", "&#93;").replace("`", "&#96;").replace("\\", "&#92;")
+
+
+# -- checks run during the build -----------------------------------------------------------------------------------
+
+
+def _subject(sid: str):
+    from allornone.theorems.proofs import resolve
+
+    return resolve(sid)
+
+
+def _is_construction(subject) -> bool:
+    from allornone.theorems.constructions import Construction
+
+    return isinstance(subject, Construction)
+
+
+@functools.lru_cache(maxsize=None)
+def step_counts(sid: str, trials: int = TRIALS) -> tuple[int, dict]:
+    """Over ``trials`` exact instances of ``sid``: ``(instances, {label: (applicable, held)})``.
+    Records use the instances of ``allornone check --seed 0``; constructions
+    their builds for seeds ``0 .. trials - 1``."""
+    from allornone.theorems.runner import instance_rng
+
+    subject = _subject(sid)
+    counts = {s.label: [0, 0] for s in subject.steps}
+    done = 0
+    for i in range(trials):
+        if _is_construction(subject):
+            inst = subject.build(i)
+        else:
+            inst = subject.sample(instance_rng(0, sid, i), i)
+            if inst.float_only:
+                continue
+        done += 1
+        for step, out in subject.check_steps(inst):
+            if out.applicable:
+                counts[step.label][0] += 1
+                counts[step.label][1] += bool(out.decision.holds)
+    return done, {k: tuple(v) for k, v in counts.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def worked_instance(sid: str):
+    """The instance ``allornone proof ID`` shows (seed 0) and its checked steps."""
+    from allornone.theorems.proofs import find_instance
+
+    subject = _subject(sid)
+    inst = subject.build(0) if _is_construction(subject) else find_instance(subject, 0)
+    return inst, subject.check_steps(inst)
+
+
+def _mark(out) -> str:
+    if not out.applicable:
+        return "– not applicable"
+    return "✓ holds" if out.decision.holds else "✗ FAILS"
+
+
+def steps_markdown(sid: str, page_src: str = "results/x.md") -> str:
+    """The proof steps of a record or construction as a Markdown table: claim,
+    reason, the "uses" as links, the check on the worked example and the
+    count of exact instances on which it held."""
+    subject = _subject(sid)
+    trials, counts = step_counts(sid)
+    _, checked = worked_instance(sid)
+    rows = [f"| # | step | claim, and why | uses | worked example | held on {trials} exact instances |",
+            "|---|---|---|---|---|---|"]
+    for n, (step, out) in enumerate(checked, 1):
+        applicable, held = counts[step.label]
+        tally = f"{held}/{applicable}" + ("" if held == applicable else " ✗")
+        if applicable < trials:
+            tally += f" (not applicable on {trials - applicable})"
+        rows.append(f"| <span id=\"{step_anchor(sid, n)}\"></span>{n} | {_md_text(step.label)} | "
+                    f"{_md_text(step.claim)}; *because* {_md_text(step.reason)} | "
+                    f"{uses_links(sid, step.uses, page_src) or '–'} | {_mark(out)} | {tally} |")
     return "\n".join(rows) + "\n"
 
 
-def _cell(text: str) -> str:
-    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
+# -- typesetting values ----------------------------------------------------------------------------------------------
+
+
+def tex_number(text) -> str:
+    q = Fraction(str(text))
+    if q.denominator == 1:
+        return str(q.numerator)
+    sign = "-" if q < 0 else ""
+    return rf"{sign}\tfrac{{{abs(q.numerator)}}}{{{q.denominator}}}"
+
+
+def tex_matrix(value) -> str:
+    """An exact matrix (anything with ``to_fractions``) as a LaTeX ``bmatrix``."""
+    rows = value.to_fractions()
+    if not rows or not rows[0]:
+        return rf"0_{{{value.shape[0]} \times {value.shape[1]}}}"
+    body = r" \\ ".join(" & ".join(tex_number(x) for x in r) for r in rows)
+    return r"\begin{bmatrix}" + body + r"\end{bmatrix}"
+
+
+def _value_text(value) -> str:
+    from allornone.theorems.proofs import format_value
+
+    text = format_value(value)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def statement_tex(statement) -> str:
+    """A statement in LaTeX; an implication whose premise is a conjunction is
+    set one hypothesis per line, so that long statements fit the page."""
+    from sympy import latex
+    from sympy.logic.boolalg import And, Implies
+
+    from allornone.theorems.logic import Predicate
+
+    def tex(e, wrap=False):
+        t = latex(e).replace(r"\operatorname", r"\mathsf")
+        return rf"\left({t}\right)" if wrap and not isinstance(e, Predicate) else t
+
+    if isinstance(statement, Implies) and isinstance(statement.args[0], And):
+        hyps = [tex(h, wrap=True) for h in statement.args[0].args]
+        lines = [r"& " + hyps[0]] + [r"\wedge\ & " + h for h in hyps[1:]]
+        lines.append(r"\Rightarrow\ & " + tex(statement.args[1], wrap=True))
+        return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
+    return tex(statement)
+
+
+def record_markdown(rid: str, page_src: str) -> str:
+    """Hypotheses (each linked to what it refers to), conclusion, and the SymPy
+    statement typeset and as the terminal prints it."""
+    from sympy import latex
+
+    from allornone.theorems import get_record
+    from allornone.theorems.logic import Predicate, readable
+
+    rec = get_record(rid)
+    out = ["**Hypotheses.**" if rec.hypotheses else "**Hypotheses:** none beyond shared contexts, vocabulary and "
+                                                     "pivot.", ""]
+    for h in rec.hypotheses:
+        out.append(f"- *{_md_text(h.name)}*: {_md_text(h.description)}")
+    out += ["", f"**Conclusion.** {_md_text(rec.conclusion_text)}", ""]
+    preds = sorted({type(a).__name__ for a in rec.statement.atoms(Predicate)})
+    links = []
+    for p in preds:
+        target = notion_target(p)
+        links.append(f"[`{p}`]({relative(target[0], page_src, target[1])})" if target else f"`{p}`")
+    out += ["**The statement in the code** (a SymPy Boolean; its predicates: " + ", ".join(links) + "):", "",
+            "$$", statement_tex(rec.statement), "$$", "",
+            f"As `allornone proof {rid}` prints it: `{readable(rec.statement)}`", ""]
+    return "\n".join(out) + "\n"
+
+
+def edges_markdown(rid: str, page_src: str) -> str:
+    """The record's edges, each built (seed 0) and decided exactly now."""
+    from allornone.theorems import get_record
+
+    rec = get_record(rid)
+    rows = ["| edge | kind | hypothesis | what it shows | decided on its instance |", "|---|---|---|---|---|"]
+    for edge in rec.edges:
+        inst = edge.build(random.Random(f"0/{rec.id}/edge/{edge.name}"))
+        ev = rec.evaluate(inst, "exact")
+        got = {k: ev.atoms[k].holds for k in edge.expect}
+        ok = got == dict(edge.expect)
+        facts = ", ".join(f"{k} {'holds' if v else 'fails'}" for k, v in got.items())
+        verdict = ("✓ as declared: " if ok else "✗ NOT as declared: ") + facts
+        if edge.kind == "boundary":
+            verdict += f"; conclusion {ev.conclusion.value}"
+        rows.append(f"| {_md_text(edge.name)} | {edge.kind} | {_md_text(edge.hypothesis or '–')} | "
+                    f"{_md_text(edge.description)} | {_md_text(verdict)} |")
+    return (f"Each edge built from seed 0 and decided exactly while this page was built "
+            f"(`allornone edges {rid}` also searches and shrinks a counterexample for every hypothesis):\n\n"
+            + "\n".join(rows) + "\n")
+
+
+def example_markdown(sid: str, page_src: str) -> str:
+    """A worked example: the instance of ``allornone proof ID`` (seed 0), its
+    structure, the statement's atoms decided exactly and in floats, and every
+    step's values."""
+    subject = _subject(sid)
+    inst, checked = worked_instance(sid)
+    names = ["(f, g)", r"(\tilde f, \tilde g)", r"(\hat f, \hat g)"]
+    out = [f"The instance `allornone proof {sid}` shows (seed 0), computed while this page was built.", ""]
+    for j, m in enumerate(inst.models):
+        s = m.structure
+        name = names[j] if j < len(names) else f"model {j}"
+        out += [f"\\({name}\\): \\(m = {m.m}\\) contexts, \\(n = {m.n}\\) tokens, \\(d = {m.d}\\), "
+                f"pivot \\(y_0 = {m.pivot}\\), \\(k = {s.k}\\), \\(\\dim SF = {m.dim_SF()}\\), "
+                f"\\(\\dim SG = {m.dim_SG()}\\).", "", "$$",
+                rf"F = {tex_matrix(m.F)}, \quad G = {tex_matrix(m.G)}, \quad "
+                rf"L = {tex_matrix(m.log_odds())}", "$$", "",
+                rf"Bases (columns): \(M\): \({tex_matrix(s.basis_M)}\), \(N\): \({tex_matrix(s.basis_N)}\).", ""]
+    if inst.params:
+        out += ["Parameters: " + "; ".join(f"`{k}` = `{_value_text(v)}`" for k, v in inst.params.items()), ""]
+    if not _is_construction(subject):
+        ex, fl = subject.evaluate(inst, "exact"), subject.evaluate(inst, "float")
+        out += ["| atom | exact | float (residual; tolerance) |", "|---|---|---|"]
+        for n, d in ex.atoms.items():
+            f = fl.atoms[n]
+            tol = f"{float(f.residual):.2g}; holds ≤ {f.tolerance[0]:.2g}" if f.tolerance else "exact"
+            out.append(f"| {_md_text(n)} | {d.truth.value} | {f.truth.value} ({tol}) |")
+        out += ["", f"Hypotheses {ex.hypotheses.value}, conclusion {ex.conclusion.value}: the statement "
+                f"**{ex.statement.value}** on this instance.", ""]
+    out += ["??? example \"Every step on this instance, with its values\"", ""]
+    for n, (step, res) in enumerate(checked, 1):
+        out.append(f"    **{n}. {_md_text(step.label)}** — {_mark(res)}"
+                   + (f" ({_md_text(str(res.decision))})" if res.applicable else ""))
+        out.append("")
+        if res.values:
+            out.append("    ```text")
+            out += [f"    {k} = {_value_text(v)}" for k, v in res.values.items()]
+            out.append("    ```")
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
+#: Order of the API reference: these first (by package), then every other module, sorted.
+API_FIRST = ["allornone.errors", "allornone.decision", "allornone.model",
+             "allornone.symbolic.model", "allornone.symbolic.linalg", "allornone.symbolic.generators",
+             "allornone.numeric.model", "allornone.numeric.linalg", "allornone.numeric.strategies",
+             "allornone.theorems.record", "allornone.theorems.logic", "allornone.theorems.thm5",
+             "allornone.theorems.cor6", "allornone.theorems.lem8", "allornone.theorems.lem8ctx",
+             "allornone.theorems.thm15", "allornone.theorems.thm14", "allornone.theorems.facts",
+             "allornone.theorems.constructions", "allornone.theorems.verify"]
+#: Modules whose public surface is elsewhere: the command line is documented by ``allornone -h``.
+API_SKIP = {"allornone.theorems.cli"}
+PACKAGE_TITLES = {"allornone": "Errors, decisions and the shared model base",
+                  "allornone.symbolic": "Exact side: allornone.symbolic",
+                  "allornone.numeric": "Float side: allornone.numeric",
+                  "allornone.theorems": "Results, proofs and checks: allornone.theorems"}
+
+
+def api_modules() -> list[str]:
+    """Every module of the package (from the tree of ``api_tree``), in reading order."""
+    mods = []
+    for f in sorted(API_TREE.rglob("*.py")):
+        parts = f.relative_to(API_TREE).with_suffix("").parts
+        if parts[-1] == "__init__" or any(p.startswith("_") for p in parts):
+            continue
+        name = ".".join(parts)
+        if name not in API_SKIP:
+            mods.append(name)
+    first = [m for m in API_FIRST if m in mods]
+    return first + sorted(m for m in mods if m not in first)
+
+
+def api_markdown(_arg: str = "", page_src: str = "api.md") -> str:
+    """``::: module`` for every module, grouped by package."""
+    groups: dict[str, list[str]] = {}
+    for mod in api_modules():
+        pkg = mod.rsplit(".", 1)[0]
+        groups.setdefault(pkg if pkg in PACKAGE_TITLES else "allornone.theorems", []).append(mod)
+    out = []
+    for pkg, title in PACKAGE_TITLES.items():
+        if pkg in groups:
+            out += [f"## {title}", ""] + [f"::: {m}\n" for m in groups[pkg]]
+    return "\n".join(out) + "\n"
+
+
+GENERATORS = {"record": record_markdown, "steps": steps_markdown, "edges": edges_markdown,
+              "example": example_markdown, "api": api_markdown}
+
+
+#: Sections every result page has; a page that lacks a marker gets the section appended.
+RESULT_SECTIONS = {"record": "The statement in the code", "steps": "Proof steps as the code checks them",
+                   "edges": "Edge cases", "example": "Worked example"}
+
+
+def complete_result_page(markdown: str, src: str) -> str:
+    """A page ``results/<id>.md`` of a record gets every generated section it
+    does not place itself, so a new record's page is complete from the start."""
+    from allornone.theorems import records
+
+    m = re.fullmatch(r"results/(\w+)\.md", src)
+    if not m or m.group(1) not in records():
+        return markdown
+    present = {k for k, _ in MARKER.findall(markdown)}
+    extra = [f"## {title}\n\n<!-- allornone:{kind} {m.group(1)} -->\n" for kind, title in RESULT_SECTIONS.items()
+             if kind not in present]
+    return markdown.rstrip("\n") + "\n\n" + "\n".join(extra) if extra else markdown
 
 
 def on_page_markdown(markdown, page, config, files):
-    markdown = STEPS_MARKER.sub(lambda m: steps_markdown(m.group(1)), markdown)
+    src = page.file.src_uri
+    markdown = complete_result_page(markdown, src)
+    markdown = MARKER.sub(lambda m: GENERATORS[m.group(1)](m.group(2), src), markdown)
+    markdown = markdown.replace(TRIALS_MARKER, str(TRIALS))
     if STATUS_MARKER in markdown:
         markdown = markdown.replace(STATUS_MARKER, (GENERATED / "dependency-status.md").read_text())
+    if GRAPH_MARKER in markdown:
+        prefix = "../" * page.url.count("/")
+        svg = (GENERATED / "dependency-graph.svg").read_text().replace('href="@/', f'href="{prefix}')
+        markdown = markdown.replace(GRAPH_MARKER, f'<div class="allornone-graph">\n{svg.strip()}\n</div>')
     return markdown
 
 
+# -- API reference: Sphinx roles left in docstrings -------------------------------------------------------------------
+
+MATH_ROLE = re.compile(r":math:<code>(.*?)</code>")
+ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj)?:<code>~?([\w.]+)(\(\))?</code>")
+
+
+def resolve_roles(content: str) -> str:
+    """``:func:<code>name</code>`` (a Sphinx role rendered as is) becomes a link
+    to the API entry whose id ends with ``name`` on this page, or plain code."""
+    ids = re.findall(r'id="(allornone[\w.]*)"', content)
+
+    def link(m):
+        name = m.group(1)
+        hits = [i for i in ids if i == name or i.endswith("." + name)]
+        code = f"<code>{name.rsplit('.', 1)[-1] if m.group(0).count('~') else name}{m.group(2) or ''}</code>"
+        if not hits:
+            return code
+        return f'<a class="autorefs" href="#{min(hits, key=len)}">{code}</a>'
+
+    content = MATH_ROLE.sub(lambda m: f'<span class="arithmatex">\\({m.group(1)}\\)</span>', content)
+    return ROLE.sub(link, content)
+
+
+def on_page_content(html_text, page, config, files):
+    return resolve_roles(html_text)
+
+
+# -- the printable theory -------------------------------------------------------------------------------------------
+
+PRINT_PAGE = "theory/print.md"
+PRINT_SECTION = "Theory"
+PRINT_SLOT = '<div id="allornone-print"></div>'
+_PRINTED: list = []
+
+
+def on_nav(nav, config, files):
+    """Remember the pages of the Theory section, in nav order, for the printable version."""
+    _PRINTED.clear()
+
+    def walk(items):
+        for item in items:
+            if getattr(item, "is_section", False):
+                yield from walk(item.children)
+            elif getattr(item, "is_page", False):
+                yield item
+
+    for item in nav.items:
+        if getattr(item, "is_section", False) and item.title == PRINT_SECTION:
+            _PRINTED.extend(p for p in walk(item.children) if p.file.src_uri != PRINT_PAGE)
+    return nav
+
+
+ARTICLE = re.compile(r'<article class="md-content__inner md-typeset">(.*?)</article>', re.S)
+
+
+def _print_section(page_url: str, body: str, urls: dict[str, str], print_url: str) -> str:
+    """One page's article for the print page: ids prefixed with the page's key,
+    links into printed pages turned into in-page anchors, other links made
+    relative to the print page, collapsed details opened."""
+    key = urls[page_url]
+    body = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{key}--{m.group(1)}"', body)
+    body = re.sub(r'url\(#([^)]+)\)', lambda m: f'url(#{key}--{m.group(1)})', body)  # SVG markers
+
+    def href(m):
+        target = m.group(1)
+        if re.match(r"^[a-z]+:", target):
+            return m.group(0)
+        path, _, anchor = target.partition("#")
+        absolute = posixpath.normpath(posixpath.join(page_url, path)) + "/" if path else page_url
+        absolute = absolute.lstrip("./") if absolute != "./" else ""
+        absolute = "" if absolute in (".", "./") else absolute
+        if absolute in urls:
+            return f'href="#{urls[absolute]}--{anchor}"' if anchor else f'href="#{urls[absolute]}"'
+        rel = posixpath.relpath(absolute or ".", print_url or ".")
+        return f'href="{rel}/{"#" + anchor if anchor else ""}"'
+
+    def src(m):
+        target = m.group(1)
+        if re.match(r"^[a-z]+:", target) or target.startswith("/"):
+            return m.group(0)
+        absolute = posixpath.normpath(posixpath.join(page_url, target))
+        return f'src="{posixpath.relpath(absolute, print_url or ".")}"'
+
+    body = re.sub(r'href="([^"]*)"', href, body)
+    body = re.sub(r'src="([^"]*)"', src, body)
+    body = body.replace("<details class=", "<details open class=")
+    return f'<section class="allornone-print-page" id="{key}">{body}</section>'
+
+
+def build_print_page(site_dir: Path) -> Path | None:
+    """Fill the print page with the articles of every Theory page."""
+    if not _PRINTED:
+        return None
+    out = site_dir / PRINT_PAGE[:-3] / "index.html"
+    if not out.is_file():
+        return None
+    print_url = PRINT_PAGE[:-3] + "/"
+    urls = {p.url: re.sub(r"[^a-z0-9]+", "-", p.url.lower()).strip("-") or "home" for p in _PRINTED}
+    parts = []
+    for p in _PRINTED:
+        built = site_dir / p.url / "index.html"
+        m = ARTICLE.search(built.read_text(encoding="utf-8"))
+        if m:
+            parts.append(_print_section(p.url, m.group(1), urls, print_url))
+    text = out.read_text(encoding="utf-8")
+    out.write_text(text.replace(PRINT_SLOT, "\n".join(parts)), encoding="utf-8")
+    return out
+
+
 def on_post_build(config):
+    build_print_page(Path(config["site_dir"]))
     src = mathjax_dir()
     if src is None:
         log.warning("MathJax not found: run docs/scripts/fetch-mathjax.sh (or set ALLORNONE_MATHJAX)")

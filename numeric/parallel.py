@@ -1,0 +1,136 @@
+r"""Float decisions of parallelism and proportional log-odds, with error bounds.
+
+Differences of rows of ``G`` (or ``F``) are computed with their exact rounding
+error (TwoSum), so a common offset on every ``g(y)`` costs nothing: the
+difference of two rows is known to the last bit (plus the rows' own relative
+error where the model declares one, ``FloatModel.input_error``). Each test ``u = λ v`` is then
+judged coordinate by coordinate (context by context, for log-odds) against
+
+* ``rtol (|u_i| + |λ| |v_i|)`` -- the relative tolerance on the size of what is
+  compared, and
+* the rounding bound of ``u_i`` and ``v_i``: for a projected difference
+  ``P_S (x_a - x_b)``, the error of the computed projector ``eps_S`` times the
+  size of the raw difference (hidden components included, as they are what
+  the error multiplies); for a log-odds difference
+  ``L[x, a] - L[x, b] = f(x)^T (g(a) - g(b))``, ``u (d + 2) |f(x)|^T |g(a) - g(b)|``.
+
+A test that something *vanishes* (``v = 0``: the degenerate pair) has no
+relative part: ``v`` must be within its rounding bound.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from allornone.decision import Decision, Truth
+from allornone.numeric import linalg as fl
+
+__all__ = ["Bounded", "raw_difference", "projected_difference", "log_odds_difference", "collinear"]
+
+_U = fl.UNIT_ROUNDOFF
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """A column vector ``value`` with an entrywise error bound ``error`` (the
+    exact vector is within ``error`` of ``value`` in every entry)."""
+
+    value: np.ndarray
+    error: np.ndarray
+    size: float | None = None
+    """The natural size of what the vector was computed from (for a projected
+    difference, the projected rows), or None where the error bound is rigorous
+    entry by entry: a bound not ``gap`` times below it leaves "holds" undecided."""
+
+
+def raw_difference(X: np.ndarray, i: int, j: int, input_error: float = 0.0) -> Bounded:
+    """``X[i] - X[j]`` as a column, with its error bound: the exact rounding
+    error of the subtraction, plus ``input_error (|X[i]| + |X[j]|)`` when the
+    rows carry a relative error of their own."""
+    a, b = X[i], -X[j]
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    return Bounded(s[:, None], (np.abs(err) + input_error * (np.abs(a) + np.abs(b)))[:, None])
+
+
+def projected_difference(P: np.ndarray, eps: float, diff: Bounded, rows: np.ndarray) -> Bounded:
+    """``P (x_a - x_b)`` with a bound: the projector's error ``eps`` (spectral)
+    and the product's rounding, at the size of the raw difference; ``rows``
+    (``2 x d``, the two rows) give the natural size ``|P x_a| + |P x_b|``."""
+    v = P @ diff.value
+    raw = float(np.linalg.norm(diff.value)) + float(np.linalg.norm(diff.error))
+    d = P.shape[0]
+    if not np.any(P):   # k = 0: an exact zero
+        return Bounded(v, np.zeros_like(v), 0.0)
+    bound = (eps + 4 * math.sqrt(d) * _U) * raw + float(np.linalg.norm(P @ diff.error)) if d else 0.0
+    size = float(np.linalg.norm(rows @ P.T, axis=1).sum())
+    return Bounded(v, np.full_like(v, bound), size)
+
+
+def log_odds_difference(reader: np.ndarray, diff: Bounded, reader_error: np.ndarray | None = None) -> Bounded:
+    """``reader @ (x_a - x_b)`` row by row with a per-row bound (absolute
+    values entrywise): ``u (d + 2) |r| |diff| + |r| diff_error``
+    (+ ``reader_error (|diff| + diff_error)``)."""
+    d = reader.shape[1]
+    v = reader @ diff.value
+    A = np.abs(reader)
+    bound = _U * (d + 2) * (A @ np.abs(diff.value)) + A @ diff.error
+    if reader_error is not None:
+        bound = bound + reader_error @ (np.abs(diff.value) + diff.error)
+    return Bounded(v, bound)
+
+
+def _entrywise(tol, r: np.ndarray, nat: np.ndarray, err: np.ndarray) -> Decision:
+    """``r = 0`` entry by entry: bound ``rtol * nat + err`` per entry."""
+    if r.size == 0:
+        return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
+    bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
+    with np.errstate(over="ignore"):
+        ratio = np.abs(r) / bound
+    j = int(np.argmax(ratio))
+    if not np.all(np.isfinite(bound)):
+        truth = Truth.UNDECIDED
+    else:
+        truth = Truth.FAILS if ratio.flat[j] > tol.gap else Truth.UNDECIDED if ratio.flat[j] > 1 else Truth.HOLDS
+    return Decision(truth, float(np.abs(r).max()), (float(bound.flat[j]), float(tol.gap * bound.flat[j])))
+
+
+def _informed(tol, d: Decision, *vectors: Bounded) -> Decision:
+    """A "holds" whose error bound is not ``gap`` times below the natural size
+    of what was projected says nothing: undecided."""
+    if d.holds:
+        for b in vectors:
+            if b.size is not None and b.error.size and float(b.error.max()) > 0 and \
+                    float(b.error.max()) * tol.gap > b.size:
+                return Decision(Truth.UNDECIDED, d.residual, d.tolerance, {"why": "error bound too large"})
+    return d
+
+
+def vanishes(tol, v: Bounded) -> Decision:
+    """``v = 0``: every entry within its rounding bound (no relative part)."""
+    return _informed(tol, _entrywise(tol, v.value, np.zeros_like(v.value), v.error), v)
+
+
+def equation(tol, u: Bounded, v: Bounded, lam: float) -> Decision:
+    """``u = λ v`` entry by entry."""
+    d = _entrywise(tol, u.value - lam * v.value, np.abs(u.value) + abs(lam) * np.abs(v.value),
+                   u.error + abs(lam) * v.error + _U * np.abs(u.value - lam * v.value))
+    return _informed(tol, d, u, v)
+
+
+def collinear(tol, u: Bounded, v: Bounded, lam=None):
+    """``(decision, λ, v_zero)`` for ``u = λ v`` (``λ`` given, or the only
+    candidate ``<u, v>/<v, v>``; for ``v = 0`` the equation is ``u = 0``)."""
+    v_zero = vanishes(tol, v)
+    if lam is not None:
+        return equation(tol, u, v, lam), lam, v_zero
+    if v_zero.undecided:
+        return Decision(Truth.UNDECIDED, v_zero.residual, v_zero.tolerance, {"why": "cannot tell whether v = 0"}), \
+            None, v_zero
+    if v_zero.holds:
+        return vanishes(tol, u), 0.0, v_zero
+    lam = float((u.value.T @ v.value)[0, 0] / (v.value.T @ v.value)[0, 0])
+    return equation(tol, u, v, lam), lam, v_zero

@@ -1,0 +1,80 @@
+"""Command-line usability: hypothesis slugs, ``-h``, readable statements,
+honest shrink messages, trivial relational fits, and a clear word on ``.npy``."""
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from allornone.theorems.cli import main
+from allornone.theorems.edges import _shrink_text
+
+SUBCOMMANDS = ("list", "check", "proof", "edges", "verify")
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return CliRunner()
+
+
+@pytest.mark.parametrize("name", ["gamma-in-n", "drop-gamma-in-n", "thm14-drop-gamma-in-n.json", "Γ ⊆ N"])
+def test_edges_hypothesis_accepts_the_saved_file_slug(runner, tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(main, ["edges", "thm14", "--hypothesis", name])
+    assert r.exit_code == 0, r.output
+    assert "drop 'Γ ⊆ N'" in r.stdout
+    assert "drop 'Γ_q ⊆ M'" not in r.stdout  # only the hypothesis asked for
+    assert (tmp_path / "allornone-edges" / "thm14-drop-gamma-in-n.json").is_file()
+
+
+def test_edges_unknown_hypothesis_lists_names_and_slugs(runner):
+    r = runner.invoke(main, ["edges", "thm14", "--hypothesis", "gamma-in-m"])
+    assert r.exit_code == 2
+    assert "gamma-in-n" in r.stderr and "Γ ⊆ N" in r.stderr
+    assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("args", [[], *([c] for c in SUBCOMMANDS)])
+def test_dash_h_is_help(runner, args):
+    short = runner.invoke(main, [*args, "-h"])
+    long = runner.invoke(main, [*args, "--help"])
+    assert short.exit_code == 0, short.output
+    assert short.stdout == long.stdout and "Usage:" in short.stdout
+
+
+@pytest.mark.parametrize("rid", ["thm5", "thm15", "thm14"])
+def test_proof_statement_line_is_readable(runner, rid):
+    r = runner.invoke(main, ["proof", rid])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("statement:"))
+    assert "\\" not in line and "{" not in line, line
+    assert "f̃" in line
+
+
+def test_shrink_message_does_not_claim_a_shrink_that_did_not_happen():
+    size = {"m": 2, "n": 3, "d": 2, "entry": 4}
+    assert "shrunk from" not in _shrink_text(size, dict(size))
+    assert "not reduced" in _shrink_text(size, dict(size))
+    assert _shrink_text({**size, "entry": 9}, size).startswith("shrunk from m=2 n=3 d=2 max|entry|=9 to")
+
+
+def test_verify_flags_a_trivial_relational_fit(runner, tmp_path):
+    # The bundled example's relational query has two pairs in d = 2: every readout fits.
+    out = tmp_path / "report.json"
+    r = runner.invoke(main, ["verify", "examples/two_models.json", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    (rel,) = [q for q in json.loads(out.read_text())["queries"] if q["kind"] == "relational"]
+    assert rel["results"][0]["trivial"] is True
+    assert rel["results"][0]["truth"] == "holds"
+    assert "trivial fit" in " ".join(r.stdout.split())
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".json"])
+def test_verify_single_npy_says_use_npz(runner, tmp_path, suffix):
+    path = tmp_path / f"model{suffix}"
+    with open(path, "wb") as fh:
+        np.save(fh, np.eye(2))
+    r = runner.invoke(main, ["verify", str(path)])
+    assert r.exit_code == 2
+    assert "use .npz" in r.stderr and "UTF-8" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output

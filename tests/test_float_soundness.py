@@ -1,0 +1,209 @@
+"""Float verdicts at any scale: each class of badly scaled input that once gave a
+decided verdict contradicting the exact one, built here on exactly
+representable numbers (so the exact verdict of the very same numbers is known),
+with the transformed instance on both sides of each claim."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from allornone.errors import ShapeError, VocabularyError
+from allornone.numeric import FloatModel
+from allornone.numeric import linalg as fl
+from allornone.numeric.scale import b5_twin, random_model
+from allornone.symbolic import ExactModel
+from allornone.theorems import cor6, lem8, thm5, thm14
+
+
+def exact_of(model: FloatModel) -> ExactModel:
+    """The exact model of the very same binary64 numbers."""
+    def q(X):
+        return [[Fraction(float(v)) for v in row] for row in X]
+    return ExactModel(q(model.F), q(model.G), model.pivot)
+
+
+def agrees(float_decision, exact_decision) -> bool:
+    return float_decision.undecided or float_decision.truth is exact_decision.truth
+
+
+# -- a huge component of f that never reaches a logit ------------------------------
+
+HIDDEN_F = np.array([[1e9, 1.0], [1e9, 2.0], [2e9, 3.0]])
+HIDDEN_G = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 2.0]])
+
+
+def test_hidden_component_keeps_k():
+    m = FloatModel(HIDDEN_F, HIDDEN_G)
+    assert (m.effective_complexity(), m.structure.decided) == (1, True)
+    assert exact_of(m).effective_complexity() == 1
+
+
+def test_hidden_component_theorem5_both_sides():
+    a = FloatModel(HIDDEN_F, HIDDEN_G)
+    same = FloatModel([[1.0], [2.0], [3.0]], [[0.0], [1.0], [2.0]])
+    other = FloatModel([[1.0], [2.0], [3.5]], [[0.0], [1.0], [2.0]])
+    assert thm5.equivalence(a, same).verdict == "equivalent"
+    assert thm5.equivalence(a, other).verdict == "not equivalent"
+    assert thm5.equivalence(exact_of(a), exact_of(other)).verdict == "not equivalent"
+
+
+# -- a common offset on every g(y) --------------------------------------------------
+
+def _small_integer_model(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(-3, 4, (5, 3)).astype(float), rng.integers(-3, 4, (6, 3)).astype(float)
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e12])
+def test_offset_of_g_changes_no_structure(offset):
+    F, G = _small_integer_model()
+    plain, shifted = FloatModel(F, G), FloatModel(F, G + offset)
+    assert (shifted.dim_SG(), shifted.effective_complexity()) == (plain.dim_SG(), plain.effective_complexity())
+    assert shifted.structure.decided
+    assert thm5.equivalence(shifted, plain).verdict == "equivalent"
+    # L~ = 5 L is another distribution
+    assert thm5.equivalence(shifted, FloatModel(5 * F, G + offset)).verdict == "not equivalent"
+
+
+def test_offset_of_g_keeps_raw_parallelism_honest():
+    G = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 1.0], [4.0, 0.0]]) + 1e12
+    m = FloatModel([[1.0, 0.0], [0.0, 1.0]], G)
+    # g(1) - g(0) = (1, 0) and g(2) - g(0) = (2, 1) are not parallel; g(3) - g(0) = (4, 0) is.
+    assert lem8.parallel(m, (1, 0), (2, 0), "raw").verdict == "not parallel"
+    assert lem8.parallel(m, (1, 0), (3, 0), "raw").verdict == "parallel"
+    assert lem8.proportional_log_odds(m, (1, 0), (2, 0)).verdict == "not proportional"
+
+
+# -- rows of very different sizes ----------------------------------------------------
+
+def test_one_large_context_does_not_hide_a_small_one():
+    F = np.array([[1e9, 0.0, 1e9], [1.0, 2.0, 0.0], [0.0, 1.0, 1.0]])
+    G = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    F2 = F.copy()
+    F2[1, 0] += 0.5
+    r = thm5.equivalence(FloatModel(F, G), FloatModel(F2, G))
+    assert r.verdict == "not equivalent" and r.witness == (1, 1)
+
+
+def test_one_large_token_does_not_hide_a_small_one():
+    F = np.array([[1.0, 2.0], [3.0, 1.0]])
+    G = np.array([[0.0, 0.0], [1e9, 1e9], [1.0, 0.0]])
+    G2 = G.copy()
+    G2[2, 1] += 2.0 ** -20
+    assert thm5.equivalence(FloatModel(F, G), FloatModel(F, G2)).verdict == "not equivalent"
+    assert thm5.equivalence(FloatModel(F, G), FloatModel(F, G.copy())).verdict == "equivalent"
+
+
+def test_a_small_bias_change_is_a_difference():
+    F, G = _small_integer_model(1)
+    G2 = G.copy()
+    G2[2, 0] += 1e-7
+    a, b = FloatModel(F, G), FloatModel(F, G2)
+    assert thm5.same_distribution(a, b).fails == thm5.same_distribution(exact_of(a), exact_of(b)).fails
+
+
+# -- scalings ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("e", [-300, -40, 40, 300])
+def test_global_scaling_by_powers_of_two(e):
+    F, G = _small_integer_model(2)
+    s = 2.0 ** e
+    base = FloatModel(F, G)
+    G2 = G.copy()
+    G2[1, 1] += 1
+    assert thm5.equivalence(FloatModel(F * s, G / s), base).verdict == "equivalent"
+    assert thm5.equivalence(FloatModel(F * s, G2 / s), base).verdict == "not equivalent"
+    assert FloatModel(F * s, G / s).effective_complexity() == base.effective_complexity()
+
+
+def test_entries_near_the_overflow_threshold_never_hold_by_overflow():
+    F, G = _small_integer_model(3)
+    big, G2 = 1e154, G.copy()
+    G2[2, 2] += 1
+    a = FloatModel(F * big, G * 1e150)
+    assert thm5.equivalence(a, FloatModel(F * big, G * 1e150)).verdict == "equivalent"
+    assert thm5.equivalence(a, FloatModel(F * big, G2 * 1e150)).verdict in ("not equivalent", "undecided")
+    assert fl.product_scale(np.full((2, 2), 1e200), np.full((2, 2), 1e200)) == np.inf
+
+
+# -- relational linearity in any units -----------------------------------------------
+
+@pytest.mark.parametrize("c", [1.0, 2.0 ** 40, 2.0 ** 160, 2.0 ** -60])
+def test_relational_linearity_does_not_depend_on_the_units_of_f(c):
+    F = np.array([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], dtype=float) * c
+    G = np.array([[0, 0], [1, 0]], dtype=float) / c
+    m = FloatModel(F, G)
+    assert thm14.relational_linearity(m, [(0, 3), (1, 4), (2, 5)], [[1.0], [0.0]]).verdict == "relationally linear"
+    assert thm14.relational_linearity(m, [(0, 4), (1, 3), (2, 5)], [[1.0], [0.0]]).verdict == \
+        "not relationally linear"
+
+
+# -- B.5 twins of large extra dimension -----------------------------------------------
+
+def test_large_b5_twin_is_never_decided_not_equivalent():
+    F, G = random_model(40, 60, 12, rank_f=10, rank_g=9, seed=4)
+    model = FloatModel(F, G)
+    for extra in (50, 200, 400):
+        twin = FloatModel(*b5_twin(F, G, extra=(extra // 2, extra - extra // 2), seed=extra))
+        r = thm5.equivalence(model, twin)
+        assert r.verdict in ("equivalent", "undecided")
+        assert not r.certificate.decision.fails
+        if not twin.structure.decided:
+            assert r.certificate.decision.undecided
+
+
+# -- Corollary 6 at realistic sizes -------------------------------------------------
+
+def _diverse_pair(m, n, d, seed=5):
+    rng = np.random.default_rng(seed)
+    F, G, T = rng.standard_normal((m, d)), rng.standard_normal((n, d)), rng.standard_normal((d, d))
+    return FloatModel(F, G), FloatModel(F @ np.linalg.inv(T).T, G @ T), T, G
+
+
+def test_corollary6_without_kronecker_system():
+    a, b, T, G = _diverse_pair(60, 400, 24)
+    r = cor6.equivalence(a, b)
+    assert r.verdict == "equivalent" and r.hypotheses_hold
+    assert np.abs(r.A - T).max() < 1e-8 * np.abs(T).max()
+    G2 = G.copy()
+    G2[5, 3] += 1e-3
+    r2 = cor6.equivalence(a, FloatModel(b.F, G2 @ T))
+    assert r2.verdict == "not equivalent" and not r2.identification.decision.holds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", [(256, 20000, 64), (400, 465, 357)])
+def test_corollary6_at_scale(shape):
+    import resource
+    import time
+
+    a, b, T, _ = _diverse_pair(*shape)
+    t = time.perf_counter()
+    r = cor6.equivalence(a, b)
+    assert r.verdict == "equivalent" and r.identification.decision.holds
+    assert time.perf_counter() - t < 120
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 * 1024 * 1024  # KiB: under 2 GiB
+
+
+# -- input holes ----------------------------------------------------------------------
+
+def test_float_models_refuse_booleans_like_exact_ones():
+    with pytest.raises(ShapeError, match="booleans"):
+        FloatModel([[True, False]], [[0, 0], [1, 1]])
+    with pytest.raises(ShapeError, match="booleans"):
+        FloatModel(np.array([[1.0, 0.0]]), np.array([[True, False], [False, True]]))
+
+
+@pytest.mark.parametrize("probe,error", [((0, 99), VocabularyError), ((0.5, 1), ShapeError), (("a", 1), ShapeError)])
+def test_theorem14_probe_must_be_a_token_pair(probe, error):
+    import random
+
+    from allornone.theorems.record import Instance
+
+    rec = thm14.RECORD
+    inst = rec.sample(random.Random(0), 0)
+    params = dict(inst.params, probe=probe)
+    with pytest.raises(error):
+        rec.evaluate(Instance("file", inst.models, params), "exact")

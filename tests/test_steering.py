@@ -1,0 +1,146 @@
+"""Linear steering (an addition of this project): the token form decided from
+L alone, the general form on Γ ⊆ N with no further condition, the transported
+map that is not always the identity matrix, and the edges where it fails."""
+import random
+
+import pytest
+
+from allornone import errors
+from allornone.decision import Truth
+from allornone.symbolic import ExactModel
+from allornone.symbolic import generators as gen
+from allornone.theorems import get_record, records, steering as st
+from allornone.theorems import thm14
+from allornone.theorems.runner import run
+from allornone.theorems.steering import RECORD, log_odds_steering, steering, tokens, transport_steering
+
+PAIRS = [(0, 4), (1, 5), (2, 6), (3, 7)]
+
+
+def _map_edge():
+    return next(e for e in RECORD.edges if e.name == "map not the identity").build(random.Random(0))
+
+
+def test_registered_as_an_addition():
+    assert "steering" in records() and get_record("steering") is RECORD
+    assert RECORD.paper is False and [h.name for h in RECORD.hypotheses] == ["same distribution", "Γ ⊆ N", "evidence"]
+
+
+def test_runner_both_sides_no_contradictions_no_failed_step():
+    r = run(["steering"], trials=24, seed=1)["results"][0]
+    assert r["verdict"] == "pass" and r["contradictions"] == 0 and r["steps_failed"] == 0
+    assert r["sides"]["holds"] > 0 and r["sides"]["fails"] > 0
+    assert 0 < r["hypotheses_held"] < r["instances"]
+
+
+@pytest.mark.parametrize("i", range(24))
+def test_token_form_is_decided_by_L_in_every_model(i):
+    inst = RECORD.sample(random.Random(i), i)
+    pairs, T = inst.params["pairs"], tokens(inst.params["tokens"])
+    a, b = inst.models
+    same = a.log_odds() == b.log_odds()
+    crit = log_odds_steering(a, pairs, T)
+    assert log_odds_steering(a.log_odds(), pairs, T).verdict == crit.verdict
+    for m in (a,) + ((b,) if same else ()):
+        assert steering(m, pairs, T).verdict == crit.verdict
+    for m in (a.to_float(),) + ((b.to_float(),) if same else ()):  # floats: undecided at worst
+        assert steering(m, pairs, T).verdict in (crit.verdict, "undecided")
+
+
+def test_both_token_verdicts_are_sampled():
+    seen = {log_odds_steering(inst.models[0], inst.params["pairs"], inst.params["tokens"]).verdict
+            for inst in (RECORD.sample(random.Random(i), i) for i in range(8))}
+    assert seen == {"steered", "not steered"}
+
+
+@pytest.mark.parametrize("edge", RECORD.edges, ids=lambda e: e.name)
+def test_record_edges_behave_as_declared(edge):
+    inst = edge.build(random.Random(f"0/steering/edge/{edge.name}"))
+    ev = RECORD.evaluate(inst, "exact")
+    assert {k: ev.atoms[k].holds for k in edge.expect} == dict(edge.expect)
+    fl = RECORD.evaluate(inst, "float")
+    for k, want in edge.expect.items():
+        assert fl.atoms[k].truth.value in (("holds" if want else "fails"), "undecided")
+    if edge.kind == "drop":
+        assert ev.hypotheses is Truth.FAILS and ev.conclusion is Truth.FAILS
+        assert ev.atoms["evidence"].holds  # the twin's readout is not {0}
+    else:
+        assert ev.conclusion is Truth.HOLDS
+    assert all(o.decision.holds for _, o in RECORD.check_steps(inst) if o.applicable)
+
+
+def test_the_transported_map_need_not_be_the_identity_yet_the_translation_is_kept():
+    """Theorem 14's transport of the translation (reading M) is W~ with W~^T = P~_M~
+    on Γ~; on this twin Γ~ is not inside M~, so W~ != P_Γ~ -- and still the twin
+    is steered on Γ~ (with W = I): the only condition is Γ ⊆ N."""
+    inst = _map_edge()
+    a, b = inst.models
+    t = transport_steering(a, b, steering(a, inst.params["pairs"], inst.params["gamma"]))
+    assert t.identity.fails
+    assert t.decision.holds and t.verified.holds
+    gt = t.gamma
+    assert b.projector_M @ gt != gt  # Γ~ ⊄ M~
+    assert t.W.T @ gt == b.projector_M @ gt  # what the map is on Γ~
+    assert b.F @ (b.projector_M @ gt) == b.F @ gt  # and why it acts as the identity on contexts (F4)
+
+
+def test_no_gamma_q_in_M_needed():
+    """The same pair the other way round: the first model's Γ (the twin's Γ~ above)
+    is not inside its M, so W = I reads Γ_q = Γ ⊄ M -- outside Theorem 14's
+    hypothesis -- and the translation is shared all the same."""
+    inst = _map_edge()
+    a, b = inst.models
+    gt = thm14.transport_gamma(a, b, inst.params["gamma"])
+    flipped = st.instance("flipped", b, a, inst.params["pairs"], gt, inst.params["tokens"])
+    ev = RECORD.evaluate(flipped, "exact")
+    assert b.projector_M @ gt != gt
+    assert ev.hypotheses is Truth.HOLDS and ev.atoms["steered"].holds and ev.atoms["steered~"].holds
+    assert ev.conclusion is Truth.HOLDS
+
+
+def test_a_wrong_translation_does_not_fit_on_the_twin():
+    inst = _map_edge()
+    a, b = inst.models
+    res = steering(a, inst.params["pairs"], inst.params["gamma"])
+    assert transport_steering(a, b, res).decision.holds
+    res.v = res.v * 2  # the check of "=>" must see a wrong v
+    assert transport_steering(a, b, res).decision.fails
+
+
+def test_criterion_step_detects_a_disagreement(monkeypatch):
+    """The step "criterion (f)" compares the log-odds form with the readout form;
+    with the log-odds form replaced by raw steering (Γ = R^d) it fails on the
+    raw-steering edge's twin side."""
+    edge = next(e for e in RECORD.edges if e.name == "Γ reads a hidden direction")
+    inst = edge.build(random.Random(0))
+    step = next(s for s in RECORD.steps if s.label == "criterion (f)")
+    assert step.check(inst.models, inst.params).decision.holds
+    monkeypatch.setattr(st, "log_odds_steering", lambda m, pairs, T: steering(m, pairs, m.backend.eye(m.d)))
+    st._CACHE.clear()
+    fresh = edge.build(random.Random(0))
+    assert step.check(fresh.models, fresh.params).decision.fails
+
+
+def test_transport_refuses_what_it_cannot_carry():
+    model = ExactModel([[0, 1], [1, -1], [2, 0], [-1, 2], [1, 0], [2, 2], [3, 0], [0, 1]], [[0, 0], [1, 0]])
+    twin = gen.change_of_basis(model, [[1, 1], [0, 1]])
+    with pytest.raises(thm14.TransportError, match="Γ ⊄ N"):
+        # the hidden coordinate is translated (by 0) on these two pairs: steered, but outside N
+        transport_steering(model, twin, steering(model, [(0, 7), (2, 6)], [[0], [1]]))
+    with pytest.raises(thm14.TransportError, match="does not hold"):
+        transport_steering(model, twin, steering(model, [(0, 4), (1, 6), (2, 5)], [[1], [0]]))
+    other = ExactModel(model.F, [[0, 0], [2, 0]])
+    with pytest.raises(thm14.NotEquivalentError):
+        transport_steering(model, other, steering(model, PAIRS, [[1], [0]]))
+    with pytest.raises(errors.InputFormatError, match="expected a Steering"):
+        transport_steering(model, twin, log_odds_steering(model, PAIRS, [(1, 0)]))
+
+
+def test_bad_input_is_one_clear_error():
+    model = ExactModel([[1, 0], [2, 1]], [[0, 0], [1, 0]])
+    with pytest.raises(errors.ShapeError):
+        steering(model, [(0, 1)], [[1], [0], [0]])
+    with pytest.raises(errors.InputFormatError, match="out of range"):
+        steering(model, [(0, 5)], [[1], [0]])
+    with pytest.raises(errors.VocabularyError):
+        log_odds_steering(model, [(0, 1)], [(3, 0)])
