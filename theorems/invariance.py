@@ -181,7 +181,8 @@ def exact_binary64(inst: Instance, rid: str) -> Instance:
     """The instance rescaled so that it is representable in binary64 where it can be.
 
     ``F`` of every model times the least common multiple of the odd parts of
-    the denominators of all ``F`` (powers of two are representable), likewise ``G`` (``L`` and ``L~`` both scale by the product, so every claim keeps its
+    the denominators of all ``F`` (powers of two are representable), likewise
+    ``G`` (``L`` and ``L~`` both scale by the product, so every claim keeps its
     truth); readout vectors by their own denominator; a ratio ``λ`` that is not a
     binary64 number by ``1/λ`` with its two pairs swapped when that one is. The
     result is *not* checked here: see :func:`verify_representable`.
@@ -487,10 +488,14 @@ class Transform:
     """Readout vectors of the first model follow ``g`` (see ``_transport_like_g``)."""
 
 
-_ALL = frozenset(("thm5", "cor6", "lem8", "thm15", "thm14", "lem8ctx"))
+_ALL = frozenset(("thm5", "cor6", "lem8", "thm15", "thm14", "lem8ctx", "steering"))
+#: Steering atoms decided for the edges: raw steering (Γ = R^d) sees hidden parts, and whether the
+#: transported map is literally the identity matrix depends on the basis.
+_STEERING_EDGES = {"raw_steered", "raw_steered~", "identity~"}
 _HIDDEN_VARIANT = {"lem8": {"raw_parallel"}, "lem8ctx": {"raw_parallel"},
                    "thm15": {"raw_parallel", "raw_parallel~", "diverse", "diverse~"},
-                   "thm14": {"rel_lin", "rel_lin~", "enough_pairs"}}
+                   "thm14": {"rel_lin", "rel_lin~", "rel_lin_T", "rel_lin_T~", "enough_pairs"},
+                   "steering": _STEERING_EDGES}
 
 TRANSFORMS: tuple[Transform, ...] = (
     Transform("hidden coordinates", "extra coordinates carrying phi(x) / psi(y) up to 1e12",
@@ -498,18 +503,22 @@ TRANSFORMS: tuple[Transform, ...] = (
     Transform("hidden components", "components in SF ∩ M^perp / SG ∩ N^perp up to 1e12",
               _hidden_components, _ALL, {**_HIDDEN_VARIANT, "cor6": {"diverse", "diverse~", "linearly_identified"}}),
     Transform("change of basis", "f -> T f, g -> T^-T g, T integer unimodular, condition up to 1e8",
-              _change_of_basis, _ALL, gamma_like_g=True),
+              _change_of_basis, _ALL, {"steering": _STEERING_EDGES}, gamma_like_g=True),
     Transform("global scaling", "f -> s f, g -> g / s, s = 2^e, |e| <= 300", _global_scaling, _ALL,
-              gamma_like_g=True),
+              {"steering": _STEERING_EDGES}, gamma_like_g=True),
     Transform("per-context scaling", "f(x) -> s_x f(x) in every model, ratios up to 1e8",
               _per_context_scaling, frozenset(("thm5", "cor6", "lem8", "thm15"))),
     Transform("per-token scaling", "g_0(y) -> t_y g_0(y) in every model, ratios up to 1e8",
-              _per_token_scaling, frozenset(("thm5", "cor6", "lem8ctx", "thm14"))),
-    Transform("common offset", "g(y) -> g(y) + c, integer c up to 1e12", _common_offset, _ALL),
+              _per_token_scaling, frozenset(("thm5", "cor6", "lem8ctx", "thm14")),
+              # readouts named by token pairs (a, b) turn with t_a != t_b
+              {"thm14": {"rel_lin_T", "rel_lin_T~", "rel_lin_T_M", "rel_lin_T_M~"}}),
+    Transform("common offset", "g(y) -> g(y) + c, integer c up to 1e12", _common_offset, _ALL,
+              {"steering": _STEERING_EDGES}),
     Transform("B.5 twin", "the last model replaced by a B.5 twin of dimension up to 400",
               _b5_twin, _ALL - {"cor6"},
               {"lem8": {"raw_parallel"}, "lem8ctx": {"raw_parallel"},
-               "thm15": {"raw_parallel~", "diverse~"}, "thm14": {"rel_lin~", "rel_lin_M~", "enough_pairs"}}),
+               "thm15": {"raw_parallel~", "diverse~"},
+               "thm14": {"rel_lin~", "rel_lin_M~", "rel_lin_T~", "enough_pairs"}, "steering": _STEERING_EDGES}),
 )
 _BY_NAME = {t.name: t for t in TRANSFORMS}
 
