@@ -24,7 +24,7 @@ result:
   ``L = L~`` only);
 * ``per-token scaling`` -- ``g_0(y) -> t_y g_0(y)`` with the same ``t_y`` in every
   model, ratios up to ``1e8`` (results whose claims are about context pairs,
-  ``L = L~`` or relational linearity, which reads ``f`` only);
+  ``L = L~`` or relational linearity on a given ``Γ``, which reads ``f`` only);
 * ``common offset`` -- ``g(y) -> g(y) + c`` with integer entries up to ``1e12``;
 * ``B.5 twin`` -- a model replaced by its B.5 twin of dimension ``d~`` up to 400
   (the second model of a pair, so the first keeps its parameters).
