@@ -1,12 +1,20 @@
-"""One computation, four implementations: the structure of two models and the
-Theorem 5 certificate ``A*, B*`` (docs/theory/facts.md, docs/results/thm5.md), exactly.
+"""One computation, five implementations: the effective complexities of two
+models and the Theorem 5 certificate ``A*, B*`` (docs/theory/facts.md, docs/results/thm5.md), exactly;
+and this project's whole Theorem 5 decision beside them.
 
-For each model: ``G_0``, row bases of ``F`` and ``G_0`` (RREF), the projectors
-``B^T (B B^T)^{-1} B``, ``T = P_F P_G``, column bases of ``T`` and ``T^T``,
-``P_M``, ``P_N``. Then ``A* = (F P_M)^T pinv((F~ P~_M)^T)`` and
-``B* = (G_0 P_N)^T pinv((G~_0 P~_N)^T)``, with the pseudo-inverse from a rank
-factorisation. Each implementation starts from matrices already in its own
-type (conversion from Python lists is not timed) and returns ``(k, k~, A*, B*)``.
+The first three follow the formulas literally. For each model: ``G_0``, row
+bases of ``F`` and ``G_0`` (RREF), the projectors ``B^T (B B^T)^{-1} B``,
+``T = P_F P_G``, column bases of ``T`` and ``T^T``, ``P_M``, ``P_N``. Then
+``A* = (F P_M)^T pinv((F~ P~_M)^T)`` and ``B* = (G_0 P_N)^T pinv((G~_0 P~_N)^T)``,
+with the pseudo-inverse from a rank factorisation: in plain ``sympy.Matrix``, in
+SymPy's ``DomainMatrix`` and in python-flint's ``fmpq_mat`` ("FLINT naive").
+The fourth ("FLINT competent") computes the same rationals the way someone
+fluent in FLINT would (integer bases, ranks proven after a modular guess,
+certificate in coordinates; see its section); the fifth is this project
+(``effective_complexity`` and ``thm5.el_certificate``), and beside it
+``thm5.equivalence``, which also compares the log-odds. Each
+implementation starts from matrices already in its own type (conversion from
+Python lists is not timed) and returns ``(k, k~, A*, B*)``.
 
 The instance is a pair of models with the same distribution: a random
 rank-controlled integer model and its Appendix B.5 twin at another dimension.
@@ -151,9 +159,13 @@ def to_domain_matrix(rows):
                         (len(rows), len(rows[0])), QQ).to_dense()
 
 
-# -- 3. python-flint fmpq_mat, directly ---------------------------------------------
+# -- 3. python-flint fmpq_mat, directly and naively -------------------------------
+#
+# The formulas above, transcribed onto fmpq_mat: FLINT's general ``rref`` on
+# matrices whose entries have hundreds of bits, full d x d projectors, a
+# pseudo-inverse formed explicitly. Kept as the naive reference.
 
-def fmpq_direct(F, G, F2, G2):
+def fmpq_naive(F, G, F2, G2):
     from flint import fmpq_mat
 
     def take(X, rows, cols):
@@ -200,17 +212,128 @@ def to_fmpq(rows):
     return fmpq_mat(len(rows), len(rows[0]), [fmpq(x.numerator, x.denominator) for r in rows for x in r])
 
 
-# -- 4. this project -------------------------------------------------------------
+# -- 4. python-flint, competently -------------------------------------------------
+#
+# What someone fluent in FLINT would write for the same numbers (integer
+# arithmetic throughout, one rational canonicalisation at the end):
+#
+# * the rank of an integer matrix and a nonsingular r x r minor (rows I,
+#   columns J) are found modulo a 62-bit prime and then *proven*: the minor is
+#   nonsingular mod p, hence over Z (rank >= r), and every other row is shown to
+#   be the combination of the rows I that the minor determines (rank <= r);
+# * SF and SG get integer bases: the rows I of F and G_0 cleared of denominators;
+# * M = P_F(SG) and N = P_G(SF) come from the r_F x r_G integer matrix
+#   C = B_F B_G^T: k = rank C, and with C's independent columns J_C (rows I_C),
+#   U = B_F^T (B_F B_F^T)^{-1} C[:, J_C] and V = B_G^T (B_G B_G^T)^{-1} C[I_C, :]^T
+#   are bases of M and N (scaled to integers);
+# * the certificate in these coordinates: with K = X U and K~ = X~ U~
+#   (``X = F`` for A*, ``X = G_0`` for B*),
+#   ``(X P_M)^T ((X~ P~)^T)^+ = U (U^T U)^{-1} K^T K~ (K~^T K~)^{-1} U~^T``,
+#   so only k x k systems are solved (with integer right-hand sides) and no
+#   d x d projector or pseudo-inverse is formed.
+
+_PRIMES = (4611686018427387847, 4611686018427387817, 2305843009213693951)
+
+
+def _fz_take(X, rows, cols):
+    from flint import fmpz_mat
+    e, n = X.entries(), X.ncols()
+    return fmpz_mat(len(rows), len(cols), [e[i * n + j] for i in rows for j in cols])
+
+
+def _leading(entries, r, n):
+    piv, j = [], 0
+    for i in range(r):
+        while not entries[i * n + j]:
+            j += 1
+        piv.append(j)
+        j += 1
+    return piv
+
+
+def _proven_minor(A):
+    """``(I, J)``: rows and columns of a nonsingular minor of the integer matrix
+    ``A`` of size ``rank A`` (found mod p, proven over Z)."""
+    from flint import nmod_mat
+    m, n = A.nrows(), A.ncols()
+    if m == 0 or n == 0 or A.is_zero():
+        return [], []
+    for p in _PRIMES:
+        Rp, r = nmod_mat(A, p).rref()
+        J = _leading(Rp.entries(), r, n)
+        AJ = _fz_take(A, range(m), J)
+        Tp, _ = nmod_mat(AJ.transpose(), p).rref()
+        I = _leading(Tp.entries(), r, m)
+        rest = sorted(set(range(m)) - set(I))
+        if rest:
+            S_num, S_den = _fz_take(A, I, J).solve(_fz_take(A, I, range(n))).numer_denom()
+            if _fz_take(AJ, rest, range(r)) * S_num != _fz_take(A, rest, range(n)) * S_den:
+                continue  # p hid some rank
+        return I, J
+    raise ArithmeticError("every prime was unlucky")
+
+
+def fmpq_competent(F, G, F2, G2):
+    from flint import fmpq, fmpq_mat, fmpz_mat
+
+    def integer_basis(X):
+        num, den = X.numer_denom()
+        I, _ = _proven_minor(num)
+        return num, den, _fz_take(num, I, range(num.ncols()))
+
+    def structure(F, G):
+        e, n, d = G.entries(), G.nrows(), G.ncols()
+        G0 = fmpq_mat(n, d, [e[i * d + j] - e[j] for i in range(n) for j in range(d)])
+        Fn, dF, BF = integer_basis(F)
+        Gn, dG, BG = integer_basis(G0)
+        C = BF * BG.transpose()
+        IC, JC = _proven_minor(C)
+        k = len(JC)
+        if k == 0:
+            return (Fn, dF, fmpz_mat(d, 0)), (Gn, dG, fmpz_mat(d, 0)), 0
+        U = BF.transpose() * (BF * BF.transpose()).solve(_fz_take(C, range(C.nrows()), JC)).numer_denom()[0]
+        V = BG.transpose() * (BG * BG.transpose()).solve(_fz_take(C, IC, range(C.ncols())).transpose()).numer_denom()[0]
+        return (Fn, dF, U), (Gn, dG, V), k
+
+    def certificate(side, side2):
+        (Xn, dX, U), (Xn2, dX2, U2) = side, side2
+        if U.ncols() == 0 or U2.ncols() == 0:
+            return fmpq_mat(U.nrows(), U2.nrows())
+        K, K2 = Xn * U, Xn2 * U2
+        H = K.transpose() * K2
+        # (U^T U)^{-1} H (K~^T K~)^{-1} by two solves with integer right-hand sides
+        Z_num, Z_den = (K2.transpose() * K2).solve(H.transpose()).numer_denom()
+        num, den = (U.transpose() * U).solve(Z_num.transpose()).numer_denom()
+        return fmpq_mat(U * num * U2.transpose()) * fmpq(dX2, dX * den * Z_den)
+
+    (f1, g1, k) = structure(F, G)
+    (f2, g2, k2) = structure(F2, G2)
+    return k, k2, certificate(f1, f2), certificate(g1, g2)
+
+
+# -- 5. this project -------------------------------------------------------------
 
 def this_project(F, G, F2, G2):
-    from allornone.symbolic import linalg as ql
+    """``k``, ``k~`` and the certificate as this project's API gives them:
+    ``model.effective_complexity()`` and ``thm5.el_certificate`` (which also
+    decides EL1-EL3 on the certificate)."""
     from allornone.symbolic.model import ExactModel
+    from allornone.theorems.thm5 import el_certificate
 
     m1, m2 = ExactModel(F, G), ExactModel(F2, G2)
-    s1, s2 = m1.structure, m2.structure
-    A = (m1.F @ s1.P_M).T @ ql.pinv((m2.F @ s2.P_M).T)
-    B = (m1.G0 @ s1.P_N).T @ ql.pinv((m2.G0 @ s2.P_N).T)
-    return s1.k, s2.k, A, B
+    cert = el_certificate(m1, m2)
+    return m1.effective_complexity(), m2.effective_complexity(), cert.A, cert.B
+
+
+def this_project_equivalence(F, G, F2, G2):
+    """The whole Theorem 5 decision, ``thm5.equivalence``: ``L = L~`` and the
+    certificate with EL1-EL3 (the pair is equivalent, so ``A*``, ``B*`` are returned)."""
+    from allornone.symbolic.model import ExactModel
+    from allornone.theorems.thm5 import equivalence
+
+    r = equivalence(ExactModel(F, G), ExactModel(F2, G2))
+    assert r.verdict == "equivalent", r.verdict
+    return r.k[0], r.k[1], r.A, r.B
 
 
 def to_project(rows):
@@ -221,19 +344,21 @@ def to_project(rows):
 IMPLEMENTATIONS = {
     "sympy.Matrix": (to_sympy, sympy_matrix),
     "DomainMatrix": (to_domain_matrix, domain_matrix),
-    "fmpq_mat": (to_fmpq, fmpq_direct),
+    "FLINT naive": (to_fmpq, fmpq_naive),
+    "FLINT competent": (to_fmpq, fmpq_competent),
     "allornone": (to_project, this_project),
+    "thm5.equivalence": (to_project, this_project_equivalence),
 }
 
 
 def as_fraction_rows(name, M):
     """The certificate of any implementation as rows of Fractions (to check
-    that all four computed the same matrices)."""
+    that all of them computed the same matrices)."""
     if name == "sympy.Matrix":
         return [[Fraction(int(x.p), int(x.q)) for x in M.row(i)] for i in range(M.rows)]
     if name == "DomainMatrix":
         return [[Fraction(int(x.numerator), int(x.denominator)) for x in r] for r in M.to_list()]
-    if name == "fmpq_mat":
+    if name in ("FLINT naive", "FLINT competent"):
         n = M.ncols()
         e = [Fraction(int(x.p), int(x.q)) for x in M.entries()]
         return [e[i * n:(i + 1) * n] for i in range(M.nrows())]

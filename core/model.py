@@ -62,6 +62,10 @@ class Backend:
     structure: Callable[[Any], "Structure"] | None = None
     """``structure(model)``: the realisation's own computation of the structure
     (the float side's, with error bounds); None for the generic one."""
+    el_certificate: Callable[..., Any] | None = None
+    """Optional ``el_certificate(a, b)``: ``(A*, B*, EL1, EL2, EL3)`` of Theorem 5
+    computed by a faster route when EL1--EL3 all hold, else None (then the
+    general computation runs). The exact side has one (``symbolic.coordinates``)."""
 
     def decision(self, value: bool, residual=0, decided: bool = True, **detail) -> Decision:
         """A verdict that is not a residual test (a rank comparison, say): exact,

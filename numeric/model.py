@@ -129,3 +129,47 @@ class FloatModel(Model):
 
     def _extra_init(self) -> dict:
         return {"tolerance": self.tolerance, "input_error": self.input_error}
+
+    @classmethod
+    def from_head(cls, features, weight, bias=None, pivot: int = 0, contexts=None, tokens=None,
+                  tolerance: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> "FloatModel":
+        """The model of a softmax output layer: ``p(y|x) = softmax(W f(x) + b)_y``.
+
+        ``features`` is ``m x d`` (row ``x`` is the input ``f(x)`` of the output
+        layer); ``weight`` is ``n x d`` (PyTorch's ``Linear.weight``) or ``d x n``
+        (a Keras ``Dense`` kernel; read as ``n x d`` when ``n = d``); ``bias`` has
+        ``n`` entries. A bias is folded in as coordinate ``d + 1``: ``f(x)`` gets a
+        1 there and ``g(y)`` gets ``b_y``, so ``f(x)^T g(y) = W_y f(x) + b_y``.
+
+        Raises
+        ------
+        ShapeError
+            When the shapes of ``features``, ``weight`` and ``bias`` do not fit.
+        NonFiniteValueError
+            When an entry is NaN or infinite.
+
+        Examples
+        --------
+        >>> m = FloatModel.from_head([[1.0, 2.0]], [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], bias=[0.0, 0.5, 0.0])
+        >>> m.d, [float(v) for v in m.log_odds()[0]]
+        (3, [0.0, 1.5, 2.0])
+        """
+        from allornone.errors import NonFiniteValueError, ShapeError
+
+        X = fl.as_float_matrix(features, "features")
+        W = fl.as_float_matrix(weight, "weight")
+        d = X.shape[1]
+        if W.shape[1] != d:
+            if W.shape[0] != d:
+                raise ShapeError(f"weight is {W.shape[0]}x{W.shape[1]} but the features have d = {d}: "
+                                 "expected n x d or d x n")
+            W = W.T
+        if bias is not None:
+            b = np.array(bias, dtype=float).reshape(-1) if np.ndim(bias) <= 1 else None
+            if b is None or b.shape[0] != W.shape[0]:
+                raise ShapeError(f"bias has shape {np.shape(bias)} but the head has n = {W.shape[0]} tokens")
+            if not np.isfinite(b).all():
+                raise NonFiniteValueError(f"bias[{int(np.flatnonzero(~np.isfinite(b))[0])}] is not finite")
+            X = np.hstack([X, np.ones((X.shape[0], 1))])
+            W = np.hstack([W, b[:, None]])
+        return cls(X, W, pivot, contexts, tokens, tolerance=tolerance)

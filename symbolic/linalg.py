@@ -198,6 +198,8 @@ class QMatrix:
             if 0 in self.shape:
                 return Fraction(0)
             num, den = fm.numer_denom()  # one common denominator
+            if num.is_zero():  # in C, without a Python loop over the entries
+                return Fraction(0)
             return Fraction(int(max(abs(e) for e in num.entries())), int(den))
         entries = [abs(x) for row in self.to_fraction_rows() for x in row]
         return max(entries, default=Fraction(0))

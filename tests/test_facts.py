@@ -134,16 +134,17 @@ def test_float_f1_when_SF_is_orthogonal_to_SG():
 
 
 def test_float_facts_on_an_undecided_structure_are_undecided_not_failed():
-    # Two contexts whose log-odds rows differ by 3e-14: the second singular value
-    # of L is within gap of its rounding bound, so k and the float structure are
-    # undecided, and F1 must not be called false.
+    # Two contexts whose representations differ by 3e-14 along (0, 1): the second
+    # singular values of F, of L and the second cosine are all within gap of their
+    # rounding bounds, so the float structure is undecided, and F1 must not be
+    # called false.
     from fractions import Fraction
 
     from allornone.numeric import FloatModel
     from allornone.symbolic import ExactModel
 
     t = 2.0 ** -45
-    F, G = [[1.0, 0.0], [1.0, t]], [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    F, G = [[1.0, 1.0], [1.0, 1.0 + t]], [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
     exact_twin = ExactModel([[Fraction(v) for v in row] for row in F], [[Fraction(v) for v in row] for row in G])
     float_twin = FloatModel(F, G)
     assert all(d.holds for d in facts.check_facts(exact_twin).values())

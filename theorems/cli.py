@@ -1,4 +1,4 @@
-"""The ``allornone`` command line: list, check, proof, edges."""
+"""The ``allornone`` command line: list, check, proof, edges, verify, analyse, compare."""
 from __future__ import annotations
 
 import json
@@ -205,15 +205,230 @@ def edges(rid, hypothesis, seed, json_path):
 @main.command()
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False))
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path)
-def verify(path, json_path):
+@click.option("--full", is_flag=True, help="print and write certificates whatever their size")
+def verify(path, json_path, full):
     """Verdicts of every applicable result on the models in FILE (JSON of rationals, or .npz of floats)."""
     from allornone.theorems.verify import verify_file
 
     if json_path and Path(json_path).resolve() == Path(path).resolve():
         raise click.BadParameter("is FILE itself; the report would overwrite the models", param_hint="'--json'")
-    code, payload = verify_file(path, console)
+    with _progress() as say:
+        code, payload = verify_file(path, console, full=full, progress=say)
     write_json(json_path, payload)
     sys.exit(code)
+
+
+# -- real models: analyse, compare ----------------------------------------------------
+
+def _head_options(fn):
+    """Options shared by ``analyse`` and ``compare``: the tolerance, the cut, output."""
+    opts = [
+        click.option("--pivot", default=0, show_default=True, type=click.IntRange(min=0), help="pivot token index"),
+        click.option("--contexts", "contexts_spec", metavar="FILE[:KEY]", help="context names (strings)"),
+        click.option("--tokens", "tokens_spec", metavar="FILE[:KEY]", help="token names (strings)"),
+        click.option("--rtol", default=None, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     help="relative tolerance of residuals (EL1-EL3, parallelism, fits); default: the float "
+                     "layer's"),
+        click.option("--rank-rtol", "rank_rtol", default=None, type=click.FloatRange(0, 1, min_open=True,
+                     max_open=True), help="also count singular values below rank_rtol * sigma_1 as zero "
+                     "(default: ranks by rounding alone)"),
+        click.option("--gap", default=1e3, show_default=True, type=click.FloatRange(min=1),
+                     help="undecided band: between a bound and gap times it; 1 removes it"),
+        click.option("--cut", type=click.Choice(["tolerance", "largest-gap"]), default="tolerance",
+                     show_default=True, help="how k is chosen on the spectrum of L"),
+        click.option("--k", "k", type=click.IntRange(min=0), default=None, help="use this k (overrides --cut)"),
+        click.option("--parallel", "parallel_specs", multiple=True, metavar="JSON",
+                     help='token pairs to test for parallelism, e.g. \'[["a","A"],["b","B"]]\' (repeatable)'),
+        click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path,
+                     help="write the JSON report here"),
+        click.option("--plot", "plot_path", type=click.Path(dir_okay=False), callback=_plot_path,
+                     help="save a plot of the spectra (.png, .svg or .pdf; needs matplotlib)"),
+        click.option("--full", is_flag=True, help="every singular value and angle in the JSON report"),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _tolerance(rtol, gap, rank_rtol):
+    from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+
+    return Tolerance(DEFAULT_TOLERANCE.rtol if rtol is None else rtol, gap, rank_rtol)
+
+
+def _plot_path(ctx, param, value):
+    if value is None:
+        return None
+    if Path(value).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise click.BadParameter(f"{value!r}: the file name must end in .png, .svg or .pdf", ctx, param)
+    return _json_path(ctx, param, value)
+
+
+def _parallel_queries(specs) -> list:
+    out = []
+    for spec in specs:
+        try:
+            q = json.loads(spec)
+        except json.JSONDecodeError as exc:
+            raise click.BadParameter(f"{spec!r} is not JSON ({exc.msg})", param_hint="'--parallel'") from None
+        if not (isinstance(q, list) and len(q) == 2 and all(isinstance(p, list) and len(p) == 2 for p in q)):
+            raise click.BadParameter(f"{spec!r}: expected two token pairs [[a, b], [c, e]]",
+                                     param_hint="'--parallel'")
+        out.append(q)
+    return out
+
+
+def _progress():
+    """A one-line status on stderr while long work runs (on a terminal only)."""
+    from contextlib import nullcontext
+
+    if not err_console.is_terminal:
+        return nullcontext(lambda _msg: None)
+
+    class _Status:
+        def __enter__(self):
+            self.status = err_console.status("working")
+            self.status.__enter__()
+            return lambda msg: self.status.update(msg)
+
+        def __exit__(self, *exc):
+            return self.status.__exit__(*exc)
+    return _Status()
+
+
+def _spectra_table(title: str, sp) -> Table:
+    t = Table(title=escape(title), box=box.SIMPLE_HEAD, show_header=False, pad_edge=False)
+    t.add_column("what", style="bold")
+    t.add_column("value", overflow="fold")
+    s = sp.sigma_L
+    t.add_row("shape", f"m = {sp.shape[0]} contexts, n = {sp.shape[1]} tokens, d = {sp.shape[2]}")
+    t.add_row("k", escape(sp.k_label()))
+    t.add_row("dim SF, dim SG", f"{sp.dims[0]}, {sp.dims[1]}")
+    if s.size:
+        head = ", ".join(f"{v:.3g}" for v in s[:6])
+        t.add_row("sigma(L)", f"{head}{', ...' if s.size > 6 else ''} (of {s.size}); smallest {s[-1]:.3g}")
+        if sp.k:
+            nxt = f"{s[sp.k]:.3g}" if sp.k < s.size else "-"
+            t.add_row("sigma_k, sigma_k+1", f"{s[sp.k - 1]:.3g}, {nxt} (rounding level {sp.noise:.1g})")
+    profile = ", ".join(f"{tau:.0e}: {k}" for tau, k in sp.profile[::3])
+    t.add_row("k(tau)", profile)
+    gaps = sp.to_json()["largest_gaps"][:3]
+    t.add_row("largest gaps", ", ".join(f"k = {g['k']}: {g['ratio']:.3g}" for g in gaps) or "-")
+    if sp.cosines.size:
+        t.add_row("cosines SF/SG", f"{sp.cosines[0]:.3g} .. {sp.cosines[-1]:.3g} ({sp.cosines.size})")
+    return t
+
+
+def _parallel_table(title: str, rows: list) -> Table:
+    t = Table(title=escape(title), box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("pairs", "cos N (log-odds)", "res N", "in N", "cos raw", "res raw", "raw"):
+        t.add_column(col, justify="left" if col == "pairs" else "right")
+    for r in rows:
+        (a, b), (c, e) = r["tokens"]
+        t.add_row(escape(f"{a!r}-{b!r} vs {c!r}-{e!r}"), f"{r['cos_logodds']:.4f}", f"{r['residual_logodds']:.2g}",
+                  r["parallel_N"], f"{r['cos_raw']:.4f}", f"{r['residual_raw']:.2g}", r["parallel_raw"])
+    return t
+
+
+def _load(features, head, bias, pivot, contexts, tokens, tol, which=""):
+    from allornone.numeric.loaders import load_head
+
+    try:
+        return load_head(features, head, bias, pivot, contexts, tokens, tolerance=tol)
+    except AllOrNoneError as exc:
+        raise type(exc)(f"{which}{exc}") from None
+
+
+@main.command()
+@click.option("--features", required=True, metavar="FILE[:KEY]", help="inputs of the output layer (m x d)")
+@click.option("--head", required=True, metavar="FILE[:KEY]", help="output weight (n x d or d x n)")
+@click.option("--bias", metavar="[FILE:]KEY", help="output bias (n); a bare KEY is read from the head's file")
+@_head_options
+def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, parallel_specs,
+            json_path, plot_path, full):
+    """The numerical structure of one trained softmax model: spectra of L, F, G_0,
+    cosines of P_F P_G, the rank profile and a decided k; graded parallelism of token pairs."""
+    from allornone.numeric import graded, spectra
+
+    tol = _tolerance(rtol, gap, rank_rtol)
+    queries = _parallel_queries(parallel_specs)
+    model = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol)
+    with _progress() as say:
+        say("factoring L = F G_0^T")
+        fac = spectra.factor(model)
+        say("spectra")
+        sp = spectra.analyse(model, tol, cut, k, fac)
+        rows = [graded.parallel(model, q[0], q[1], tol, spectra=sp, fac=fac) for q in queries]
+    console.print(_spectra_table(f"allornone analyse: {head}", sp))
+    if rows:
+        console.print(_parallel_table(f"parallelism at {sp.k_label()}", rows))
+    if plot_path:
+        spectra.plot_spectra(sp, plot_path, title=f"{Path(head.split(':')[0]).name}: {sp.k_label()}")
+        err_console.print(f"plot written to {plot_path}")
+    write_json(json_path, {"command": "analyse", "features": features, "head": head, "bias": bias,
+                           "spectra": sp.to_json(full), "parallel": rows})
+
+
+@main.command()
+@click.option("--features", required=True, multiple=True, metavar="FILE[:KEY]",
+              help="inputs of each model's output layer; give it twice (first model, second model)")
+@click.option("--head", required=True, multiple=True, metavar="FILE[:KEY]", help="each model's output weight; twice")
+@click.option("--bias", multiple=True, metavar="[FILE:]KEY",
+              help="each model's bias: twice, or once for a key both heads' files share")
+@_head_options
+def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, parallel_specs,
+            json_path, plot_path, full):
+    """How far apart two trained softmax models on the same contexts and tokens are:
+    distances of their distributions, subspace angles with Wedin's bound, and the
+    best certificate at rank k (EL1-EL3 residuals)."""
+    from allornone.numeric import graded, spectra
+
+    if len(features) != 2 or len(head) != 2:
+        raise click.UsageError("give --features and --head twice each: the first model, then the second")
+    if len(bias) not in (0, 1, 2):
+        raise click.UsageError("give --bias once (the same key in both heads' files), twice, or not at all")
+    biases = list(bias) * 2 if len(bias) == 1 else list(bias) or [None, None]
+    tol = _tolerance(rtol, gap, rank_rtol)
+    queries = _parallel_queries(parallel_specs)
+    a = _load(features[0], head[0], biases[0], pivot, contexts_spec, tokens_spec, tol, "first model: ")
+    b = _load(features[1], head[1], biases[1], pivot, contexts_spec, tokens_spec, tol, "second model: ")
+    with _progress() as say:
+        result = graded.compare(a, b, tol, cut, k, progress=say)
+        sa, sb = result.spectra
+        say("parallelism")
+        rows = [[graded.parallel(m, q[0], q[1], tol, k=result.k) for m in (a, b)] for q in queries]
+    console.print(_spectra_table("first model", sa))
+    console.print(_spectra_table("second model", sb))
+    g = result.to_json(full)
+    t = Table(title=escape(f"graded comparison at {result.k_label}"), box=box.SIMPLE_HEAD, show_header=False,
+              pad_edge=False)
+    t.add_column("what", style="bold")
+    t.add_column("value", overflow="fold")
+    w = g["witness"]
+    t.add_row("max |L - L~|", escape(f"{g['max_abs_log_odds_diff']:.3g} (context {w['x']}, token {w['token']!r})"))
+    t.add_row("||L - L~||_F / ||L||_F", f"{g['rel_log_odds_diff']:.3g}")
+    t.add_row("KL(p || p~) mean, max", f"{g['kl_mean']:.3g}, {g['kl_max']:.3g} nats")
+    t.add_row("TV mean, max", f"{g['tv_mean']:.3g}, {g['tv_max']:.3g}")
+    t.add_row("largest angle: context, token", f"{(g['angles_context'] or [0])[0]:.3g}, "
+              f"{(g['angles_token'] or [0])[0]:.3g} rad")
+    t.add_row("sin of largest angle <= Wedin bound", f"{g['sin_max']:.3g} <= {g['wedin_bound']:.3g}")
+    for name in ("A", "B"):
+        c = g["certificate"][name]
+        cond = "-" if c["condition"] is None else f"{c['condition']:.3g}"
+        t.add_row(f"certificate {name}", f"{c['shape'][0]} x {c['shape'][1]}, rank {c['rank']}, "
+                  f"norm {c['norm']:.3g}, condition {cond}")
+    t.add_row("EL1, EL2, EL3 (relative residual: verdict)",
+              ", ".join(f"{g['el_residuals'][e]:.2g}: {g['el_verdicts'][e]}" for e in ("EL1", "EL2", "EL3")))
+    console.print(t)
+    for label, i in (("first model", 0), ("second model", 1)):
+        if rows:
+            console.print(_parallel_table(f"parallelism, {label}, at k = {result.k}", [r[i] for r in rows]))
+    if plot_path:
+        spectra.plot_spectra({"first": sa, "second": sb}, plot_path, title=result.k_label)
+        err_console.print(f"plot written to {plot_path}")
+    write_json(json_path, {"command": "compare", "features": list(features), "head": list(head),
+                           "bias": biases, "graded": g, "spectra": [sa.to_json(full), sb.to_json(full)],
+                           "parallel": [{"first": r[0], "second": r[1]} for r in rows]})
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -119,10 +119,18 @@ def linear_identification(a, b) -> LinearIdentification:
     ``f(x) = A f~(x)`` and ``g_0(y) = A^{-T} g~_0(y)`` for all ``x, y``?
 
     The two conditions are linear in ``A`` (``A F~^T = F^T``, ``G_0 A = G~_0``);
-    the question is whether their affine solution set meets ``GL(d)``. Decided
-    by: consistency; the necessary rank conditions ``rank F = rank F~``,
+    the question is whether their affine solution set meets ``GL(d)``.
+
+    Exact models: consistency; the necessary rank conditions ``rank F = rank F~``,
     ``rank G_0 = rank G~_0``; trying the minimum-norm solution and random points;
-    and, exactly, whether ``det`` vanishes identically on the solution set.
+    and whether ``det`` vanishes identically on the solution set.
+
+    Float models (:func:`allornone.numeric.equivalence.linear_identification`):
+    the solution set is ``A_p + K_G Y K_F^T`` (``A_p`` from two least-squares
+    solves, ``K_G`` and ``K_F`` bases of ``ker G_0`` and ``SF~^perp``), and the
+    largest rank on it is ``min(rank [A_p, K_G], rank [A_p; K_F^T])``: memory
+    ``O((m + n) d + d^2)``, no ``d^2 x d^2`` system, seconds at
+    ``(m, n, d) = (256, 20000, 64)`` or ``(400, 465, 357)``.
     """
     a.check_comparable(b)
     be = a.backend

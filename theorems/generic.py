@@ -43,6 +43,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from types import SimpleNamespace
 from typing import Callable, Iterable, Sequence
 
 import sympy
@@ -65,6 +66,7 @@ __all__ = [
     "verify_shape",
     "verify",
     "crossvalidate",
+    "start_crossvalidation",
 ]
 
 
@@ -452,8 +454,66 @@ def verify(names: Iterable[str] | None = None, shapes: Iterable[GenericShape] = 
 # -- cross-validation against the float layer ---------------------------------
 
 
+class _PolyMatrix:
+    """Float evaluation of a polynomial matrix from its terms, without code
+    generation: every term ``c x^e`` of every entry is kept as arrays (entry,
+    coefficient, and the non-zero exponents of each term), so evaluating at a
+    point is a few vectorised NumPy operations. It evaluates the same expanded
+    polynomials as ``sympy.lambdify`` would, at a small fraction of the cost of
+    building it (``lambdify`` prints and compiles every expression)."""
+
+    __slots__ = ("shape", "entry", "coeff", "factor_term", "factor_var", "factor_exp")
+
+    def __init__(self, num: DomainMatrix):
+        import numpy as np
+
+        self.shape = num.shape
+        entry, coeff, f_term, f_var, f_exp = [], [], [], [], []
+        cols = num.shape[1]
+        for i, row in enumerate(num.to_list()):
+            for j, poly in enumerate(row):
+                for monom, c in poly.items():
+                    t = len(coeff)
+                    entry.append(i * cols + j)
+                    # int / int is correctly rounded, whatever the size of the coefficient
+                    coeff.append(int(c.numerator) / int(c.denominator))
+                    for var, e in enumerate(monom):
+                        if e:
+                            f_term.append(t)
+                            f_var.append(var)
+                            f_exp.append(e)
+        self.entry = np.array(entry, dtype=np.intp)
+        self.coeff = np.array(coeff, dtype=float)
+        self.factor_term = np.array(f_term, dtype=np.intp)
+        self.factor_var = np.array(f_var, dtype=np.intp)
+        self.factor_exp = np.array(f_exp, dtype=float)
+
+    def __call__(self, point):
+        import numpy as np
+
+        terms = self.coeff.copy()
+        if self.factor_term.size:
+            np.multiply.at(terms, self.factor_term, point[self.factor_var] ** self.factor_exp)
+        size = self.shape[0] * self.shape[1]
+        return np.bincount(self.entry, weights=terms, minlength=size)[:size].reshape(self.shape)
+
+
+def _evaluator(side):
+    """A function of the point (a float array, one value per symbol) giving the
+    blocks of ``side`` side by side, each divided by its denominator."""
+    import numpy as np
+
+    parts = []
+    for R in _blocks(side):
+        parts.append((_PolyMatrix(R.num), _PolyMatrix(DomainMatrix([[R.den]], (1, 1), R.ring))))
+
+    def evaluate(point):
+        return np.hstack([num(point) / float(den(point)[0, 0]) for num, den in parts])
+    return evaluate
+
+
 @dataclass
-class _Lambdified:
+class _Evaluators:
     """Numeric evaluators of a generic model's projectors and identity sides."""
 
     shape: GenericShape
@@ -461,33 +521,22 @@ class _Lambdified:
     funcs: dict = field(default_factory=dict)
 
     def __call__(self, key, values):
-        return self.funcs[key](*values)
+        import numpy as np
 
-
-def _lambdify(side, params):
-    import numpy as np
-
-    parts = []
-    for R in _blocks(side):
-        num, den = R.to_sympy()
-        parts.append((sympy.lambdify(params, num, "numpy"), sympy.lambdify(params, den, "numpy"), R.shape))
-
-    def evaluate(*v):
-        return np.hstack([np.asarray(fn(*v), dtype=float).reshape(shape) / float(fd(*v)) for fn, fd, shape in parts])
-    return evaluate
+        return self.funcs[key](np.asarray(values, dtype=float))
 
 
 @lru_cache(maxsize=None)
-def _evaluators(shape: GenericShape) -> _Lambdified:
+def _evaluators(shape: GenericShape) -> _Evaluators:
     g = generic_model(shape)
-    ev = _Lambdified(shape, g.symbols)
+    ev = _Evaluators(shape, g.symbols)
     for key in ("P_F", "P_G", "P_M", "P_N"):
-        ev.funcs[key] = _lambdify(getattr(g, key), g.symbols)
+        ev.funcs[key] = _evaluator(getattr(g, key))
     for name, ident in IDENTITIES.items():
         if ident.applies(shape):
             lhs, rhs = ident.sides(g)
-            ev.funcs[name + ":lhs"] = _lambdify(lhs, g.symbols)
-            ev.funcs[name + ":rhs"] = _lambdify(rhs, g.symbols)
+            ev.funcs[name + ":lhs"] = _evaluator(lhs)
+            ev.funcs[name + ":rhs"] = _evaluator(rhs)
     return ev
 
 
@@ -526,14 +575,15 @@ def _general_position(s, d):
 
 
 class _Permuted:
-    """A float model's data in permuted coordinates (what the generic side sees)."""
+    """A float model's data in permuted coordinates (what the generic side sees):
+    plain arrays, so that it can be sent to a worker process."""
 
     def __init__(self, model, perm):
         s = model.structure
         self.d = model.d
         pp = lambda P: P[perm][:, perm]  # noqa: E731
-        self.structure = type("S", (), dict(P_F=pp(s.P_F), P_G=pp(s.P_G), P_M=pp(s.P_M), P_N=pp(s.P_N),
-                                            basis_M=s.basis_M[perm], basis_N=s.basis_N[perm], k=s.k))
+        self.structure = SimpleNamespace(P_F=pp(s.P_F), P_G=pp(s.P_G), P_M=pp(s.P_M), P_N=pp(s.P_N),
+                                         basis_M=s.basis_M[perm], basis_N=s.basis_N[perm], k=s.k)
 
 
 def _float_side(name, model, extra, np):
@@ -573,7 +623,7 @@ def _float_side(name, model, extra, np):
     raise KeyError(name)
 
 
-def crossvalidate(float_instances, seed: int = 0, max_d: int = 3) -> dict:
+def crossvalidate(float_instances, seed: int = 0, max_d: int = 3, pool=None) -> dict:
     """Evaluate both sides of every generic identity numerically on float models
     and compare them with each other and with the float layer's own computation
     of the same quantities.
@@ -583,7 +633,10 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3) -> dict:
     realisations are used). Models with ``d > max_d``, undecided ranks or a basis
     not in general position are skipped (and counted). The extra parameters
     (certificate matrices, B.5's ``T``, ``R``, ``phi``, ``psi``, the vectors
-    ``f``, ``g_0``) are drawn from ``seed``.
+    ``f``, ``g_0``) are drawn from ``seed`` and the model's position in the list,
+    so the report does not depend on how the work is split. With ``pool`` (a
+    :class:`concurrent.futures.Executor`) the generic shapes are evaluated in
+    its workers, one task per shape.
 
     Returns ``{"identities": {name: {"max_discrepancy", "instances"}},
     "projectors": max discrepancy of P_F, P_G, P_M, P_N against the float layer,
@@ -591,11 +644,35 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3) -> dict:
     discrepancy is the largest absolute entry of ``lhs - rhs`` and of each side
     minus the float layer's value, divided by ``max(1, size of the values)``.
     """
-    import numpy as np
+    return start_crossvalidation(float_instances, seed, max_d, pool)()
 
+
+def start_crossvalidation(float_instances, seed: int = 0, max_d: int = 3, pool=None) -> Callable[[], dict]:
+    """The first half of :func:`crossvalidate`: classify the models and hand the
+    shapes to ``pool`` (or queue them here). A caller with a pool can do other
+    work while the workers evaluate.
+
+    Parameters
+    ----------
+    float_instances, seed, max_d, pool
+        As for :func:`crossvalidate`.
+
+    Returns
+    -------
+    callable
+        With no arguments: waits for the evaluations and returns the report of
+        :func:`crossvalidate`.
+
+    Examples
+    --------
+    >>> from allornone.numeric import FloatModel
+    >>> finish = start_crossvalidation([FloatModel([[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [1.0, 2.0], [2.0, 1.0]])])
+    >>> report = finish()
+    >>> report["checked"], report["shapes"]
+    (1, ['d=2, dim SF=2, dim SG=2 (k=2)'])
+    """
     from allornone.theorems.record import Instance
 
-    rng = np.random.default_rng(seed)
     report = {"identities": {}, "projectors": 0.0, "checked": 0, "skipped": {}, "shapes": []}
 
     def skip(reason):
@@ -607,7 +684,8 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3) -> dict:
             models.extend(item.realise("float"))
         else:
             models.append(item.to_float() if getattr(item, "exact", False) else item)
-    for model in models:
+    groups: dict[GenericShape, list] = {}
+    for position, model in enumerate(models):
         if model.d > max_d:
             skip(f"d > {max_d}")
             continue
@@ -624,11 +702,40 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3) -> dict:
             skip("basis not in general position")
             continue
         perm, BF, BG = found
-        model = _Permuted(model, perm)
+        groups.setdefault(shape, []).append((position, _Permuted(model, perm), BF, BG))
+    # the largest shapes first, so that the workers finish together
+    tasks = sorted(((shape, cases, seed) for shape, cases in groups.items()), key=lambda t: t[0], reverse=True)
+    parts = pool.map(_crossvalidate_shape, tasks) if pool is not None else map(_crossvalidate_shape, tasks)
+    first = {shape: cases[0][0] for shape, cases in groups.items()}
+    report["shapes"] = [str(shape) for shape in sorted(groups, key=first.get)]
+    return lambda: _merge(report, parts)
+
+
+def _merge(report: dict, parts) -> dict:
+    for part in parts:
+        report["checked"] += part["checked"]
+        report["projectors"] = max(report["projectors"], part["projectors"])
+        for name, entry in part["identities"].items():
+            mine = report["identities"].setdefault(name, {"max_discrepancy": 0.0, "instances": 0})
+            mine["max_discrepancy"] = max(mine["max_discrepancy"], entry["max_discrepancy"])
+            mine["instances"] += entry["instances"]
+    # identities in their own order, whatever order the shapes came back in
+    report["identities"] = {name: report["identities"][name] for name in IDENTITIES if name in report["identities"]}
+    return report
+
+
+def _crossvalidate_shape(task) -> dict:
+    """The cross-validation of the models of one generic shape (a worker task)."""
+    import numpy as np
+
+    shape, cases, seed = task
+    part = {"identities": {}, "projectors": 0.0, "checked": 0}
+    g = generic_model(shape)
+    ev = _evaluators(shape)
+    k, d = shape.k, shape.d
+    for position, model, BF, BG in cases:
+        rng = np.random.default_rng([seed % 2**64, position])  # any int seed, negative ones too
         s = model.structure
-        g = generic_model(shape)
-        ev = _evaluators(shape)
-        k, d = shape.k, shape.d
         extra = {"B_F": BF, "B_G": BG, "A": rng.normal(size=(d, d)), "B": rng.normal(size=(d, d)),
                  "cf": rng.normal(size=(1, shape.r_F)), "cg": rng.normal(size=(1, shape.r_G)),
                  "T": rng.normal(size=(k, k)) + 2 * np.eye(k), "R": rng.normal(size=(k + 2, k + 2)) + 2 * np.eye(k + 2),
@@ -640,12 +747,10 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3) -> dict:
         for prefix, block in zip(("x", "y", "a", "b", "cf", "cg", "t", "r", "phi", "psi"),
                                  (g.X, g.Y, g.A, g.Bc, g.cf, g.cg, g.T, g.R, g.phi, g.psi)):
             values += [float(blocks[prefix][i, j]) for i, row in enumerate(block) for j, _ in enumerate(row)]
-        report["checked"] += 1
-        if str(shape) not in report["shapes"]:
-            report["shapes"].append(str(shape))
+        part["checked"] += 1
         for key in ("P_F", "P_G", "P_M", "P_N"):
-            report["projectors"] = max(report["projectors"],
-                                       float(np.max(np.abs(ev(key, values) - getattr(s, key)), initial=0.0)))
+            part["projectors"] = max(part["projectors"],
+                                     float(np.max(np.abs(ev(key, values) - getattr(s, key)), initial=0.0)))
         for name, ident in IDENTITIES.items():
             if not ident.applies(shape):
                 continue
@@ -654,7 +759,7 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3) -> dict:
             scale = max(1.0, *(float(np.max(np.abs(v), initial=0.0)) for v in (lhs, rhs, flhs, frhs)))
             disc = max(float(np.max(np.abs(a - b), initial=0.0)) for a, b in
                        ((lhs, rhs), (lhs, np.reshape(flhs, lhs.shape)), (rhs, np.reshape(frhs, rhs.shape)))) / scale
-            entry = report["identities"].setdefault(name, {"max_discrepancy": 0.0, "instances": 0})
+            entry = part["identities"].setdefault(name, {"max_discrepancy": 0.0, "instances": 0})
             entry["max_discrepancy"] = max(entry["max_discrepancy"], disc)
             entry["instances"] += 1
-    return report
+    return part

@@ -185,6 +185,16 @@ def _task(args):
     return check_instance(*args)
 
 
+def _preload() -> None:
+    """Import what the checks import on first use, before the workers are forked,
+    so that each worker does not import it again."""
+    import allornone.numeric.model  # noqa: F401
+    import allornone.theorems.edges  # noqa: F401
+    import allornone.theorems.generic  # noqa: F401
+    import allornone.theorems.proofs  # noqa: F401
+    import allornone.theorems.verify  # noqa: F401
+
+
 def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
         progress: Callable[[str, int], None] | None = None, generic_check: bool = True) -> dict:
     """Check each result on ``trials`` instances; returns the JSON report.
@@ -199,21 +209,29 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
     started = time.perf_counter()
     results = []
     recs = [get_record(rid) for rid in ids]
+    if jobs > 1:
+        _preload()
     pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
     try:
+        # every task is handed to the pool before any result is awaited, the generic
+        # cross-validation's last, so that no worker idles between results
+        its = []
         for rec in recs:
-            summary = ResultSummary(rec.id, rec.number, rec.title, sides_atom=rec.sides)
             tasks = [(rec.id, seed, i) for i in range(trials)]
-            it = pool.map(_task, tasks, chunksize=max(1, trials // (4 * jobs))) if pool else map(_task, tasks)
+            its.append(pool.map(_task, tasks, chunksize=max(1, trials // (4 * jobs))) if pool else map(_task, tasks))
+        finish = start_generic_crossvalidation(ids, seed, min(trials, GENERIC_INSTANCES), pool) \
+            if generic_check else None
+        for rec, it in zip(recs, its):
+            summary = ResultSummary(rec.id, rec.number, rec.title, sides_atom=rec.sides)
             for done, r in enumerate(it, 1):
                 summary.add(r)
                 if progress:
                     progress(rec.id, done)
             results.append(summary.to_json())
+        generic = finish() if finish else None
     finally:
         if pool:
             pool.shutdown()
-    generic = generic_crossvalidation(ids, seed, min(trials, GENERIC_INSTANCES)) if generic_check else None
     passed = all(r["verdict"] == "pass" for r in results) and (generic is None or generic["agree"])
     return {
         "seed": seed, "trials": trials, "jobs": jobs, "versions": versions(),
@@ -227,18 +245,45 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
 
 #: Float instances per result on which the generic (symbolic) identities are evaluated.
 GENERIC_INSTANCES = 10
-#: Largest discrepancy allowed between a lambdified generic identity and the float layer.
+#: Largest discrepancy allowed between a generic identity evaluated numerically and the float layer.
 GENERIC_LIMIT = 1e-8
 
 
-def generic_crossvalidation(ids, seed: int, per_result: int) -> dict:
+def generic_crossvalidation(ids, seed: int, per_result: int, pool=None) -> dict:
     """Evaluate both sides of every generic identity of :mod:`allornone.theorems.generic`
-    (lambdified) on float instances of the results, against the float layer's own
-    computation of the same quantities."""
-    from allornone.theorems.generic import crossvalidate
+    (numerically) on float instances of the results, against the float layer's own
+    computation of the same quantities; with ``pool``, one shape per worker task."""
+    return start_generic_crossvalidation(ids, seed, per_result, pool)()
+
+
+def start_generic_crossvalidation(ids, seed: int, per_result: int, pool=None) -> Callable[[], dict]:
+    """:func:`generic_crossvalidation` in two halves: this samples the instances and
+    hands the work to ``pool``; the function returned waits for it.
+
+    Parameters
+    ----------
+    ids : iterable of str
+        Result ids whose instances are used.
+    seed : int
+        The run's seed.
+    per_result : int
+        Instances per result.
+    pool : concurrent.futures.Executor, optional
+        Worker processes; without one the work is done when the result is asked for.
+
+    Returns
+    -------
+    callable
+        With no arguments: the report of :func:`generic_crossvalidation`.
+    """
+    from allornone.theorems.generic import start_crossvalidation
 
     instances = [get_record(rid).sample(instance_rng(seed, rid, i), i) for rid in ids for i in range(per_result)]
-    out = crossvalidate(instances, seed=seed)
-    values = [v["max_discrepancy"] for v in out["identities"].values()] + [out.get("projectors", 0.0)]
-    out["agree"] = all(v <= GENERIC_LIMIT for v in values)
-    return out
+    finish = start_crossvalidation(instances, seed=seed, pool=pool)
+
+    def result() -> dict:
+        out = finish()
+        values = [v["max_discrepancy"] for v in out["identities"].values()] + [out.get("projectors", 0.0)]
+        out["agree"] = all(v <= GENERIC_LIMIT for v in values)
+        return out
+    return result

@@ -159,17 +159,35 @@ def _as_matrix(model, X, name: str):
 def _gamma(model, gamma):
     """Basis (independent columns, ``d x r``), projector ``P_Γ`` and whether the
     dimension was decided."""
+    return _gamma_with_error(model, gamma)[:3]
+
+
+def _gamma_with_error(model, gamma):
+    """:func:`_gamma` and a bound on the error of the basis (float side: the
+    sine of the angle to the exact ``Γ``; a token readout ``Γ_T`` is computed
+    through ``P_N`` and carries its error at the size of the token differences)."""
     be = model.backend
+    named = isinstance(gamma, readouts.TokenPairs)
     # a readout named by tokens is this model's own Γ_T
-    G = readouts.token_readout(model, gamma) if isinstance(gamma, readouts.TokenPairs) else \
-        _as_matrix(model, gamma, "gamma")
+    G = readouts.token_readout(model, gamma) if named else _as_matrix(model, gamma, "gamma")
     if G.shape[0] != model.d:
         raise ShapeError(f"gamma: expected a d x r matrix whose columns span Γ (d = {model.d}), got shape "
                          f"{G.shape[0]}x{G.shape[1]}")
     if G.shape[1] == 0:
-        return G, be.zeros(model.d, model.d), True
-    basis, decided = be.column_basis(G, be.scale(G))
-    return basis, be.projector_onto_rows(basis.T), decided
+        return G, be.zeros(model.d, model.d), True, 0.0
+    if be.exact or not named:
+        basis, decided = be.column_basis(G, be.scale(G))
+        return basis, be.projector_onto_rows(basis.T), decided, 0.0
+    import numpy as np
+
+    from allornone.numeric.linalg import _rank_of, norm2
+
+    D = np.hstack([model.unembedding_difference(a, b) for a, b in gamma.pairs])
+    eps = model.structure.errors.get("N", 0.0)
+    r, decided, sv, bound = _rank_of(G, be.scale(model.projector_N, D), model.tolerance, eps * norm2(D))
+    basis = np.linalg.svd(G)[0][:, :r]
+    error = eps + (bound / sv[r - 1] if r else 0.0)
+    return basis, be.projector_onto_rows(basis.T), decided and model.structure.decided, float(error)
 
 
 def _check_result(model, result, cls=None, what: str = "result"):
@@ -247,8 +265,9 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     size = max(be.scale(Xs, Theta_s), y_scale)
     dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, size,
                               extra + 64 * fl.UNIT_ROUNDOFF * size)
-    if dec.holds and extra * be.tolerance.gap > size:
-        # an error bound as large as the readouts themselves: a fit says nothing
+    if dec.holds and extra > np.sqrt(be.tolerance.rtol) * y_scale:
+        # a fit through inputs so ill-conditioned that its error bound exceeds
+        # sqrt(rtol) of the readouts cannot tell a small misfit from none
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     decided = decided and (reading == "any" or model.structure.decided)
     # how far the fitted map can be from the exact one: (dY + dX |Θ|) / sigma_r
@@ -370,14 +389,18 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     reading = _check_reading(reading)
     pairs = _check_pairs(model, pairs)
     be = model.backend
-    basis, P, g_decided = _gamma(model, gamma)
+    basis, P, g_decided, own_error = _gamma_with_error(model, gamma)
+    gamma_error = float(gamma_error) + own_error
     FT = model.F[[t for _, t in pairs], :]
     Y = FT @ P
     y_error = 0.0
-    if gamma_error and not be.exact:
-        from allornone.numeric.linalg import norm2
+    if not be.exact:
+        import math
 
-        y_error = 2 * float(gamma_error) * norm2(FT)
+        from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+        # the readouts carry the rounding of F P_Γ and the error of Γ itself
+        y_error = (2 * float(gamma_error) + 4 * math.sqrt(model.d) * UNIT_ROUNDOFF) * norm2(FT)
     X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading, y_error)
     decided = r_decided and g_decided
     if not decided:

@@ -428,7 +428,38 @@ def _context(model, value, where: str) -> int:
                f"{', '.join(model.contexts)}; or an index 0..{model.m - 1})")
 
 
-def _compare(a, b, names) -> list[dict]:
+#: Certificates with at most this many entries are written out in reports; larger
+#: ones only as a summary (shape, norm, condition) unless ``full`` is asked for.
+CERTIFICATE_ENTRIES = 64
+
+
+def _summary(X) -> dict:
+    from allornone.numeric.graded import summarise_matrix
+
+    rows = _matrix_json(X)
+    return summarise_matrix([[float(v) for v in row] for row in rows] if rows else [[]])
+
+
+def _small(X) -> bool:
+    return X.shape[0] * X.shape[1] <= CERTIFICATE_ENTRIES
+
+
+def _graded(a, b) -> dict:
+    """The graded comparison (section 12 quantities) of a pair, in floats."""
+    from allornone.numeric.graded import compare
+
+    import numpy as np
+
+    try:
+        fa, fb = (m.to_float() if m.exact else m for m in (a, b))
+        with np.errstate(all="ignore"):
+            return compare(fa, fb, fa.tolerance).to_json()
+    except (AllOrNoneError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        # e.g. exact entries beyond the float range: the exact verdicts still stand
+        return {"not_computed": f"{type(exc).__name__}: {exc}"}
+
+
+def _compare(a, b, names, full: bool = False) -> list[dict]:
     from allornone.theorems import cor6, thm5
 
     out = []
@@ -436,7 +467,9 @@ def _compare(a, b, names) -> list[dict]:
     item = {"result": "thm5", "verdict": r.verdict, "k": list(r.k), "residuals": {k: str(v) if a.exact else float(v)
                                                                                    for k, v in r.residuals.items()}}
     if r.A is not None:
-        item["certificate"] = {"A": _matrix_json(r.A), "B": _matrix_json(r.B)}
+        item["certificate_summary"] = {"A": _summary(r.A), "B": _summary(r.B)}
+        if full or (_small(r.A) and _small(r.B)):
+            item["certificate"] = {"A": _matrix_json(r.A), "B": _matrix_json(r.B)}
     if r.witness is not None:
         x, y = r.witness
         # QMatrix.entry is avoided: it calls DomainMatrix.getitem, absent from current SymPy
@@ -454,7 +487,8 @@ def _compare(a, b, names) -> list[dict]:
                     "verdict": "linearly identified" if li.decision.holds else
                     "undecided" if li.decision.undecided else "not linearly identified",
                     "linearly_identified": li.decision.truth.value, "reason": li.reason,
-                    **({"A": _matrix_json(li.A)} if li.A is not None else {})})
+                    **({"A_summary": _summary(li.A)} if li.A is not None else {}),
+                    **({"A": _matrix_json(li.A)} if li.A is not None and (full or _small(li.A)) else {})})
     return out
 
 
@@ -641,8 +675,15 @@ def _queries(models: dict, raw: list | None, realisation: str) -> list[dict]:
     return raw
 
 
-def verify_models(models: dict, raw_queries: list | None, realisation: str) -> dict:
-    """The report (a JSON-friendly dict) for loaded models and raw queries."""
+def verify_models(models: dict, raw_queries: list | None, realisation: str, full: bool = False,
+                  progress=None) -> dict:
+    """The report (a JSON-friendly dict) for loaded models and raw queries.
+
+    Each compared pair also gets a ``graded`` object (distances between the
+    distributions, subspace angles with Wedin's bound, the best certificate at
+    rank ``k``: :func:`allornone.numeric.graded.compare`). Certificates larger
+    than :data:`CERTIFICATE_ENTRIES` entries are summarised unless ``full``;
+    ``progress(message)`` is told which query runs."""
     report: dict = {"format": FORMAT, "realisation": realisation, "models": {}, "queries": []}
     for name, m in models.items():
         s = m.structure
@@ -659,9 +700,13 @@ def verify_models(models: dict, raw_queries: list | None, realisation: str) -> d
     for i, q in enumerate(queries):
         where = f"queries[{i}]"
         kind = q["kind"]
+        if progress is not None:
+            progress(f"query {i + 1} of {len(queries)}: {kind}")
+        graded = None
         if kind == "compare":
             a, b = _model_list(models, q, where, 2)
-            results = _compare(a, b, q["models"])
+            results = _compare(a, b, q["models"], full)
+            graded = _graded(a, b)
         elif kind == "parallel":
             results = _parallel(models, q, where)
         elif kind == "relational":
@@ -669,7 +714,7 @@ def verify_models(models: dict, raw_queries: list | None, realisation: str) -> d
         else:
             results = _instance(models, q, where, realisation)
         report["queries"].append({"index": i, "kind": kind, "models": q.get("models") or [q.get("model")],
-                                  "results": results})
+                                  "results": results, **({"graded": graded} if graded is not None else {})})
     return report
 
 
@@ -689,15 +734,16 @@ def _exit_code(report: dict) -> int:
     return 0
 
 
-def verify_file(path, console) -> tuple[int, dict]:
+def verify_file(path, console, full: bool = False, progress=None) -> tuple[int, dict]:
     """Load ``path``, decide every applicable result, print a table; returns
     (exit code, JSON payload). Exit code 1 when an ``expect`` of the file is not
-    met or a result's statement fails exactly; bad files raise."""
+    met or a result's statement fails exactly; bad files raise. Large
+    certificates are summarised unless ``full``."""
     from rich.markup import escape
     from rich.table import Table
 
     models, queries, realisation = load_file(path)
-    report = verify_models(models, queries, realisation)
+    report = verify_models(models, queries, realisation, full, progress)
     report["file"] = str(path)
     table = Table(title=escape(f"models in {path} ({realisation})"))
     for col in ("model", "m", "n", "d", "k", "dim M", "dim N", "dim SF", "dim SG", "diverse"):
@@ -723,7 +769,7 @@ def verify_file(path, console) -> tuple[int, dict]:
 
 def _verdict_text(r: dict) -> str:
     text = r.get("verdict") or r.get("truth", "")
-    if r.get("result") == "cor6" and "statement" not in r:
+    if r.get("result") == "cor6" and "statement" not in r and "hypotheses" in r:
         text += f" (diversity {r['hypotheses']})"
     if r.get("trivial") and r.get("truth") == "holds":
         text += " (trivial fit: the regressors have full row rank, so any readouts fit; add context pairs)"
@@ -737,14 +783,24 @@ def _fmt(rows) -> str:
                            for row in rows) + "]"
 
 
+def _summary_text(name: str, c: dict) -> str:
+    cond = "-" if c["condition"] is None else f"{c['condition']:.3g}"
+    return f"{name}: {c['shape'][0]}x{c['shape'][1]}, rank {c['rank']}, norm {c['norm']:.3g}, condition {cond}"
+
+
 def _evidence_text(r: dict) -> str:
     if "certificate" in r:
         return f"A* = {_fmt(r['certificate']['A'])}, B* = {_fmt(r['certificate']['B'])}"
+    if "certificate_summary" in r:
+        c = r["certificate_summary"]
+        return f"{_summary_text('A*', c['A'])}; {_summary_text('B*', c['B'])} (--full prints them)"
     if "witness" in r and isinstance(r["witness"], dict):
         w = r["witness"]
         return f"L[{w['context']}, {w['token']}] = {w['L']} but L~ = {w['L~']}"
     if "statement" in r:
         return f"hypotheses {r['hypotheses']}, conclusion {r['conclusion']}"
     if r.get("result") == "cor6":
-        return (f"A = {_fmt(r['A'])}" if "A" in r else r.get("reason", ""))
+        if "A" in r:
+            return f"A = {_fmt(r['A'])}"
+        return _summary_text("A", r["A_summary"]) if "A_summary" in r else r.get("reason", "")
     return ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("result", "verdict", "truth", "trivial"))

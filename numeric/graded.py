@@ -1,0 +1,516 @@
+r"""Graded answers for real models, which are never exactly equivalent.
+
+Two float models on the same contexts, tokens and pivot are compared by
+
+* distances between their distributions: ``max |L - L~|``, the relative
+  Frobenius distance ``||L - L~||_F / ||L||_F``, and per context the KL
+  divergence ``KL(p(.|x) || p~(.|x))`` and the total variation of the full
+  softmax distributions (``log p(y|x) = L[x, y] - logsumexp_y' L[x, y']``),
+  computed a block of contexts at a time;
+* the principal angles between the identified subspaces at rank ``k``: the top-
+  ``k`` left (context side) and right (token side) singular subspaces of ``L``
+  and ``L~``, with Wedin's ``sin theta`` bound beside them;
+* the best certificate at rank ``k``: least-squares ``A``, ``B`` for EL1 and EL2
+  between the rank-``k`` structures, with the relative residuals of EL1--EL3,
+  summarised (shape, norm, condition) rather than printed.
+
+For one model, graded linear properties: parallelism of token differences in
+``N`` and raw (cosine, relative residual, verdict at ``k``), and relational
+linearity, probing and steering on readouts named by token pairs, with ``R^2``.
+
+Every array is at most a small multiple of the inputs: ``L`` is formed a row
+block at a time, its singular subspaces come from the factors
+(:func:`allornone.numeric.spectra.factor`).
+
+>>> import numpy as np
+>>> from allornone.numeric import FloatModel
+>>> rng = np.random.default_rng(0)
+>>> a = FloatModel(rng.normal(size=(6, 3)), rng.normal(size=(5, 3)))
+>>> T = rng.normal(size=(3, 3))
+>>> b = FloatModel(a.F @ T, a.G @ np.linalg.inv(T).T)
+>>> r = compare(a, b)
+>>> r.k, r.max_abs_log_odds_diff < 1e-12, r.el_residuals["EL1"] < 1e-12
+(3, True, True)
+>>> r.sin_max <= r.wedin_bound
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.linalg
+from scipy.special import logsumexp
+
+from allornone.decision import Truth
+from allornone.errors import InputFormatError
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.spectra import Factored, Spectra, analyse, factor
+
+__all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
+           "readout_linearity", "steering", "summarise_matrix"]
+
+#: Entries of the largest block of ``L`` formed at once.
+BLOCK_ENTRIES = 1 << 20
+
+
+def summarise_matrix(A) -> dict:
+    """``shape``, spectral ``norm``, numerical ``rank`` and ``condition`` (largest
+    over smallest non-zero singular value, i.e. on the rank) of a matrix: what a
+    report shows instead of its entries. A canonical certificate has the rank
+    ``k`` of the models, not full rank, so its condition is taken on its rank.
+
+    >>> summarise_matrix(np.diag([2.0, 0.5, 0.0]))
+    {'shape': [3, 3], 'norm': 2.0, 'rank': 2, 'condition': 4.0}
+    """
+    A = np.asarray(A, dtype=float)
+    if A.size == 0:
+        return {"shape": list(A.shape), "norm": 0.0, "rank": 0, "condition": None}
+    s = scipy.linalg.svdvals(A)
+    r = int(np.sum(s > np.finfo(float).eps * max(A.shape) * s[0])) if s[0] > 0 else 0
+    cond = float(s[0] / s[r - 1]) if r else None
+    return {"shape": list(A.shape), "norm": float(s[0]), "rank": r, "condition": cond}
+
+
+def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Distances between the distributions of two comparable models.
+
+    Returns ``max_abs_log_odds_diff`` (with its ``witness`` context and token),
+    ``rel_log_odds_diff`` (relative Frobenius), ``kl_mean``, ``kl_max``
+    (``KL(p || p~)`` per context, in nats), ``tv_mean`` and ``tv_max``.
+    ``progress(done, total)`` is called after each block of contexts.
+
+    >>> from allornone.numeric import FloatModel
+    >>> a = FloatModel([[1.0]], [[0.0], [0.0]])
+    >>> b = FloatModel([[1.0]], [[0.0], [2.0]])
+    >>> d = distances(a, b)
+    >>> d["max_abs_log_odds_diff"], round(d["tv_max"], 4)
+    (2.0, 0.3808)
+    """
+    a.check_comparable(b)
+    m, n = a.m, a.n
+    step = max(1, BLOCK_ENTRIES // max(n, 1))
+    Ga, Gb = a.G0.T, b.G0.T
+    worst, where = -1.0, (0, 0)
+    e2 = l2 = 0.0
+    kl_sum = tv_sum = 0.0
+    kl_max = tv_max = 0.0
+    for i in range(0, m, step):
+        La = a.F[i:i + step] @ Ga
+        Lb = b.F[i:i + step] @ Gb
+        E = np.abs(La - Lb)
+        j = int(np.argmax(E))
+        if E.flat[j] > worst:
+            worst, where = float(E.flat[j]), (i + j // n, j % n)
+        e2 += float(np.einsum("ij,ij->", E, E))
+        l2 += float(np.einsum("ij,ij->", La, La))
+        del E
+        La -= logsumexp(La, axis=1, keepdims=True)
+        Lb -= logsumexp(Lb, axis=1, keepdims=True)
+        pa, pb = np.exp(La), np.exp(Lb)
+        kl = np.maximum(np.einsum("ij,ij->i", pa, La - Lb), 0.0)
+        tv = 0.5 * np.abs(pa - pb).sum(axis=1)
+        kl_sum += float(kl.sum())
+        tv_sum += float(tv.sum())
+        kl_max = max(kl_max, float(kl.max()))
+        tv_max = max(tv_max, float(tv.max()))
+        if progress is not None:
+            progress(min(i + step, m), m)
+    return {"max_abs_log_odds_diff": worst, "witness": {"x": where[0], "y": where[1],
+                                                        "context": a.contexts[where[0]], "token": a.tokens[where[1]]},
+            "rel_log_odds_diff": float(np.sqrt(e2) / np.sqrt(l2)) if l2 > 0 else (0.0 if e2 == 0 else float("inf")),
+            "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max}
+
+
+def _block_rows(n: int, width: int) -> int:
+    return max(1, BLOCK_ENTRIES // max(width, 1))
+
+
+def _gram_of_difference(A, WA, B, WB, width: int) -> np.ndarray:
+    """``D^T D`` for ``D = A WA - B WB`` (tall ``A``, ``B``), a block of rows at a
+    time: ``D`` itself (``rows x width``) is never formed."""
+    rows = A.shape[0]
+    gram = np.zeros((width, width))
+    step = _block_rows(rows, max(width, A.shape[1], B.shape[1]))
+    for i in range(0, rows, step):
+        D = A[i:i + step] @ WA - B[i:i + step] @ WB
+        gram += D.T @ D
+    return gram
+
+
+def _angles(Qa, Wa, Qb, Wb) -> np.ndarray:
+    """Principal angles (largest first) between ``span(Qa Wa)`` and ``span(Qb Wb)``
+    (``Qa``, ``Qb`` with orthonormal columns, ``Wa``, ``Wb`` orthonormal ``r x k``).
+
+    Cosines from the ``k x k`` matrix ``C = (Qa Wa)^T (Qb Wb)``, sines from the Gram
+    matrix of ``Qb Wb - Qa Wa C``, accumulated by row blocks; each angle is
+    ``arctan2(sin, cos)``, accurate at both ends (a small angle from its sine)."""
+    k = Wa.shape[1]
+    C = Wa.T @ (Qa.T @ Qb) @ Wb
+    cos = np.clip(scipy.linalg.svdvals(C), 0.0, 1.0)[::-1]          # ascending: largest angle first
+    gram = _gram_of_difference(Qb, Wb, Qa, Wa @ C, k)
+    sin = np.sqrt(np.clip(scipy.linalg.eigvalsh(gram), 0.0, None))[::-1]  # descending
+    return np.arctan2(np.minimum(sin, 1.0), cos)
+
+
+def _norm_of_difference(A, WA, B, WB) -> float:
+    """Spectral norm of ``A WA - B WB`` by row blocks (see :func:`_gram_of_difference`)."""
+    width = WA.shape[1]
+    if width == 0:
+        return 0.0
+    return float(np.sqrt(max(scipy.linalg.eigvalsh(_gram_of_difference(A, WA, B, WB, width))[-1], 0.0)))
+
+
+def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = None) -> dict:
+    r"""Wedin's ``sin theta`` bound for the top-``k`` singular subspaces of ``L`` and ``L~``.
+
+    With ``E = L~ - L`` and ``delta = sigma_k(L~) - sigma_{k+1}(L) > 0``,
+    ``max(||sin Theta_context||, ||sin Theta_token||) <= max(||E V~_k||, ||E^T U~_k||) / delta``
+    (Wedin, 1972); the roles of the two models can be swapped, and the smaller
+    bound is kept (capped at 1, as a sine). The rounding level of ``L`` and
+    ``L~`` (``eps * max(m, n, d, d~) * (sigma_1 + sigma~_1)``) is added to the
+    residuals, since the angles are computed in floating point. Neither ``E``
+    nor an ``n x k`` basis is formed: the token side works through the factors
+    ``Q_G`` a block of rows at a time.
+
+    Returns ``bound``, ``delta`` (of the bound kept; ``None`` when neither gap is
+    positive, and the bound is the trivial 1), ``angles_context`` and
+    ``angles_token`` (radians, largest first) and ``sin_max``.
+    """
+    fa = fa or factor(a)
+    fb = fb or factor(b)
+    k = int(k)
+    out = {"k": k, "angles_context": [], "angles_token": [], "sin_max": 0.0, "bound": 0.0, "delta": None}
+    if k == 0:
+        return out
+    ang_c = _angles(fa.Q_F, fa.U[:, :k], fb.Q_F, fb.U[:, :k])
+    ang_t = _angles(fa.Q_G, fa.Vt[:k].T, fb.Q_G, fb.Vt[:k].T)
+    out["angles_context"] = [float(t) for t in ang_c]
+    out["angles_token"] = [float(t) for t in ang_t]
+    out["sin_max"] = float(np.sin(max(ang_c.max(), ang_t.max())))
+    rho = np.finfo(float).eps * max(a.m, a.n, a.d, b.d) * (fa.s[0] + fb.s[0])
+    best, best_delta = float("inf"), None
+    for (p, fp, q, fq) in ((a, fa, b, fb), (b, fb, a, fa)):
+        # q perturbed, with its own singular vectors U~ = Q_F~ U~', V~ = Q_G~ V~'; p unperturbed
+        sk = fq.s[k - 1]
+        sk1 = fp.s[k] if k < fp.s.size else 0.0
+        delta = sk - sk1
+        if delta <= 0:
+            continue
+        Wv = fq.Vt[:k].T
+        # E V~ = F_p (G0_p^T Q_G~) V~' - F_q (R_G~^T V~'), since G0_q = Q_G~ R_G~ (m x k: small)
+        Rm = p.F @ ((p.G0.T @ fq.Q_G) @ Wv) - q.F @ (fq.R_G.T @ Wv)
+        Uq = fq.left(k)
+        # E^T U~ = G0_p (F_p^T U~) - G0_q (F_q^T U~): n x k, by row blocks
+        S_norm = _norm_of_difference(p.G0, p.F.T @ Uq, q.G0, q.F.T @ Uq)
+        # the computed subspaces are exact ones of matrices within rounding of L and
+        # L~ (backward stability), so the rounding level joins the residuals
+        bound = (max(_spectral_norm(Rm), S_norm) + rho) / delta
+        if bound < best:
+            best, best_delta = bound, float(delta)
+    out["bound"] = float(min(best, 1.0))  # a sine is at most 1 whatever the gap
+    out["delta"] = best_delta
+    return out
+
+
+def _spectral_norm(X: np.ndarray) -> float:
+    return float(scipy.linalg.svdvals(X)[0]) if X.size else 0.0
+
+
+def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
+    """Least-squares ``A``, ``B`` for EL1, EL2 between the rank-``k`` truncations
+    (:meth:`~allornone.numeric.spectra.Factored.bases_MN`; ``A = B_M K_A^T B~_M^T``
+    maps ``M~`` to ``M``), and the relative residuals of EL1--EL3."""
+    if k == 0:
+        z = {"shape": [a.d, b.d], "norm": 0.0, "rank": 0, "condition": None}
+        return {"A": z, "B": z, "residuals": {"EL1": 0.0, "EL2": 0.0, "EL3": 0.0}}
+    Ma, Na = fa.bases_MN(k)
+    Mb, Nb = fb.bases_MN(k)
+    Pa, Pb = fa.truncated_F(a.F, k) @ Ma, fb.truncated_F(b.F, k) @ Mb
+    KA = scipy.linalg.lstsq(Pb, Pa, lapack_driver="gelsy", check_finite=False)[0]
+    # Token side, n x k: G_0 N = Q_G (R_G N) with Q_G orthonormal, so the least
+    # squares problem reduces to R~_G N~ K = Q~_G^T Q_G (R_G N) (small), and its
+    # residual is summed over row blocks -- no n x k array is formed.
+    Xa, Xb = fa.R_G @ Na, fb.R_G @ Nb
+    KB = scipy.linalg.lstsq(Xb, (fb.Q_G.T @ fa.Q_G) @ Xa, lapack_driver="gelsy", check_finite=False)[0]
+    el2 = float(np.sqrt(max(np.trace(_gram_of_difference(fa.Q_G, Xa, fb.Q_G, Xb @ KB, k)), 0.0)))
+
+    def rel(r, x):
+        return float(r / x) if x > 0 else float(r > 0)
+    target = Mb.T @ Nb
+    res = {"EL1": rel(np.linalg.norm(Pa - Pb @ KA), np.linalg.norm(Pa)), "EL2": rel(el2, np.linalg.norm(Xa)),
+           "EL3": rel(np.linalg.norm(KA @ (Ma.T @ Na) @ KB.T - target), np.linalg.norm(target))}
+    sA, sB = summarise_matrix(KA), summarise_matrix(KB)
+    sA["shape"], sB["shape"] = [a.d, b.d], [a.d, b.d]
+    return {"A": sA, "B": sB, "residuals": res}
+
+
+@dataclass
+class GradedComparison:
+    """How far apart two models are; see the module docstring. Angles in radians."""
+
+    k: int
+    k_label: str
+    k_decided: bool
+    max_abs_log_odds_diff: float
+    rel_log_odds_diff: float
+    kl_mean: float
+    kl_max: float
+    tv_mean: float
+    tv_max: float
+    witness: dict
+    angles_context: list
+    angles_token: list
+    sin_max: float
+    wedin_bound: float
+    wedin_delta: float | None
+    certificate: dict
+    el_residuals: dict
+    el_verdicts: dict
+    spectra: tuple = field(default=(), repr=False)
+
+    def to_json(self, full: bool = False) -> dict:
+        """The ``graded`` object of a report (angles: the 10 largest unless ``full``)."""
+        cut = None if full else 10
+        return {"k": self.k, "k_label": self.k_label, "k_decided": self.k_decided,
+                "max_abs_log_odds_diff": self.max_abs_log_odds_diff, "rel_log_odds_diff": self.rel_log_odds_diff,
+                "kl_mean": self.kl_mean, "kl_max": self.kl_max, "tv_mean": self.tv_mean, "tv_max": self.tv_max,
+                "witness": self.witness,
+                "angles_context": self.angles_context[:cut], "angles_token": self.angles_token[:cut],
+                "sin_max": self.sin_max, "wedin_bound": self.wedin_bound, "wedin_delta": self.wedin_delta,
+                "certificate": self.certificate, "el_residuals": self.el_residuals,
+                "el_verdicts": self.el_verdicts}
+
+
+def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k: int | None = None,
+            progress: Callable[[str], None] | None = None) -> GradedComparison:
+    """The graded comparison of two float models.
+
+    ``k`` is decided on the first model's spectrum (see
+    :func:`allornone.numeric.spectra.analyse`: at ``tol``, at the largest gap,
+    or given) and labelled in the result; the EL verdicts hold when a relative
+    residual is at most ``tol.rtol`` plus its rounding allowance
+    (``eps * max(m, n, d, d~)`` times the condition of the certificate's part
+    involved), fail above ``tol.gap`` times that, and are undecided between, or
+    whenever ``k`` itself was undecided.
+
+    Raises
+    ------
+    AllOrNoneError
+        When the models are not on the same contexts, tokens and pivot.
+    """
+    a.check_comparable(b)
+    say = progress or (lambda _msg: None)
+    say("factoring the first model")
+    fa = factor(a)
+    say("factoring the second model")
+    fb = factor(b)
+    sa = analyse(a, tol, cut, k, fa)
+    sb = analyse(b, tol, "tolerance", None, fb)
+    kk = min(sa.k, fb.s.size)
+    say("distances between the distributions")
+    dist = distances(a, b)
+    say(f"subspace angles and Wedin bound at k = {kk}")
+    w = wedin_bound(a, b, kk, fa, fb)
+    say(f"certificate at k = {kk}")
+    cert = _certificate(a, b, kk, fa, fb)
+    # a relative least-squares residual carries rounding of about u * size * condition
+    size = max(a.m, a.n, a.d, b.d)
+    conds = {n: (cert[n]["condition"] or 1.0) for n in ("A", "B")}
+    extra = {"EL1": conds["A"], "EL2": conds["B"], "EL3": conds["A"] * conds["B"]}
+    verdicts = {}
+    for name, r in cert["residuals"].items():
+        d = tol.decide(r, 1.0, extra=np.finfo(float).eps * size * extra[name])
+        verdicts[name] = d.truth.value if sa.k_decided else Truth.UNDECIDED.value
+    return GradedComparison(kk, sa.k_label(), sa.k_decided, dist["max_abs_log_odds_diff"],
+                            dist["rel_log_odds_diff"], dist["kl_mean"], dist["kl_max"], dist["tv_mean"],
+                            dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],
+                            w["bound"], w["delta"], {"A": cert["A"], "B": cert["B"]}, cert["residuals"], verdicts,
+                            (sa, sb))
+
+
+# -- graded linear properties of one model -------------------------------------------
+
+def _token(model, t) -> int:
+    if isinstance(t, str) and t in model.tokens:
+        return model.tokens.index(t)
+    if isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 0 <= int(t) < model.n:
+        return int(t)
+    raise InputFormatError(f"{t!r} is not a token of the model (a name, or an index 0..{model.n - 1})")
+
+
+def _context(model, c) -> int:
+    if isinstance(c, str) and c in model.contexts:
+        return model.contexts.index(c)
+    if isinstance(c, (int, np.integer)) and not isinstance(c, bool) and 0 <= int(c) < model.m:
+        return int(c)
+    raise InputFormatError(f"{c!r} is not a context of the model (a name, or an index 0..{model.m - 1})")
+
+
+def _fit_parallel(u: np.ndarray, v: np.ndarray) -> tuple[float, float, float]:
+    """cosine, ratio ``lambda`` and relative residual ``|u - lambda v| / |u|``
+    of the best ``u ~ lambda v``."""
+    nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
+    if nv == 0.0:
+        return (float("nan"), 0.0, 0.0 if nu == 0.0 else 1.0)
+    lam = float(u @ v) / nv ** 2
+    if nu == 0.0:
+        return (float("nan"), 0.0, 0.0)
+    cos = float(np.clip(u @ v / (nu * nv), -1.0, 1.0))
+    return cos, lam, float(np.linalg.norm(u - lam * v) / nu)
+
+
+class _Rank:
+    """Rank-``k`` views of one model, shared by the graded properties."""
+
+    def __init__(self, model, spectra: Spectra, fac: Factored):
+        self.model, self.spectra, self.fac, self.k = model, spectra, fac, spectra.k
+        self._MN = None
+
+    @property
+    def P_N(self) -> np.ndarray:
+        if self._MN is None:
+            self._MN = self.fac.bases_MN(self.k)
+        B = self._MN[1]
+        return B @ B.T
+
+    def logodds_diff(self, a: int, b: int) -> np.ndarray:
+        """``L_k[:, a] - L_k[:, b]`` over the contexts (the rank-``k`` truncation of ``L``)."""
+        k, f = self.k, self.fac
+        rows = f.Q_G[[a, b]] @ f.Vt[:k].T
+        return f.left(k) @ (f.s[:k] * (rows[0] - rows[1]))
+
+    def L_rows_coords(self, idx) -> np.ndarray:
+        """Coordinates of ``L_k[s, :]`` (``|idx| x k``): ``U_k[s] diag(s_k)``."""
+        f = self.fac
+        return (f.Q_F[idx] @ f.U[:, :self.k]) * f.s[:self.k]
+
+
+def _prepare(model, tol, cut, k, spectra, fac):
+    fac = fac or factor(model)
+    spectra = spectra or analyse(model, tol, cut, k, fac)
+    return _Rank(model, spectra, fac)
+
+
+def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",
+             k: int | None = None, spectra: Spectra | None = None, fac: Factored | None = None) -> dict:
+    """Graded parallelism of ``g(a) - g(b)`` and ``g(c) - g(e)``, ``first = (a, b)``, ``second = (c, e)``.
+
+    In ``N`` (at rank ``k``): ``cos_N``/``residual_N`` compare ``P_N`` of the two
+    differences in ``R^d``; ``cos_logodds``/``residual_logodds`` compare the two
+    log-odds columns ``L_k[:, a] - L_k[:, b]`` over the contexts, which is the
+    same property (Lemma 8) in a form every equivalent model shares; the
+    verdict ``parallel_N`` is decided on the latter, and is undecided when
+    ``k`` was. Raw: ``cos_raw``/``residual_raw`` in ``R^d``, verdict
+    ``parallel_raw``. Residuals are relative (``|u - lambda v| / |u|``); a
+    verdict holds when it is at most ``tol.rtol``.
+    """
+    r = _prepare(model, tol, cut, k, spectra, fac)
+    a, b = (_token(model, t) for t in first)
+    c, e = (_token(model, t) for t in second)
+    G = np.asarray(model.G)
+    u_raw, v_raw = G[a] - G[b], G[c] - G[e]
+    P = r.P_N
+    cos_n, lam_n, res_n = _fit_parallel(P @ u_raw, P @ v_raw)
+    cos_l, lam_l, res_l = _fit_parallel(r.logodds_diff(a, b), r.logodds_diff(c, e))
+    cos_r, lam_r, res_r = _fit_parallel(u_raw, v_raw)
+    # rounding allowance of a relative residual of vectors of this length
+    eps = np.finfo(float).eps * max(model.m, model.n, model.d)
+    in_n = tol.decide(res_l, 1.0, extra=eps).truth.value if r.spectra.k_decided else "undecided"
+    return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
+            "k": r.k, "k_label": r.spectra.k_label(),
+            "cos_N": cos_n, "residual_N": res_n, "lambda_N": lam_n,
+            "cos_logodds": cos_l, "residual_logodds": res_l, "lambda_logodds": lam_l,
+            "parallel_N": in_n,
+            "cos_raw": cos_r, "residual_raw": res_r, "lambda_raw": lam_r,
+            "parallel_raw": tol.decide(res_r, 1.0, extra=eps).truth.value}
+
+
+def parallel_table(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",
+                   k: int | None = None) -> list[dict]:
+    """:func:`parallel` for each ``((a, b), (c, e))`` in ``queries``, sharing one factorisation."""
+    fac = factor(model)
+    spectra = analyse(model, tol, cut, k, fac)
+    return [parallel(model, q[0], q[1], tol, spectra=spectra, fac=fac) for q in queries]
+
+
+def _r2(Y: np.ndarray, R: np.ndarray) -> list[float]:
+    tot = ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
+    res = (R ** 2).sum(axis=0)
+    return [float(1.0 - r / t) if t > 0 else (1.0 if r == 0 else float("-inf")) for r, t in zip(res, tot)]
+
+
+def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str = "M",
+                      tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k: int | None = None,
+                      spectra: Spectra | None = None, fac: Factored | None = None) -> dict:
+    """Relational linearity (and, readout by readout, probing) on readouts named by tokens.
+
+    ``pairs`` are context pairs ``(s, s + q)``; ``readouts`` are token pairs
+    ``(a, b)``, each naming the readout ``P_N(g(a) - g(b))``, whose value at a
+    context is the log-odds ``l_ab``. Reading ``M``: each ``l_ab(s + q)`` is
+    regressed on ``[L_k[s, :], 1]`` (coordinates of ``L_k[s, :]``: ``k``
+    columns) -- the criterion that makes the property one of the distribution;
+    reading ``"any"``: on ``[f(s), 1]``. ``R^2`` per readout (a probe each) and
+    the relative residual of all; ``dof = |S| - (columns)``: with ``dof <= 0``
+    any readout fits and the verdict is ``"vacuous"``.
+    """
+    if reading not in ("M", "any"):
+        raise InputFormatError(f"reading {reading!r} is not 'M' or 'any'")
+    r = _prepare(model, tol, cut, k, spectra, fac)
+    S = [(_context(model, s), _context(model, t)) for s, t in pairs]
+    if not S:
+        raise InputFormatError("no context pairs")
+    T = [tuple(_token(model, t) for t in p) for p in readouts]
+    src = [s for s, _ in S]
+    dst = [t for _, t in S]
+    Y = np.column_stack([r.logodds_diff(a, b)[dst] for a, b in T])
+    X = r.L_rows_coords(src) if reading == "M" else np.asarray(model.F)[src]
+    X = np.hstack([X, np.ones((len(S), 1))])
+    coef = scipy.linalg.lstsq(X, Y, lapack_driver="gelsd")[0]
+    R = Y - X @ coef
+    dof = len(S) - X.shape[1]
+    rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
+    sx = scipy.linalg.svdvals(X)
+    cond = float(sx[0] / sx[-1]) if sx.size and sx[-1] > 0 else float("inf")
+    if dof <= 0:
+        verdict = "vacuous"
+    elif not r.spectra.k_decided and reading == "M":
+        verdict = "undecided"
+    else:
+        # rounding allowance of a least-squares residual: u * size * condition of the regressors
+        verdict = tol.decide(rel, 1.0, extra=np.finfo(float).eps * max(model.m, model.n, model.d) * cond
+                             ).truth.value
+    return {"reading": reading, "k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S), "columns": X.shape[1],
+            "dof": dof, "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
+            "r2": _r2(Y, R), "residual": rel, "relationally_linear": verdict}
+
+
+def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAULT_TOLERANCE,
+             cut: str = "tolerance", k: int | None = None, spectra: Spectra | None = None,
+             fac: Factored | None = None) -> dict:
+    """Linear steering on readouts named by tokens: ``l_ab(s + q) - l_ab(s) = c_ab``,
+    constant over the pairs. Returns the shifts ``c_ab``, ``R^2`` of
+    ``l_ab(s + q) ~ l_ab(s) + c_ab`` per readout, the relative residual and the
+    verdict at ``k``."""
+    r = _prepare(model, tol, cut, k, spectra, fac)
+    S = [(_context(model, s), _context(model, t)) for s, t in pairs]
+    if not S:
+        raise InputFormatError("no context pairs")
+    T = [tuple(_token(model, t) for t in p) for p in readouts]
+    src = [s for s, _ in S]
+    dst = [t for _, t in S]
+    cols = [r.logodds_diff(a, b) for a, b in T]
+    Y = np.column_stack([c[dst] for c in cols])
+    D = Y - np.column_stack([c[src] for c in cols])
+    shift = D.mean(axis=0)
+    R = D - shift
+    rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
+    extra = np.finfo(float).eps * max(model.m, model.n, model.d)
+    verdict = "vacuous" if len(S) < 2 else (tol.decide(rel, 1.0, extra=extra).truth.value
+                                            if r.spectra.k_decided else "undecided")
+    return {"k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S),
+            "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
+            "shift": [float(x) for x in shift], "r2": _r2(Y, R), "residual": rel, "steering": verdict}
+
+

@@ -1,0 +1,350 @@
+r"""The numerical structure of a float model: spectra, rank profile, a decided ``k``.
+
+A trained model's log-odds matrix ``L = F G_0^T`` has no exact rank: its
+singular values usually fade. This module shows that structure and makes the
+choice of ``k`` explicit:
+
+* the singular values of ``L``, of ``F`` and of ``G_0``, and the cosines of the
+  principal angles between ``SF`` and ``SG`` (the singular values of ``P_F P_G``);
+* the rank profile ``k(tau) = #{sigma_i > tau sigma_1}`` and the gaps
+  ``sigma_i / sigma_{i+1}``;
+* a ``k`` decided at the user's :class:`~allornone.numeric.Tolerance` -- by
+  rounding alone (a singular value below the SVD's error bound at the scale
+  ``||F|| ||G_0||`` is zero), or, with ``rank_rtol``, also counting those below
+  ``rank_rtol * sigma_1`` as zero; ``k`` is *undecided* when a singular value
+  falls in the band between that bound and ``gap`` times it -- or at the
+  largest gap, or given; the report says which.
+
+``L`` is never formed: with ``F = Q_F R_F`` and ``G_0 = Q_G R_G`` (thin QR),
+``L = Q_F (R_F R_G^T) Q_G^T``, so its singular values and singular subspaces
+come from the small core ``R_F R_G^T`` (at most ``d x d``).
+
+>>> from allornone.numeric import FloatModel
+>>> from allornone.numeric import Tolerance
+>>> m = FloatModel([[1.0, 0.0], [0.0, 1e-6], [1.0, 1e-6]], [[0, 0], [1, 0], [0, 1], [1, 1]])
+>>> s = analyse(m)
+>>> s.k, s.k_method, s.k_decided
+(2, 'tolerance', True)
+>>> analyse(m, Tolerance(rank_rtol=1e-4)).k_label()
+'k = 1 at rank_rtol 0.0001, gap 1000 (decided)'
+>>> analyse(m, cut="largest-gap").k
+1
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+
+from allornone.errors import InputFormatError
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance, svd_noise
+
+__all__ = ["Factored", "factor", "Spectra", "analyse", "rank_profile", "largest_gap", "plot_spectra"]
+
+CUTS = ("tolerance", "largest-gap")
+
+
+@dataclass
+class Factored:
+    """``L = F G_0^T`` through its factors: ``L = (Q_F U) diag(s) (Q_G V)^T``.
+
+    ``s`` holds every singular value of ``L`` that the factors allow
+    (``min(m, n, d)`` of them), largest first; :meth:`left` and :meth:`right`
+    give orthonormal bases of the top-``k`` singular subspaces (``m x k`` and
+    ``n x k``). ``R_F`` and ``R_G`` are the triangular factors, whose singular
+    values are those of ``F`` and ``G_0``.
+    """
+
+    s: np.ndarray
+    Q_F: np.ndarray
+    R_F: np.ndarray
+    Q_G: np.ndarray
+    R_G: np.ndarray
+    U: np.ndarray
+    Vt: np.ndarray
+
+    def svd_R(self, which: str):
+        """The SVD of ``R_F`` or ``R_G`` (``which``: ``"F"`` or ``"G"``), computed once."""
+        cache = self.__dict__.setdefault("_svd", {})
+        if which not in cache:
+            cache[which] = scipy.linalg.svd(self.R_F if which == "F" else self.R_G, full_matrices=False,
+                                            check_finite=False)
+        return cache[which]
+
+    def left(self, k: int) -> np.ndarray:
+        """Top-``k`` left singular vectors of ``L`` (context side, ``m x k``)."""
+        return self.Q_F @ self.U[:, :k]
+
+    def right(self, k: int) -> np.ndarray:
+        """Top-``k`` right singular vectors of ``L`` (token side, ``n x k``)."""
+        return self.Q_G @ self.Vt[:k].T
+
+    def bases_MN(self, k: int, rtol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+        """Orthonormal bases (``d x k``) of ``M`` and ``N`` of the rank-``k`` truncation.
+
+        The truncation keeps the model's ``g`` and projects each context onto the
+        top-``k`` left singular subspace of ``L``: ``F_k = U_k U_k^T F``, whose
+        log-odds are ``L_k``, the best rank-``k`` approximation of ``L``; it
+        commutes with every reparametrisation (``U_k`` is a property of the
+        distribution). Its ``SF`` is ``k``-dimensional, so ``M = span(F^T U_k)``
+        and ``N = P_G(M)`` (fact F2), with ``SG`` cut at ``rtol`` times the
+        largest singular value of ``G_0``. No inverse is formed: ``F^T U_k``
+        has singular values at least ``sigma_k(L) / ||G_0||``."""
+        if k == 0:
+            d = self.R_F.shape[1]
+            return np.zeros((d, 0)), np.zeros((d, 0))
+        M, _ = np.linalg.qr(self.R_F.T @ self.U[:, :k])
+        _, s, vt = self.svd_R("G")
+        r = max(int(np.sum(s > rtol * (s[0] if s.size else 0.0))), k)
+        VG = vt[:r].T
+        N, _ = np.linalg.qr(VG @ (VG.T @ M))
+        return M, N
+
+    def truncated_F(self, F: np.ndarray, k: int) -> np.ndarray:
+        """``F_k = U_k U_k^T F``: the contexts of the rank-``k`` truncation."""
+        U = self.left(k)
+        return U @ (U.T @ F)
+
+
+def _thin_qr(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if X.shape[0] >= X.shape[1]:
+        return scipy.linalg.qr(X, mode="economic", check_finite=False)
+    # a wide factor: Q = I, R = X keeps L = Q_F R_F R_G^T Q_G^T without a larger Q
+    return np.eye(X.shape[0]), X
+
+
+def factor(model) -> Factored:
+    """The factored SVD of the model's ``L`` (arrays of the size of ``F`` and ``G_0``)."""
+    Q_F, R_F = _thin_qr(np.asarray(model.F))
+    Q_G, R_G = _thin_qr(np.asarray(model.G0))
+    U, s, Vt = scipy.linalg.svd(R_F @ R_G.T, full_matrices=False, check_finite=False)
+    return Factored(s, Q_F, R_F, Q_G, R_G, U, Vt)
+
+
+def rank_profile(s: np.ndarray, taus=None) -> list[tuple[float, int]]:
+    """``k(tau) = #{sigma_i > tau sigma_1}`` at each ``tau`` (default ``1e-1 .. 1e-16``).
+
+    >>> rank_profile(np.array([1.0, 1e-3, 1e-9]), [1e-2, 1e-6, 1e-12])
+    [(0.01, 1), (1e-06, 2), (1e-12, 3)]
+    """
+    taus = [10.0 ** -e for e in range(1, 17)] if taus is None else list(taus)
+    top = float(s[0]) if s.size else 0.0
+    return [(float(t), int(np.sum(s > t * top)) if top > 0 else 0) for t in taus]
+
+
+def noise_floor(s: np.ndarray, shape: tuple[int, ...]) -> float:
+    """The size below which a singular value cannot be told from rounding:
+    ``eps * max(shape) * sigma_1``."""
+    return float(np.finfo(float).eps * max(shape) * (s[0] if s.size else 0.0))
+
+
+def largest_gap(s: np.ndarray, floor: float = 0.0) -> tuple[int, float]:
+    """``k`` at the largest ratio ``sigma_k / sigma_{k+1}`` and the ratio.
+
+    Singular values under ``floor`` (rounding noise) count as ``floor``, so a
+    drop into the noise counts once, from the last value above it; a spectrum
+    with no drop at all gives ``k = len(s)`` and ratio 1.
+
+    >>> largest_gap(np.array([3.0, 2.0, 1e-6, 1e-7]))
+    (2, 2000000.0)
+    """
+    s = np.asarray(s, dtype=float)
+    if s.size == 0 or s[0] == 0:
+        return 0, float("inf")
+    floor = max(floor, np.finfo(float).tiny)
+    c = np.maximum(s, floor)
+    ratios = c[:-1] / c[1:]
+    if ratios.size == 0 or ratios.max() <= 1.0:
+        return int(s.size), 1.0
+    i = int(np.argmax(ratios))
+    return i + 1, float(ratios[i])
+
+
+@dataclass
+class Spectra:
+    """The numerical structure of one model; see the module docstring.
+
+    ``k_method`` is ``"tolerance"``, ``"largest-gap"`` or ``"given"``;
+    ``k_decided`` is False when, at the tolerance, a singular value of ``L``
+    fell in the undecided band (then ``k`` counts those above the zero bound,
+    and every verdict that depends on ``k`` is undecided)."""
+
+    sigma_L: np.ndarray
+    sigma_F: np.ndarray
+    sigma_G0: np.ndarray
+    cosines: np.ndarray
+    k: int
+    k_method: str
+    k_decided: bool
+    tolerance: Tolerance
+    gap_ratio: float
+    noise: float
+    profile: list = field(default_factory=list)
+    shape: tuple = ()
+    dims: tuple = (None, None)
+    """``dim SF`` and ``dim SG``, each at the rank ``tolerance`` decides."""
+    band: tuple = (0.0, 0.0)
+    """The undecided band of the tolerance, relative to ``sigma_1``: below its
+    lower end a singular value is zero, above its upper end it is not."""
+
+    def k_label(self) -> str:
+        """How ``k`` was chosen, in words (used beside every verdict at ``k``)."""
+        t = self.tolerance
+        if self.k_method == "tolerance":
+            state = "decided" if self.k_decided else "undecided: a singular value lies in the band"
+            how = f"rank_rtol {t.rank_rtol:g}" if t.rank_rtol is not None else "rounding"
+            return f"k = {self.k} at {how}, gap {t.gap:g} ({state})"
+        if self.k_method == "largest-gap":
+            return f"k = {self.k} at the largest gap (sigma_k / sigma_k+1 = {self.gap_ratio:.3g})"
+        return f"k = {self.k} (given)"
+
+    def gaps(self) -> np.ndarray:
+        """``sigma_i / sigma_{i+1}`` of ``L`` (infinite after a zero)."""
+        s = self.sigma_L
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(s[1:] > 0, s[:-1] / np.where(s[1:] > 0, s[1:], 1.0), np.inf)
+
+    def to_json(self, full: bool = False) -> dict:
+        """A JSON-friendly summary (every singular value only with ``full``)."""
+        def vec(v, top=20):
+            v = [float(x) for x in v]
+            return v if full else v[:top]
+        gaps = self.gaps()
+        order = np.argsort(-np.nan_to_num(gaps, posinf=np.finfo(float).max))[:5] if gaps.size else []
+        return {
+            "m": self.shape[0], "n": self.shape[1], "d": self.shape[2],
+            "k": self.k, "k_method": self.k_method, "k_decided": self.k_decided, "k_label": self.k_label(),
+            "rtol": self.tolerance.rtol, "rank_rtol": self.tolerance.rank_rtol, "gap": self.tolerance.gap,
+            "noise_floor": self.noise,
+            "sigma_L": vec(self.sigma_L), "sigma_F": vec(self.sigma_F), "sigma_G0": vec(self.sigma_G0),
+            "cosines_PF_PG": vec(self.cosines),
+            "sigma_L_count": int(self.sigma_L.size),
+            "sigma_k": float(self.sigma_L[self.k - 1]) if self.k else None,
+            "sigma_k_plus_1": float(self.sigma_L[self.k]) if self.k < self.sigma_L.size else 0.0,
+            "largest_gaps": [{"k": int(i) + 1, "ratio": float(gaps[i])} for i in order],
+            "rank_profile": [{"tau": t, "k": k} for t, k in self.profile],
+            "dim_SF": self.dims[0], "dim_SG": self.dims[1],
+        }
+
+
+def _principal_cosines(fac: Factored, tol: Tolerance) -> tuple[np.ndarray, tuple[int, int]]:
+    """Cosines of the principal angles between ``SF`` and ``SG`` (the row spaces
+    of ``R_F`` and ``R_G``), each space cut where ``tol`` decides its rank."""
+    bases = []
+    for which in "FG":
+        _, s, vt = fac.svd_R(which)
+        r = tol.rank(s)[0]
+        bases.append(vt[:r])
+    if not bases[0].shape[0] or not bases[1].shape[0]:
+        return np.zeros(0), (bases[0].shape[0], bases[1].shape[0])
+    cos = scipy.linalg.svdvals(bases[0] @ bases[1].T)
+    return np.clip(cos, 0.0, 1.0), (bases[0].shape[0], bases[1].shape[0])
+
+
+def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k: int | None = None,
+            factored: Factored | None = None) -> Spectra:
+    """The :class:`Spectra` of a float model.
+
+    Parameters
+    ----------
+    model : FloatModel
+    tol : Tolerance
+        ``k`` counts the singular values of ``L`` above the zero bound (rounding,
+        and ``tol.rank_rtol * sigma_1`` when set); it is undecided when one lies
+        between the bound and ``tol.gap`` times it.
+    cut : {"tolerance", "largest-gap"}
+        How ``k`` is chosen when it is not given.
+    k : int, optional
+        Use this ``k`` (``0 <= k <= min(m, n, d)``).
+
+    Returns
+    -------
+    Spectra
+
+    Raises
+    ------
+    InputFormatError
+        For an unknown ``cut`` or a ``k`` out of range.
+    """
+    if cut not in CUTS:
+        raise InputFormatError(f"cut {cut!r} is not one of {', '.join(CUTS)}")
+    fac = factored or factor(model)
+    s = fac.s
+    sF = fac.svd_R("F")[1]
+    sG = fac.svd_R("G")[1]
+    cos, dims = _principal_cosines(fac, tol)
+    shape = (model.m, model.n, model.d)
+    floor = noise_floor(s, shape)
+    gk, ratio = largest_gap(s, floor)
+    if k is not None:
+        if not 0 <= int(k) <= s.size:
+            raise InputFormatError(f"k = {k} is out of range: L has {s.size} singular values")
+        k_val, method, decided = int(k), "given", True
+    elif cut == "largest-gap":
+        k_val, method, decided = gk, "largest-gap", True
+    else:
+        # L's singular values come from the factors: rounding at the scale of
+        # ||F|| ||G_0||; rank_rtol, when set, adds the user's modelling tolerance
+        k_val, decided = tol.rank(s, scale=float(sF[0] * sG[0]) if sF.size and sG.size else None,
+                                  size=max(shape))
+        method = "tolerance"
+    if method != "largest-gap":
+        c = np.maximum(s, max(floor, np.finfo(float).tiny))
+        ratio = float(c[k_val - 1] / c[k_val]) if 0 < k_val < s.size else float("inf")
+    top = float(s[0]) if s.size else 0.0
+    lo = svd_noise(max(shape), max(float(sF[0] * sG[0]), top)) / top if top > 0 and sF.size and sG.size else 0.0
+    lo = max(lo, tol.rank_rtol or 0.0)
+    return Spectra(s, sF, sG, cos, k_val, method, decided, tol, ratio, floor, rank_profile(s), shape, dims,
+                   (lo, tol.gap * lo))
+
+
+def plot_spectra(spectra: Spectra | dict, path, title: str | None = None) -> None:
+    """Save a plot of the spectra (``spectra``: one :class:`Spectra` or a dict
+    ``name -> Spectra``) with the chosen cut, as PNG/SVG/PDF by ``path``'s suffix.
+
+    Needs matplotlib (``pip install 'allornone[plot]'``)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputFormatError("--plot needs matplotlib (pip install 'allornone[plot]')") from None
+    items = spectra if isinstance(spectra, dict) else {"": spectra}
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    for j, (name, sp) in enumerate(items.items()):
+        tag = f"{name}: " if name else ""
+        colour = f"C{j}"
+        for vals, style, label in ((sp.sigma_L, "-", "L"), (sp.sigma_F, "--", "F"), (sp.sigma_G0, ":", "G_0")):
+            if vals.size and vals[0] > 0:
+                v = np.maximum(vals / vals[0], 1e-17)
+                ax.semilogy(np.arange(1, v.size + 1), v, style, color=colour, lw=1.4, label=f"{tag}σ({label})/σ₁")
+        if sp.k:
+            ax.axvline(sp.k + 0.5, color=colour, lw=0.8, alpha=0.7)
+            ax.annotate(f"{tag}k = {sp.k} ({sp.k_method})", (sp.k + 0.5, 1e-16 * 10 ** (2 * j)), color=colour,
+                        fontsize=8, rotation=90, va="bottom", ha="right")
+        if sp.cosines.size:
+            ax2.plot(np.arange(1, sp.cosines.size + 1), sp.cosines, color=colour, lw=1.4, label=f"{tag}cos")
+    for j, sp in enumerate(items.values()):
+        lo, hi = sp.band
+        if lo > 0:
+            ax.axhspan(lo, min(hi, 1.0), color=f"C{j}", alpha=0.10, lw=0)
+    ax.set_xlabel("i")
+    ax.set_ylabel("σ_i / σ_1")
+    ax.set_ylim(1e-17, 2)
+    ax.set_title("singular values (shaded: the band where k is undecided)", fontsize=10)
+    ax.legend(fontsize=7, loc="lower left")
+    ax2.set_xlabel("i")
+    ax2.set_ylabel("cosine")
+    ax2.set_ylim(-0.02, 1.02)
+    ax2.set_title("principal cosines of SF and SG (σ of P_F P_G)", fontsize=10)
+    ax2.legend(fontsize=7, loc="lower left")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    except (OSError, ValueError) as exc:
+        raise InputFormatError(f"--plot {path}: cannot be written ({exc})") from None
+    finally:
+        plt.close(fig)
