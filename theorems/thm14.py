@@ -265,7 +265,8 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     size = max(be.scale(Xs, Theta_s), y_scale)
     dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, size,
                               extra + 64 * fl.UNIT_ROUNDOFF * size)
-    if dec.holds and extra > np.sqrt(be.tolerance.rtol) * y_scale:
+    # (readouts that are exactly zero, Γ = {0}, are fitted exactly by Θ = 0)
+    if dec.holds and np.any(Y) and extra > np.sqrt(be.tolerance.rtol) * y_scale:
         # a fit through inputs so ill-conditioned that its error bound exceeds
         # sqrt(rtol) of the readouts cannot tell a small misfit from none
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
