@@ -22,14 +22,12 @@ from allornone.theorems.record import Instance
 #: (result, transform) cells with contradictions in the full run (seed 0, 250 per cell)
 #: on the current float tolerance policy; remove a cell as the policy is fixed for it.
 KNOWN_CONTRADICTIONS = {
-    *(("thm5", n) for n in ("hidden coordinates", "hidden components", "change of basis", "global scaling")),
-    *(("cor6", n) for n in ("global scaling",)),
-    *(("lem8", n) for n in ("hidden coordinates", "hidden components", "common offset", "B.5 twin")),
-    *(("thm15", n) for n in ("hidden coordinates", "hidden components", "change of basis", "common offset",
-                             "B.5 twin")),
-    *(("thm14", n) for n in ("hidden coordinates", "hidden components", "change of basis", "global scaling",
-                             "per-token scaling", "common offset", "B.5 twin")),
-    *(("lem8ctx", n) for n in ("hidden coordinates", "hidden components", "change of basis", "common offset")),
+    *(("thm5", n) for n in ("hidden components", "global scaling")),
+    *(("lem8", n) for n in ("hidden components",)),
+    *(("thm14", n) for n in ("hidden coordinates", "hidden components", "change of basis", "B.5 twin")),
+    *(("lem8ctx", n) for n in ("hidden components",)),
+    *(("steering", n) for n in ("hidden coordinates", "hidden components", "change of basis", "global scaling",
+                                "B.5 twin")),
 }
 #: Largest share of undecided instances among the separated ones (the goal of the tolerance policy).
 UNDECIDED_SEPARATED_GOAL = 0.05
@@ -87,7 +85,7 @@ def test_full_run_size(full_report):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="about 11% undecided where separated on the current tolerance policy")
+@pytest.mark.xfail(strict=False, reason="about 7% undecided where separated on the current tolerance policy")
 def test_full_run_undecided_where_separated(full_report):
     assert full_report["totals"]["undecided_separated_rate"] <= UNDECIDED_SEPARATED_GOAL
 
