@@ -41,18 +41,42 @@ _BLOCK = 1 << 21
 
 
 def _common_exponents(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    return np.maximum(fl.row_exponents(X), fl.row_exponents(Y))
+    """Per row the larger exponent of the two matrices; a row that is zero in
+    one of them takes the other's (it has no size of its own to give)."""
+    ex, ey = fl.row_exponents(X), fl.row_exponents(Y)
+    zx, zy = ~np.any(X, axis=1), ~np.any(Y, axis=1)
+    ex = np.where(zx, ey, ex)
+    ey = np.where(zy, ex, ey)
+    return np.maximum(ex, ey)
 
 
-def _scaled_pair(a, b):
+def _exponent(X: np.ndarray) -> int:
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
+def _scaled_pair(a, b, own: bool = False):
     """Both models' ``F`` and ``G_0`` (with subtraction errors), rows scaled by
-    common powers of two; also the exponents."""
+    common powers of two; also the exponents. With ``own``, each model's ``F``
+    (and ``G_0``) is first scaled as a whole by its own power of two, and the
+    whole-matrix exponents ``(eFa, eFb, eGa, eGb)`` are returned too: the EL
+    relations then hold for the scaled matrices with ``A`` times
+    ``2^(eFb - eFa)``, so two models in very different units (``f -> 2^300 f``)
+    are compared at one size."""
     G0a, E0a = fl.difference_with_error(a.G, a.pivot, a.input_error)
     G0b, E0b = fl.difference_with_error(b.G, b.pivot, b.input_error)
-    ex = _common_exponents(a.F, b.F)
+    Fa, Fb = a.F, b.F
+    whole = (0, 0, 0, 0)
+    if own:
+        whole = (_exponent(Fa), _exponent(Fb), _exponent(G0a), _exponent(G0b))
+        Fa, Fb = np.ldexp(Fa, -whole[0]), np.ldexp(Fb, -whole[1])
+        G0a, E0a = np.ldexp(G0a, -whole[2]), np.ldexp(E0a, -whole[2])
+        G0b, E0b = np.ldexp(G0b, -whole[3]), np.ldexp(E0b, -whole[3])
+    ex = _common_exponents(Fa, Fb)
     ey = _common_exponents(G0a, G0b)
     sc = fl.scale_rows
-    return (sc(a.F, ex), sc(b.F, ex), sc(G0a, ey), sc(G0b, ey), sc(E0a, ey), sc(E0b, ey), ex, ey)
+    out = (sc(Fa, ex), sc(Fb, ex), sc(G0a, ey), sc(G0b, ey), sc(E0a, ey), sc(E0b, ey), ex, ey)
+    return out + (whole,) if own else out
 
 
 def same_distribution(a, b) -> Decision:
@@ -174,19 +198,27 @@ def el_certificate(a, b) -> FloatCertificate:
     """Canonical certificate and EL1--EL3, in floats (module docstring)."""
     tol = a.backend.tolerance
     sa, sb = a.structure, b.structure
-    Fa, Fb, Ga, Gb, Ea, Eb, _, _ = _scaled_pair(a, b)
+    Fa, Fb, Ga, Gb, Ea, Eb, _, _, (eFa, eFb, eGa, eGb) = _scaled_pair(a, b, own=True)
     eM, eN = sa.errors.get("M", 0.0), sa.errors.get("N", 0.0)
     tM, tN = sb.errors.get("M", 0.0), sb.errors.get("N", 0.0)
     ie = max(a.input_error, b.input_error)
     A, el1, dA, nA = _maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie)
     B, el2, dB, nB = _maps(tol, Ga, Gb, Ea if np.any(Ea) else None, Eb if np.any(Eb) else None,
                            sa.P_N, sb.P_N, eN, tN, sb.k, ie)
-    lhs = sb.P_M @ A.T @ B @ sb.P_N
+    # A and B of the models as given: A = A_s 2^(eFa - eFb), B = B_s 2^(eGa - eGb);
+    # A^T B is formed from the scaled ones and scaled once (no overflow on the way)
+    t = (eFa - eFb) + (eGa - eGb)
+    with np.errstate(over="ignore"):
+        lhs = np.ldexp(sb.P_M @ A.T @ B @ sb.P_N, t)
+        nAB = float(np.ldexp(nA * nB, t))
+        dAB = float(np.ldexp(dA * nB + nA * dB, t))
+        A, B = np.ldexp(A, eFa - eFb), np.ldexp(B, eGa - eGb)
+        dA, dB = float(np.ldexp(dA, eFa - eFb)), float(np.ldexp(dB, eGa - eGb))
     rhs = sb.P_M @ sb.P_N
     c = 8 * _U * math.sqrt(max(a.d, b.d))
     # projectors have norm 1, or are exactly zero (k~ = 0) and carry no error
     pm = 1.0 if np.any(sb.P_M) and np.any(sb.P_N) else 0.0
-    err3 = dA * nB + nA * dB + (2 * (tM + tN) + c) * (nA * nB + 1) * pm
+    err3 = dAB + (2 * (tM + tN) + c) * (nAB + 1) * pm
     nat3 = float(fl.norm2(lhs) + fl.norm2(rhs))
     el3 = tol.decide(float(np.abs(lhs - rhs).max()) if lhs.size else 0.0, nat3, err3)
     if el3.holds and not _informative(tol, err3, nat3):

@@ -144,12 +144,27 @@ def steering(model, pairs, gamma) -> Steering:
     thm14._check_model(model)
     pairs = thm14._check_pairs(model, pairs)
     be = model.backend
-    basis, P, decided = thm14._gamma(model, gamma)
+    basis, P, decided, g_error = thm14._gamma_with_error(model, gamma)
     FS = model.F[[s for s, _ in pairs], :]
     FT = model.F[[t for _, t in pairs], :]
     D = (FT - FS) @ P
-    dec = _constant_rows(be, D, be.vstack(FS, FT), P)
-    if not decided and not dec.fails:
+    if be.exact:
+        dec = _constant_rows(be, D, be.vstack(FS, FT), P)
+    else:
+        import math
+
+        import numpy as np
+
+        from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+        # the readouts carry the error of Γ (a token readout's P_N) and of the
+        # subtraction, at the size of the raw rows
+        raw = norm2(be.vstack(FS, FT))
+        extra = 2 * (2 * g_error + 8 * math.sqrt(model.d) * UNIT_ROUNDOFF) * raw
+        dec = be.vanishes(be.minus_row(D, 0), be.vstack(FS, FT), P, extra=extra)
+        if dec.holds and np.any(D) and extra * be.tolerance.gap > norm2(D):
+            dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    if not decided:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     out = Steering(dec, pairs, dec.residual, len(pairs) == 1, basis, P, decided=decided)
     if dec.holds:
@@ -255,7 +270,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     if not thm14.gamma_in_N(model, result.gamma).holds:
         raise thm14.TransportError("Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
     be = model.backend
-    gt, gt_decided, _ = thm14._transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error = thm14._transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = thm14._gamma(twin, gt)
     pairs = result.pairs
     FS = twin.F[[s for s, _ in pairs], :]
@@ -269,8 +284,33 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
     verified = steering(twin, pairs, gt)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
-    identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M)
+    identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=_map_error(model, twin, cert, gt_error))
+    if not be.exact and (not gt_decided or not (model.structure.decided and twin.structure.decided)):
+        identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
+    elif not be.exact and identity.holds:
+        # an error bound within gap of the map itself says nothing
+        from allornone.numeric.linalg import norm2
+
+        err = _map_error(model, twin, cert, gt_error)
+        if err * be.tolerance.gap > norm2(Wt) + norm2(Pt):
+            identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
     return TransportedSteering(gt, vt, fit, verified, Wt, identity)
+
+
+def _map_error(model, twin, cert, gt_error: float) -> float:
+    """Float side: a bound on the error of ``W~ = P_Γ~ B*^T P_Γ P_M A* P~_M~``
+    from the errors of the computed ``Γ~``, ``B*``, ``A*`` and projectors (0 when exact)."""
+    if model.exact:
+        return 0.0
+    import math
+
+    from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+    nA, nB = norm2(cert.A), norm2(cert.B)
+    dA, dB = cert.errors.get("A", 0.0), cert.errors.get("B", 0.0)
+    eps = model.structure.errors.get("M", 0.0) + twin.structure.errors.get("M", 0.0)
+    c = 16 * math.sqrt(max(model.d, twin.d)) * UNIT_ROUNDOFF
+    return float(2 * gt_error * (nA * nB + 1) + dB * nA + nB * dA + (eps + c) * (nA * nB + 1))
 
 
 # -- the record -----------------------------------------------------------------------------
@@ -388,7 +428,10 @@ def decide(models, params) -> dict[str, Decision]:
     if an.transported is not None:
         out["identity~"] = an.transported.identity
     else:
-        out["identity~"] = models[0].backend.decision(False)  # nothing transported: no map to be the identity
+        # nothing transported: no map to be the identity -- unless a float premise
+        # was only undecided, and then neither is this
+        premises = (an.same, an.cert.decision, an.in_N, an.results["steered"].decision)
+        out["identity~"] = models[0].backend.decision(False, decided=not any(d.undecided for d in premises))
     return out
 
 

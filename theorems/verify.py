@@ -745,7 +745,9 @@ def verify_file(path, console, full: bool = False, progress=None) -> tuple[int, 
     models, queries, realisation = load_file(path)
     report = verify_models(models, queries, realisation, full, progress)
     report["file"] = str(path)
-    table = Table(title=escape(f"models in {path} ({realisation})"))
+    # the file name on a line of its own: a table title would wrap a long path
+    console.print(escape(f"models in {path} ({realisation})"), soft_wrap=True)
+    table = Table()
     for col in ("model", "m", "n", "d", "k", "dim M", "dim N", "dim SF", "dim SG", "diverse"):
         table.add_column(col, justify="left" if col in ("model", "diverse") else "right")
     for name, info in report["models"].items():
