@@ -54,7 +54,7 @@ class Backend:
     """``solve_left(Y, X, rank)``: the minimum-norm ``W`` of ``W X = Y`` (``Y X^+``)."""
     minus_row: Callable[[Any, int], Any]
     """``minus_row(X, i)``: ``X`` with its row ``i`` subtracted from every row."""
-    image_bases: Callable[..., tuple[Any, Any, bool]]
+    image_bases: Callable[..., tuple[Any, Any, bool]] | None = None
     """``image_bases(T, scale)``: bases (as columns) of ``Im T`` and ``Im T^T``
     with one shared rank decision, and whether it was decided."""
     tolerance: Any = None

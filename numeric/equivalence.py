@@ -175,10 +175,13 @@ def _columns(tol, res, nat, err) -> Decision:
     """Columns (rows) ``res`` against ``rtol * nat + err`` each. A bound whose
     propagated part is not ``gap`` times below the natural size of the whole
     comparison says nothing: "holds" is then undecided."""
-    bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
-    ratio = res / bound
-    if ratio.size == 0:
+    if res.size == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
+    bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
+    if not np.all(np.isfinite(bound)):
+        j = int(np.argmax(~np.isfinite(bound)))
+        return Decision(Truth.UNDECIDED, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
+    ratio = res / bound
     j = int(np.argmax(ratio))
     truth = (Truth.FAILS if ratio[j] > tol.gap else Truth.UNDECIDED if ratio[j] > 1 else Truth.HOLDS)
     if not np.isfinite(bound[j]) or (truth is Truth.HOLDS and not _informative(tol, float(np.max(err)),
@@ -278,13 +281,15 @@ def linear_identification(a, b) -> FloatIdentification:
     dAp = dA0 * (1 + (fl.norm2(Ga) / sG if rG else 0.0)) + (
         (c * (nD + fl.norm2(Ga) * fl.norm2(X)) + np.linalg.norm(Eb) + np.linalg.norm(Ea) * nA0)
         / sG if rG else 0.0) + sb.errors.get("SF", 0.0) * float(fl.norm2(X))
-    # the two systems, context by context and token by token
+    # the two systems, context by context and token by token (an infinite error
+    # bound times a zero row is no bound: NaN, which leaves the check undecided)
     R1 = Fa.T - Ap @ Fb.T
-    e1 = c * (np.linalg.norm(Fa, axis=1) + nAp * np.linalg.norm(Fb, axis=1)) + dAp * np.linalg.norm(Fb, axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        e1 = c * (np.linalg.norm(Fa, axis=1) + nAp * np.linalg.norm(Fb, axis=1)) + dAp * np.linalg.norm(Fb, axis=1)
+        e2 = (c * (np.linalg.norm(Ga, axis=1) * nAp + np.linalg.norm(Gb, axis=1)) + dAp * np.linalg.norm(Ga, axis=1)
+              + np.linalg.norm(Eb, axis=1) + nAp * np.linalg.norm(Ea, axis=1))
     nat1 = np.linalg.norm(Fa, axis=1)
     R2 = Ga @ Ap - Gb
-    e2 = (c * (np.linalg.norm(Ga, axis=1) * nAp + np.linalg.norm(Gb, axis=1)) + dAp * np.linalg.norm(Ga, axis=1)
-          + np.linalg.norm(Eb, axis=1) + nAp * np.linalg.norm(Ea, axis=1))
     nat2 = np.linalg.norm(Gb, axis=1)
     consistent = Decision.all([_columns(tol, np.linalg.norm(R1, axis=0), nat1, e1),
                                _columns(tol, np.linalg.norm(R2, axis=1), nat2, e2)])

@@ -28,7 +28,6 @@ def float_backend(tol: fl.Tolerance) -> Backend:
         entry=lambda X, i, j: float(X[i, j]),
         solve_left=partial(fl.solve_left, tol=tol),
         minus_row=lambda X, i: X - X[i],
-        image_bases=partial(_image_bases, tol=tol),
         tolerance=tol,
         structure=partial(float_structure, tol=tol),
     )
@@ -80,16 +79,6 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
               "k zero bound": noise_L, "cosines": c.tolist()}
     return Structure(BF, BG, P_F, P_G, UM, VN, UM @ UM.T, VN @ VN.T, k_used,
                      bool(dF and dG and dk and consistent), errors)
-
-
-def _image_bases(T: np.ndarray, scale=None, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE):
-    """Orthonormal bases of ``Im T`` and ``Im T^T`` from one SVD, so that both
-    have the dimension of one rank decision."""
-    if 0 in T.shape:
-        return np.zeros((T.shape[0], 0)), np.zeros((T.shape[1], 0)), True
-    u, s, vt = np.linalg.svd(T)
-    r, decided = tol.rank(s, scale)
-    return u[:, :r], vt[:r].T, decided
 
 
 _DEFAULT_BACKEND = float_backend(fl.DEFAULT_TOLERANCE)

@@ -108,11 +108,6 @@ MUTANTS: list[Mutant] = [
     Mutant("float-decide-gap-ignored", "numeric/linalg.py", "        elif residual > hi:\n",
            "        elif residual > lo:\n", "no undecided band: everything above rtol fails",
            ("tests/test_linalg_float.py", "tests/test_facts.py")),
-    Mutant("float-image-bases-same", "numeric/model.py", "return u[:, :r], vt[:r].T, decided",
-           "return u[:, :r], u[:, :r], decided", "the float basis of N is a basis of M",
-           ("tests/test_linalg_float.py", "tests/test_structure_sides.py", "tests/test_crossval.py"),
-           equivalent="dead code: the float backend computes its structure with its own routine "
-                      "(Backend.structure), so FloatModel never calls _image_bases"),
     Mutant("float-pivot-ignored", "numeric/model.py", "minus_row=lambda X, i: X - X[i],",
            "minus_row=lambda X, i: X - X[0],", "the float g_0 ignores the pivot",
            ("tests/test_linalg_float.py", "tests/test_runner_intent.py")),
