@@ -331,17 +331,6 @@ def _svd(X: np.ndarray):
         return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd", check_finite=False)
 
 
-def _svd(X: np.ndarray):
-    if 0 in X.shape:
-        k = min(X.shape)
-        return np.zeros((X.shape[0], k)), np.zeros(k), np.zeros((k, X.shape[1]))
-    # gesdd is the fast driver; it can fail to converge on rare inputs, gesvd does not.
-    try:
-        return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd", check_finite=False)
-    except np.linalg.LinAlgError:  # pragma: no cover - LAPACK corner case
-        return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd", check_finite=False)
-
-
 def _rank_of(X: np.ndarray, scale: float | None, tol: "Tolerance",
              noise: float = 0.0) -> tuple[int, bool, np.ndarray, float]:
     """Rank, decided, singular values and the zero bound used: the SVD's
