@@ -50,11 +50,6 @@ def _common_exponents(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return np.maximum(ex, ey)
 
 
-def _exponent(X: np.ndarray) -> int:
-    top = float(np.max(np.abs(X))) if X.size else 0.0
-    return int(np.frexp(top)[1]) if top > 0 else 0
-
-
 def _scaled_pair(a, b, own: bool = False):
     """Both models' ``F`` and ``G_0`` (with subtraction errors), rows scaled by
     common powers of two; also the exponents. With ``own``, each model's ``F``
@@ -68,7 +63,7 @@ def _scaled_pair(a, b, own: bool = False):
     Fa, Fb = a.F, b.F
     whole = (0, 0, 0, 0)
     if own:
-        whole = (_exponent(Fa), _exponent(Fb), _exponent(G0a), _exponent(G0b))
+        whole = (fl._exponent(Fa), fl._exponent(Fb), fl._exponent(G0a), fl._exponent(G0b))
         Fa, Fb = np.ldexp(Fa, -whole[0]), np.ldexp(Fb, -whole[1])
         G0a, E0a = np.ldexp(G0a, -whole[2]), np.ldexp(E0a, -whole[2])
         G0b, E0b = np.ldexp(G0b, -whole[3]), np.ldexp(E0b, -whole[3])

@@ -87,6 +87,7 @@ __all__ = [
     "svd_noise",
     "norm2",
     "difference_with_error",
+    "subtract_with_error",
 ]
 
 #: ``u = 2^-53``: the relative rounding error of one binary64 operation.
@@ -256,7 +257,13 @@ def difference_with_error(G: np.ndarray, pivot: int, input_error: float = 0.0) -
     relative error (a rational instance rounded to binary64). A common offset on
     every ``g(y)`` of exactly given numbers thus costs nothing: the subtraction
     is exact, and measured to be."""
-    a, b = G, -G[pivot]
+    return subtract_with_error(G, G[pivot], input_error)
+
+
+def subtract_with_error(x: np.ndarray, y: np.ndarray, input_error: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``x - y`` and an entrywise bound on its error: the exact rounding error of
+    the subtraction (TwoSum), plus ``input_error (|x| + |y|)``."""
+    a, b = x, -y
     s = a + b
     bb = s - a
     err = np.abs((a - (s - bb)) + (b - bb))

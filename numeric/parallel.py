@@ -51,11 +51,8 @@ def raw_difference(X: np.ndarray, i: int, j: int, input_error: float = 0.0) -> B
     """``X[i] - X[j]`` as a column, with its error bound: the exact rounding
     error of the subtraction, plus ``input_error (|X[i]| + |X[j]|)`` when the
     rows carry a relative error of their own."""
-    a, b = X[i], -X[j]
-    s = a + b
-    bb = s - a
-    err = (a - (s - bb)) + (b - bb)
-    return Bounded(s[:, None], (np.abs(err) + input_error * (np.abs(a) + np.abs(b)))[:, None])
+    s, err = fl.subtract_with_error(X[i], X[j], input_error)
+    return Bounded(s[:, None], err[:, None])
 
 
 def projected_difference(P: np.ndarray, eps: float, diff: Bounded, rows: np.ndarray) -> Bounded:
