@@ -93,6 +93,11 @@ def same_distribution(a, b) -> Decision:
     max_res = 0.0
     any_fail = False
     any_undecided = False
+    # entries to recompute with correctly rounded dot products: those the
+    # Higham bound leaves undecided, and those it calls equal although it is
+    # not gap times below the logits compared (logits that cancel a hidden
+    # component: a non-zero difference of that size would pass too)
+    rows, cols, overflowed = [], [], False
     for i in range(0, m, step):
         La = Fa[i:i + step] @ Ga.T
         Lb = Fb[i:i + step] @ Gb.T
@@ -101,23 +106,83 @@ def same_distribution(a, b) -> Decision:
         del La, Lb
         rnd = (ca * (aFa[i:i + step] @ aGa.T) + cb * (aFb[i:i + step] @ aGb.T)
                + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T)
-        bound = tol.rtol * nat + rnd
-        del nat, rnd
-        bound = np.maximum(bound, np.finfo(float).tiny)
+        bound = np.maximum(tol.rtol * nat + rnd, np.finfo(float).tiny)
         ratio = diff / bound
+        redo = ((rnd > 0) & (rnd * tol.gap > nat) & (ratio <= 1)) | ((ratio > 1) & (ratio <= tol.gap))
+        del nat, rnd
+        any_fail |= bool(np.any(ratio > tol.gap))
+        if np.any(redo):
+            r, c = np.nonzero(redo)
+            if not overflowed and sum(map(len, rows)) + r.size <= _REFINE_MAX:
+                rows.append(r + i)
+                cols.append(c)
+            else:
+                overflowed = True
+            ratio[redo] = -1.0   # judged below
         j = int(np.argmax(ratio))
         x, y = divmod(j, n)
         if ratio.flat[j] > worst[0]:
             worst = (float(ratio.flat[j]), (i + x, y), float(diff.flat[j]), float(bound.flat[j]))
-        any_fail |= bool(np.any(ratio > tol.gap))
-        any_undecided |= bool(np.any((ratio > 1) & (ratio <= tol.gap)))
         max_res = max(max_res, float(np.ldexp(diff, ex[i:i + step, None] + ey[None, :]).max()) if diff.size else 0.0)
+    if rows and not any_fail:
+        refined = _refined_entries(a, b, Fa, Fb, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)
+        if refined is None:
+            any_undecided = True
+        else:
+            r_ratio, r_diff, r_bound, xs, ys = refined
+            any_fail |= bool(np.any(r_ratio > tol.gap))
+            any_undecided |= bool(np.any((r_ratio > 1) & (r_ratio <= tol.gap)))
+            j = int(np.argmax(r_ratio))
+            if r_ratio[j] > worst[0]:
+                worst = (float(r_ratio[j]), (int(xs[j]), int(ys[j])), float(r_diff[j]), float(r_bound[j]))
+    any_undecided |= overflowed
     truth = Truth.FAILS if any_fail else Truth.UNDECIDED if any_undecided else Truth.HOLDS
     x, y = worst[1]
     e = int(ex[x] + ey[y]) if m and n else 0
     lo = float(np.ldexp(worst[3], e))
     detail = {} if truth is Truth.HOLDS else {"witness": (int(x), int(y))}
     return Decision(truth, max_res, (lo, tol.gap * lo), detail)
+
+
+# At most this many entries of L are recomputed with correctly rounded dot products.
+_REFINE_MAX = 1 << 18
+
+
+def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):
+    """Entries ``(xs, ys)`` of both (row-scaled) log-odds recomputed as
+    correctly rounded ``f(x)^T g(y) - f(x)^T g(y_0)`` (:func:`~allornone.numeric.linalg.rounded_dots`),
+    judged against ``rtol max(|L|, |L~|)`` plus their rounding (half an ulp of
+    each value and of the difference, and what underflow may lose). Returns
+    ``(ratio, |diff|, bound, xs, ys)``, or None when the refinement is not
+    available (entries too large to split, scaling that would not be exact).
+
+    A model that declares an error of its own numbers (``input_error``) adds
+    ``2 input_error (|f(x)|^T |g(y)| + |f(x)|^T |g(y_0)|)``: its numbers are
+    compared at the precision it declares for them."""
+    vals, tiny = [], 0.0
+    declared = np.zeros(xs.size)
+    for model, F in ((a, Fa), (b, Fb)):
+        e = ey[ys][:, None]
+        Gy = np.ldexp(model.G[ys], -e)
+        G0 = np.ldexp(np.broadcast_to(model.G[model.pivot], Gy.shape), -e)
+        # the scaling must be exact (no subnormal underflow), or the values are not the model's
+        if not (np.array_equal(np.ldexp(Gy, e), model.G[ys])
+                and np.array_equal(np.ldexp(G0, e), np.broadcast_to(model.G[model.pivot], Gy.shape))):
+            return None
+        out = fl.rounded_dots([(F[xs], Gy), (F[xs], -G0)])
+        if out is None:
+            return None
+        vals.append(out[0])
+        tiny += out[1]
+        if model.input_error:
+            aF = np.abs(F[xs])
+            declared += 2 * model.input_error * (np.sum(aF * np.abs(Gy), axis=1) + np.sum(aF * np.abs(G0), axis=1))
+    La, Lb = vals
+    diff = np.abs(La - Lb)
+    nat = np.maximum(np.abs(La), np.abs(Lb))
+    bound = tol.rtol * nat + 1.01 * _U * (np.abs(La) + np.abs(Lb) + diff) + tiny + 1.01 * declared
+    bound = np.maximum(bound, np.finfo(float).tiny)
+    return diff / bound, diff, bound, xs, ys
 
 
 @dataclass

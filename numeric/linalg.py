@@ -272,6 +272,54 @@ def subtract_with_error(x: np.ndarray, y: np.ndarray, input_error: float = 0.0) 
     return s, err
 
 
+# Splitting a double into two halves of 26 bits (Veltkamp): exact unless the
+# product with the splitter overflows.
+_SPLITTER = 134217729.0   # 2^27 + 1
+_SPLIT_SAFE = 2.0 ** 995
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p = fl(a b)`` and ``e`` with ``a b = p + e`` exactly (Dekker's
+    TwoProduct, entrywise), for ``|a|, |b| < 2^995`` and no underflow."""
+    def split(x):
+        c = _SPLITTER * x
+        hi = c - (c - x)
+        return hi, x - hi
+    p = a * b
+    ah, al = split(a)
+    bh, bl = split(b)
+    e = al * bl - (((p - ah * bh) - al * bh) - ah * bl)
+    return p, e
+
+
+def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
+    """Correctly rounded ``sum_j sum_i A_j[k, i] B_j[k, i]`` for every row ``k``:
+    each product split into its rounded value and its exact error (TwoProduct),
+    the ``2 d`` terms summed exactly and rounded once (``math.fsum``). Returns the
+    values and an absolute bound on what underflow may have lost (``0`` when no
+    product came near it), or None when an entry is too large to split (the
+    caller then keeps its ordinary bound). The error of each value is then at
+    most half an ulp of itself plus that bound -- however much the terms cancel,
+    which is what a plain dot product cannot offer."""
+    terms, tiny = [], 0.0
+    for A, B in pairs:
+        if A.size and (np.max(np.abs(A)) >= _SPLIT_SAFE or np.max(np.abs(B)) >= _SPLIT_SAFE):
+            return None
+        p, e = _two_product(A, B)
+        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(e))):
+            return None
+        nz = p != 0
+        if np.any(nz & (np.abs(p) < 2.0 ** -960)) or np.any((A != 0) & (B != 0) & ~nz):
+            # an error term (or the product itself) may have underflowed:
+            # each loses at most the smallest subnormal
+            tiny += 2 * A.shape[1] * 2.0 ** -1074 if A.ndim == 2 else 0.0
+        terms += [p, e]
+    if not terms:
+        return np.zeros(0), 0.0
+    T = np.hstack(terms)
+    return np.array([math.fsum(row) for row in T.tolist()], dtype=float), tiny
+
+
 # Tall matrices with at least this many entries are first reduced to their
 # triangular factor R (X = QR, same singular values and right singular vectors),
 # block by block, so that neither Q, nor U, nor a full copy of X is ever formed.

@@ -45,6 +45,12 @@ class Bounded:
     entry by entry: a bound not ``gap`` times below it leaves "holds" undecided."""
     eps: float = 0.0
     """The error of the projector behind the vector (sine of an angle)."""
+    nat: np.ndarray | None = None
+    """Entry by entry, the natural size of what the entry is a difference of
+    (for a log-odds difference ``L[x, a] - L[x, b]``, ``|L[x, a]| + |L[x, b]|``),
+    or None. A rigorous bound that is not ``gap`` times below it leaves "holds"
+    undecided at that entry: a difference of two logits that cancel a hidden
+    component is zero to within its bound, but so is a small non-zero one."""
 
 
 def raw_difference(X: np.ndarray, i: int, j: int, input_error: float = 0.0) -> Bounded:
@@ -69,17 +75,43 @@ def projected_difference(P: np.ndarray, eps: float, diff: Bounded, rows: np.ndar
     return Bounded(v, np.full_like(v, bound), size, float(eps))
 
 
-def log_odds_difference(reader: np.ndarray, diff: Bounded, reader_error: np.ndarray | None = None) -> Bounded:
+def log_odds_difference(reader: np.ndarray, diff: Bounded, reader_error: np.ndarray | None = None,
+                        nat: np.ndarray | None = None) -> Bounded:
     """``reader @ (x_a - x_b)`` row by row with a per-row bound (absolute
     values entrywise): ``u (d + 2) |r| |diff| + |r| diff_error``
-    (+ ``reader_error (|diff| + diff_error)``)."""
+    (+ ``reader_error (|diff| + diff_error)``); ``nat`` (a column) the sizes
+    of the two log-odds each entry is the difference of."""
     d = reader.shape[1]
     v = reader @ diff.value
     A = np.abs(reader)
     bound = _U * (d + 2) * (A @ np.abs(diff.value)) + A @ diff.error
     if reader_error is not None:
         bound = bound + reader_error @ (np.abs(diff.value) + diff.error)
-    return Bounded(v, bound)
+    return Bounded(v, bound, nat=None if nat is None else np.asarray(nat, dtype=float).reshape(v.shape))
+
+
+def refine(tol, b: Bounded, idx: np.ndarray, values: np.ndarray, nat: np.ndarray, tiny: float,
+           declared=0.0) -> Bounded:
+    """``b`` with the entries ``idx`` replaced by correctly rounded values (of
+    the same exact quantities), whose error is half an ulp of each plus
+    ``tiny`` (what underflow may lose), and their natural sizes ``nat``.
+    ``declared``: the part of the error due to the inputs' own declared
+    precision; it is added to the bound, and the entry is compared at that
+    precision (it does not make "holds" uninformative)."""
+    value, error = b.value.copy(), b.error.copy()
+    value[idx, 0] = values
+    error[idx, 0] = 1.01 * _U * np.abs(values) + tiny + 1.01 * np.asarray(declared)
+    size = None if b.nat is None else b.nat.copy()
+    if size is not None:
+        size[idx, 0] = np.maximum(nat, tol.gap * 1.01 * np.asarray(declared))
+    return Bounded(value, error, b.size, b.eps, size)
+
+
+def blind(tol, b: Bounded) -> np.ndarray:
+    """Indices of the entries whose bound is not ``gap`` times below their natural size."""
+    if b.nat is None:
+        return np.zeros(0, dtype=int)
+    return np.flatnonzero((b.error[:, 0] > 0) & (b.error[:, 0] * tol.gap > b.nat[:, 0]))
 
 
 def _entrywise(tol, r: np.ndarray, nat: np.ndarray, err: np.ndarray) -> Decision:
@@ -102,6 +134,9 @@ def _informed(tol, d: Decision, *vectors: Bounded) -> Decision:
     of what was projected says nothing: undecided."""
     if d.holds:
         for b in vectors:
+            if b.nat is not None and np.any((b.error > 0) & (b.error * tol.gap > b.nat)):
+                return Decision(Truth.UNDECIDED, d.residual, d.tolerance,
+                                {"why": "error bound not below the size of the log-odds"})
             err = float(b.error.max()) if b.error.size else 0.0
             if b.size is None or err == 0 or err * tol.gap <= b.size:
                 continue

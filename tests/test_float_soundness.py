@@ -49,6 +49,61 @@ def test_hidden_component_theorem5_both_sides():
     assert thm5.equivalence(exact_of(a), exact_of(other)).verdict == "not equivalent"
 
 
+# -- logits that cancel a hidden component ------------------------------------------
+# f(x0) = (2^40 + 1, 2^40) and g(1) = (1, -1): the logit 1 is the difference of two
+# products of size 2^40, so the plain dot-product bound (about 2^-10) is larger
+# than a change of 2^-12 in it. Both numbers are exact in binary64.
+
+H = 2.0 ** 40
+CANCEL_G = np.array([[0.0, 0.0], [1.0, -1.0], [0.0, 1.0]])
+
+
+def _cancelling(delta=0.0):
+    return FloatModel([[H + 1 + delta, H], [1.0, 0.0]], CANCEL_G)
+
+
+def test_a_change_below_the_dot_product_bound_is_a_difference():
+    a, b = _cancelling(), _cancelling(2.0 ** -12)
+    assert float(b.F[0, 0]) - float(a.F[0, 0]) == 2.0 ** -12     # representable, as planted
+    assert thm5.equivalence(exact_of(a), exact_of(b)).verdict == "not equivalent"
+    d = thm5.same_distribution(a, b)
+    assert d.fails and d.detail["witness"] == (0, 1)
+    assert thm5.same_distribution(a, _cancelling()).holds     # and the same numbers are equal
+
+
+def test_proportional_log_odds_recomputes_cancelling_logits():
+    # L[:, 1] - L[:, 0] against L[:, 2] - L[:, 0]: (1, 1) against (2^40, 0) --
+    # not proportional; and (1, 1) = 1 (L[:, 1] - L[:, 0]) holds exactly
+    m = FloatModel([[H + 1, H], [1.0, 0.0]], np.array([[0.0, 0.0], [1.0, -1.0], [2.0 ** -12, 0.0]]))
+    ex = exact_of(m)
+    r, e = lem8.proportional_log_odds(m, (1, 0), (2, 0)), lem8.proportional_log_odds(ex, (1, 0), (2, 0))
+    assert e.verdict == "not proportional"
+    assert r.verdict == "not proportional"
+    assert lem8.proportional_log_odds(m, (1, 0), (1, 0), lam=1).verdict == "proportional"
+
+
+def test_without_the_refinement_cancelling_logits_are_undecided_not_equal(monkeypatch):
+    # the check above can fail: with the correctly rounded recomputation switched
+    # off the change hides under the plain bound, and is then left undecided
+    from allornone.numeric import linalg as numeric_linalg
+
+    monkeypatch.setattr(numeric_linalg, "rounded_dots", lambda pairs: None)
+    d = thm5.same_distribution(_cancelling(), _cancelling(2.0 ** -12))
+    assert d.undecided
+
+
+def test_rounded_dots_are_correctly_rounded():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((200, 7)) * 2.0 ** rng.integers(-30, 30, (200, 7))
+    B = rng.standard_normal((200, 7)) * 2.0 ** rng.integers(-30, 30, (200, 7))
+    vals, tiny = fl.rounded_dots([(A, B), (A, -B * 0.5)])
+    exact = [sum(Fraction(float(a)) * Fraction(float(b)) * Fraction(1, 2) for a, b in zip(ra, rb))
+             for ra, rb in zip(A, B)]
+    assert tiny == 0.0
+    assert all(float(e) == v for e, v in zip(exact, vals))
+    assert fl.rounded_dots([(np.array([[2.0 ** 1000]]), np.array([[1.0]]))]) is None
+
+
 # -- a common offset on every g(y) --------------------------------------------------
 
 def _small_integer_model(seed=0):
