@@ -21,13 +21,7 @@ from allornone.theorems.record import Instance
 
 #: (result, transform) cells with contradictions in the full run (seed 0, 250 per cell)
 #: on the current float tolerance policy; remove a cell as the policy is fixed for it.
-KNOWN_CONTRADICTIONS = {
-    *(("thm5", n) for n in ("hidden components",)),
-    *(("lem8", n) for n in ("hidden components",)),
-    *(("thm14", n) for n in ("hidden coordinates", "hidden components", "change of basis", "B.5 twin")),
-    *(("lem8ctx", n) for n in ("hidden components",)),
-    *(("steering", n) for n in ("hidden coordinates", "hidden components", "change of basis")),
-}
+KNOWN_CONTRADICTIONS: set[tuple[str, str]] = set()
 #: Largest share of undecided instances among the separated ones (the goal of the tolerance policy).
 UNDECIDED_SEPARATED_GOAL = 0.05
 
@@ -84,7 +78,7 @@ def test_full_run_size(full_report):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="about 7% undecided where separated on the current tolerance policy")
+@pytest.mark.xfail(strict=False, reason="about 12% undecided where separated on the current tolerance policy")
 def test_full_run_undecided_where_separated(full_report):
     assert full_report["totals"]["undecided_separated_rate"] <= UNDECIDED_SEPARATED_GOAL
 

@@ -162,6 +162,18 @@ def _gamma(model, gamma):
     return _gamma_with_error(model, gamma)[:3]
 
 
+def _resolves(tol, error: float, size: float) -> bool:
+    """Whether a propagated error bound is small enough to support a decision
+    that something vanishes (a direction cut from a rank, a fit that holds):
+    within ``sqrt(gap) rtol`` of the natural size, between the modelling
+    tolerance ``rtol`` and the ``gap rtol`` at which a residual fails. A larger
+    bound cannot tell an exact zero from a small value that the tolerance
+    would still count, so the decision is left undecided."""
+    import math
+
+    return error <= math.sqrt(tol.gap) * tol.rtol * size
+
+
 def _gamma_with_error(model, gamma):
     """:func:`_gamma` and a bound on the error of the basis (float side: the
     sine of the angle to the exact ``Γ``; a token readout ``Γ_T`` is computed
@@ -184,7 +196,14 @@ def _gamma_with_error(model, gamma):
 
     D = np.hstack([model.unembedding_difference(a, b) for a, b in gamma.pairs])
     eps = model.structure.errors.get("N", 0.0)
-    r, decided, sv, bound = _rank_of(G, be.scale(model.projector_N, D), model.tolerance, eps * norm2(D))
+    tol = model.tolerance
+    scale = be.scale(model.projector_N, D)
+    r, decided, sv, bound = _rank_of(G, scale, tol, eps * norm2(D))
+    if r < sv.size and not _resolves(tol, eps * norm2(D), scale):
+        # a direction called zero under the subspace's propagated error, larger
+        # than the modelling tolerance resolves (hidden components of g make the
+        # differences large and their projections small): it cannot tell
+        decided = False
     basis = np.linalg.svd(G)[0][:, :r]
     error = eps + (bound / sv[r - 1] if r else 0.0)
     return basis, be.projector_onto_rows(basis.T), decided and model.structure.decided, float(error)
@@ -256,25 +275,91 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     # Reading M, the inputs carry the error of P_M at the size of the rows of F.
     noise = model.structure.errors.get("M", 0.0) * fl.norm2(FS) if reading == "M" else 0.0
     rank, decided, sv, bound = fl._rank_of(Xs, None, model.tolerance, noise)
+    tol = model.tolerance
+    if rank < min(Xs.shape) and not _resolves(tol, noise, float(sv[0])):
+        # a direction of the regressors called zero under the propagated error of
+        # P_M (at the size of the raw rows, hidden parts included), larger than
+        # the modelling tolerance resolves: zero or merely small, it cannot tell,
+        # and which it is decides whether the readouts fit
+        decided = False
     Theta_s = fl.pinv(Xs, rank) @ Y
-    Theta = be.vstack(Theta_s[:-1], Theta_s[-1:] * c)
+    Theta, norm_error, ambiguous = _unscaled_minimum_norm(Xs, Theta_s, rank, c, inputs, bound, sv, model.tolerance)
     X = be.hstack(inputs, ones)
     # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
     # and the readouts carry their own error, which a least-squares residual passes on
     extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s) + y_error
+    # the modelling tolerance is relative to the readouts; the rounding of X Θ is
+    # at the size of |X| |Θ|, which a badly conditioned basis makes much larger
     size = max(be.scale(Xs, Theta_s), y_scale)
-    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, size,
+    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, y_scale,
                               extra + 64 * fl.UNIT_ROUNDOFF * size)
     # (readouts that are exactly zero, Γ = {0}, are fitted exactly by Θ = 0)
-    if dec.holds and np.any(Y) and extra > np.sqrt(be.tolerance.rtol) * y_scale:
-        # a fit through inputs so ill-conditioned that its error bound exceeds
-        # sqrt(rtol) of the readouts cannot tell a small misfit from none
+    if dec.holds and np.any(Y) and not _resolves(be.tolerance, extra, y_scale):
+        # a fit through inputs so ill-conditioned that its error bound is not
+        # within the tolerance of the readouts cannot tell a small misfit from
+        # none: a change of basis of condition 1e8 shrinks an exact misfit that much
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     decided = decided and (reading == "any" or model.structure.decided)
     # how far the fitted map can be from the exact one: (dY + dX |Θ|) / sigma_r
     if rank:
-        dec.detail["theta_error"] = float((bound * fl.norm2(Theta_s) + y_error) / sv[rank - 1])
+        e_s = float((bound * fl.norm2(Theta_s) + y_error) / sv[rank - 1])
+        dec.detail["theta_error"] = norm_error(e_s)
+    if ambiguous:
+        dec.detail["intercept_in_span"] = True
     return X, Theta, (dec if decided else _undecided(dec)), rank, decided
+
+
+def _unscaled_minimum_norm(Xs, Theta_s, rank: int, c: float, inputs, bound: float, sv, tol):
+    """Θ of the exact side's convention from the fit with the intercept scaled by ``c``.
+
+    ``Xs = [inputs, c 1]`` and ``Θ_s`` is its minimum-norm solution; with
+    ``S = diag(1, ..., 1, c)``, ``S Θ_s`` solves ``[inputs, 1] Θ = Y``. It is
+    also that system's minimum-norm solution -- the exact side's ``Θ``, which
+    defines ``W`` and ``Γ_q`` -- unless the column of ones lies in the span of
+    the inputs: only then has the null space of ``Xs`` vectors with an
+    intercept part, on which the two norms disagree. Then ``S Θ_s`` is
+    projected orthogonally to ``S k``, ``k`` the last axis projected on the
+    null space (the one null direction with an intercept part; the rest of
+    the null space is orthogonal to both), which minimises ``|S (Θ_s + k z)|``.
+
+    Returns ``Θ``, a function mapping a bound on the error of ``Θ_s`` to a
+    bound on the error of the ``W`` part of ``Θ`` (the projection passes on the
+    error, leaks the intercept's into ``W`` by at most
+    ``min(|k_W| / |k_1|, c / 2)``, and moves with the error of ``k``, at most
+    ``bound / (sigma_r - sigma_{r+1})``), and whether the ones lie in the span
+    of the inputs (or may: then the size of ``W`` follows the balance of the
+    inputs against the intercept, not the readouts over the inputs)."""
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    Theta = np.vstack([Theta_s[:-1], Theta_s[-1:] * c])
+    same = (lambda e: e)
+    if rank >= Xs.shape[1]:
+        return Theta, same, False
+    r_in, d_in, _, _ = fl._rank_of(inputs, None, tol, bound)
+    if rank == r_in + 1 and d_in:
+        return Theta, same, False
+    if c == 1.0:
+        return Theta, same, True
+    K = np.linalg.svd(Xs)[2][rank:].T
+    k = K @ K[-1]                       # the last axis projected on the null space
+    gap = float(sv[rank - 1]) - (float(sv[rank]) if rank < sv.size else 0.0) - bound
+    if not np.any(k[-1]) or gap <= 0:
+        return Theta, (lambda e: float("inf")), True
+    Sk = k.copy()
+    Sk[-1] *= c
+    nSk = float(np.linalg.norm(Sk))
+    shat = Sk / nSk
+    Theta = Theta - np.outer(shat, shat @ Theta)
+    kW, k1 = float(np.linalg.norm(k[:-1])), abs(float(k[-1]))
+    leak = min(kW / k1, c / 2) if k1 else c / 2
+    eps_k = bound / gap
+    # |d shat_W| <= eps_k (1 + |shat_W| max(1, c)) / |S k| and |d shat| <= 2 max(1, c) eps_k / |S k|,
+    # each times |S Θ_s| (the step subtracts shat_W (shat^T S Θ_s))
+    sW = float(np.linalg.norm(shat[:-1]))
+    move = eps_k * float(fl.norm2(np.vstack([Theta_s[:-1], Theta_s[-1:] * c]))) / nSk * (1 + 3 * sW * max(1.0, c))
+    return Theta, (lambda e: e * (1 + sW + leak) + move), True
 
 
 def _input_subspace(be, W, P, readout_scale: float, input_scale: float, noise: float = 0.0):
@@ -287,12 +372,22 @@ def _input_subspace(be, W, P, readout_scale: float, input_scale: float, noise: f
     scale = readout_scale / input_scale if input_scale else None
     if be.exact or not noise:
         return be.column_basis(W.T @ P, scale)
-    from allornone.numeric.linalg import _rank_of
-
-    X = W.T @ P
-    r, decided, _, _ = _rank_of(X, scale, be.tolerance, noise)
     import numpy as np
 
+    from allornone.numeric.linalg import svd_noise
+
+    # ``noise`` bounds how far W is from the exact map, so the singular values
+    # are judged against it and the SVD's own backward error at |W|; the natural
+    # size (readouts over inputs) only says whether that bound says anything
+    X = W.T @ P
+    sv = np.linalg.svd(X, compute_uv=False)
+    bound = svd_noise(max(X.shape), float(sv[0]) if sv.size else 0.0) + noise
+    tol = be.tolerance
+    r, decided = tol.rank(sv, noise=bound, reference=scale)
+    if r < sv.size and scale is not None and not _resolves(tol, noise, scale):
+        # a singular value called zero under a propagated error larger than the
+        # modelling tolerance resolves: zero or merely small, it cannot tell
+        decided = False
     return np.linalg.svd(X)[0][:, :r], decided
 
 
@@ -416,8 +511,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         W = P @ Theta[:d, :].T
         res.W = W @ model.projector_M if reading == "M" else W
         res.b = P @ Theta[d:, :].T
-        res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, be.scale(X[:, :d]),
-                                          decision.detail.get("theta_error", 0.0))
+        x = be.scale(X[:, :d])
+        if decision.detail.get("intercept_in_span"):
+            # the minimum-norm map weighs inputs of size x against the column of
+            # ones: its natural size is readouts times x / (x^2 + 1), not over x
+            x = (x * x + 1) / x if x else x
+        res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, x, decision.detail.get("theta_error", 0.0))
         res.decided = decided and ok
     return res
 
@@ -485,7 +584,11 @@ def _transport_gamma(model, twin, gamma, cert):
 
     eps_N = twin.structure.errors.get("N", 0.0)
     noise = cert.errors.get("B", 0.0) + eps_N * norm2(cert.B)
-    r, ok, sv, bound = _rank_of(K, be.scale(P, cert.B, V), twin.tolerance, noise)
+    scale = be.scale(P, cert.B, V)
+    r, ok, sv, bound = _rank_of(K, scale, twin.tolerance, noise)
+    if r < min(K.shape) and not _resolves(twin.tolerance, noise, scale):
+        # a direction put in the kernel under an error bound the tolerance does not resolve
+        ok = False
     # the kernel moves by the noise over the smallest singular value kept out of it
     error = eps_N + (bound / sv[r - 1] if r else 0.0)
     ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
