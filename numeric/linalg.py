@@ -625,6 +625,10 @@ def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
     if live.size and live.max() > live.min():
         err = min(float(np.ldexp(err, int(live.max() - live.min()))),
                   _row_space_residual_bound(X, E, B, s[r - 1] - noise, int(live.min())))
+    elif X.size * r <= _TWICE_MAX:
+        # small problems: the a posteriori bound is cheap, and usually far tighter
+        # than the a priori one (which multiplies worst cases)
+        err = min(err, _row_space_residual_bound(X, E, B, s[r - 1] - noise, 0))
     return B, decided, err
 
 
