@@ -134,6 +134,15 @@ def _g0_exponent(G: np.ndarray, pivot: int) -> int:
     return int(np.frexp(top)[1]) if top > 0 else 0
 
 
+def _pow2_scale(X: np.ndarray, e) -> np.ndarray:
+    """``X 2^e`` (``e`` broadcasts against ``X``), exact: a multiplication by
+    powers of two where they are within range (much faster than ``ldexp``)."""
+    e = np.asarray(e)
+    if e.size == 0 or (int(np.max(e)) < 1000 and int(np.min(e)) > -1000):
+        return X * np.ldexp(1.0, e)
+    return np.ldexp(X, e)
+
+
 def _row_top(X: np.ndarray) -> np.ndarray:
     """``max |X[i]|`` per row, without an array-sized temporary."""
     if X.shape[1] == 0:
@@ -420,6 +429,7 @@ class _Pair:
 
 def _factor(a, b, tol) -> _Pair:
     d, D, n = a.d, a.d + b.d, a.n
+    clock = _Clock()
     Ea = _g0_exponent(a.G, a.pivot)
     Eb = _g0_exponent(b.G, b.pivot)
     H = np.zeros((D, D))
@@ -450,6 +460,7 @@ def _factor(a, b, tol) -> _Pair:
     colsq_e, errsq_e = colsq * s ** 2, errsq * s ** 2
     del H
     ia, ib = np.arange(d), np.arange(d, D)
+    clock("pass 1: Gram of [G_0, G~_0]")
     spa = _split(He[np.ix_(ia, ia)], colsq_e[ia], nz[ia], nblocks, tol)
     spb = _split(He[np.ix_(ib, ib)], colsq_e[ib], nz[ib], nblocks, tol)
     joint = _split(He, colsq_e, nz, nblocks, tol)
@@ -458,6 +469,7 @@ def _factor(a, b, tol) -> _Pair:
     # and only the rest ("cross") by a joint product. (The models' own V_2 are
     # rotated after pass 2; the joint split is re-done then, see below.)
     cross = _refine(joint, spa, spb, He, d, tol, dry=True)
+    clock("eigen-splits")
     # pass 2: Y_2 = X_e V_2 (2^-c folded into V_2: exact), and C = X_e^T Y_2
     V2a = np.ldexp(spa.V2, -ec[ia][spa.J][:, None])
     V2b = np.ldexp(spb.V2, -ec[ib][spb.J][:, None])
@@ -481,6 +493,7 @@ def _factor(a, b, tol) -> _Pair:
     grow = 1 + _gamma(BLOCK + nblocks + 1)
     spa.y2, spb.y2, joint.y2 = (math.sqrt(v * grow) for v in (ya, yb, yj))
     # C = X_e^T Y_2 (the 2^c of X undone: X = X_e 2^c); rotate each model's split
+    clock("pass 2: products with V_2")
     gC = _gamma(BLOCK + nblocks + 1)
     _correct(spa, np.ldexp(Ca, -ec[ia][spa.J][:, None]), He[np.ix_(ia, ia)], gC, tol)
     _correct(spb, np.ldexp(Cb, -ec[ib][spb.J][:, None]), He[np.ix_(ib, ib)], gC, tol)
@@ -490,8 +503,10 @@ def _factor(a, b, tol) -> _Pair:
         _refine(joint, spa, spb, He, d, tol, cross=cross)
         joint.y2 = math.sqrt(spa.y2 ** 2 + spb.y2 ** 2 + joint.y2 ** 2)
         joint.products = 3
+    clock("eigen-splits")
     sa = _structure(a, spa, ec[ia], colsq_e[ia], errsq_e[ia], n, tol)
     sb = _structure(b, spb, ec[ib], colsq_e[ib], errsq_e[ib], n, tol)
+    clock("structures (F sides, k, M, N)")
     return _Pair(Ea, Eb, ec, colsq_e, errsq_e, joint, sa, sb, n, ey_max, spa, spb)
 
 
@@ -504,16 +519,23 @@ def _same_distribution(a, b, P: _Pair, tol) -> Decision:
     s = max(sa_, sb_)
     if min(sa_, sb_) - s < -900:
         raise _Uncertifiable("the two models' units differ beyond the range of binary64")
-    Fa = np.ldexp(np.ldexp(a.F, -eFa), sa_ - s)
-    Fb = np.ldexp(np.ldexp(b.F, -eFb), sb_ - s)
+    Fa = _pow2_scale(a.F, sa_ - s - eFa)
+    Fb = _pow2_scale(b.F, sb_ - s - eFb)
     ex = feq._common_exponents(Fa, Fb)
-    W = np.hstack([fl.scale_rows(Fa, ex), -fl.scale_rows(Fb, ex)])   # rows w_x, X w_x = row x of L - L~
+    # rows w_x (X w_x = row x of L - L~), columns equilibrated: X w = X_e (w 2^c)
+    Wf = np.empty((Fa.shape[0], P.ec.size))
+    Wf[:, :d] = _pow2_scale(Fa, -ex[:, None] + P.ec[None, :d])
+    Wf[:, d:] = _pow2_scale(Fb, -ex[:, None] + P.ec[None, d:])
+    Wf[:, d:] *= -1.0
+    del Fa, Fb
     sp = P.joint
     J = sp.J
-    We = np.ldexp(W[:, J], P.ec[J][None, :])        # X w = X_e (w 2^c)
+    We = Wf if J.size == Wf.shape[1] else Wf[:, J]
+    Wa = np.abs(Wf)
+    WaJ = Wa if J.size == Wf.shape[1] else Wa[:, J]
     sq = np.sqrt(sp.lam)
-    main = np.linalg.norm((We @ sp.V1) * sq, axis=1) if sp.r else np.zeros(W.shape[0])
-    rnd = _gamma(J.size) * np.linalg.norm((np.abs(We) @ np.abs(sp.V1)) * sq, axis=1) if sp.r else 0.0
+    main = np.linalg.norm((We @ sp.V1) * sq, axis=1) if sp.r else np.zeros(Wf.shape[0])
+    rnd = _gamma(J.size) * np.linalg.norm((WaJ @ np.abs(sp.V1)) * sq, axis=1) if sp.r else 0.0
     wn = np.linalg.norm(We, axis=1)
     # measured: |X w| in [lo, hi] up to the route's own rounding e_route
     hi = math.sqrt(1 + sp.delta) * main + sp.y2 * wn
@@ -523,15 +545,15 @@ def _same_distribution(a, b, P: _Pair, tol) -> Decision:
     # (subtractions, declared input error: 2-norm over the tokens of the
     # entrywise bound of same_distribution, column-paired) and e_route
     enorm = np.sqrt(P.errsq)
-    Wa = np.abs(np.ldexp(W, P.ec[None, :]))
-    cnorm = np.zeros(W.shape[1])
+    cnorm = np.zeros(Wf.shape[1])
     cnorm[J] = np.sqrt(P.colsq[J])
-    rnd_bound = 2 * (a.input_error * (Wa[:, :d] @ cnorm[:d]) + b.input_error * (Wa[:, d:] @ cnorm[d:])) \
-        + Wa @ enorm + e_route
+    rnd_bound = Wa @ enorm + e_route
+    if a.input_error or b.input_error:
+        rnd_bound += 2 * (a.input_error * (Wa[:, :d] @ cnorm[:d]) + b.input_error * (Wa[:, d:] @ cnorm[d:]))
+    del Wa, WaJ
     # rows of L and L~: |X_a w_a|^2 from the Gram blocks of pass 1
-    Wf = np.ldexp(W, P.ec[None, :])
     lo_a, hi_a = _row_norms(Wf[:, :d], P.spa)
-    lo_b, hi_b = _row_norms(-Wf[:, d:], P.spb)
+    lo_b, hi_b = _row_norms(Wf[:, d:], P.spb)
     nat_lo, nat_hi = np.maximum(lo_a, lo_b), hi_a + hi_b
     b_hold = np.maximum(tol.rtol * nat_lo + rnd_bound, np.finfo(float).tiny)
     b_fail = np.maximum(tol.rtol * nat_hi + rnd_bound, np.finfo(float).tiny)
@@ -544,11 +566,15 @@ def _same_distribution(a, b, P: _Pair, tol) -> Decision:
         x = int(np.argmax(np.where(fail, lo / b_fail, -np.inf)))
         y, res, bound = _witness_in_row(a, b, x)
         return Decision(Truth.FAILS, res, (bound, tol.gap * bound), {"witness": (x, y), "route": "gram"})
-    with np.errstate(over="ignore"):
-        res = float(np.max(np.ldexp(hi, scale_x))) if hi.size else 0.0
-        j = int(np.argmax(np.where(hold, -np.inf, hi / b_hold))) if not np.all(hold) else int(np.argmax(hi / b_hold))
-        lo_b = float(np.ldexp(b_hold[j], int(scale_x[j])))
+    # reported: the row closest to (or beyond) its bound, its bound on |L - L~|
+    # and its tolerance, both at the scale of that row's largest token
     truth = Truth.HOLDS if np.all(hold) else Truth.UNDECIDED
+    if not hi.size:
+        return Decision(truth, 0.0, tol.bounds(0.0), {"route": "gram"})
+    with np.errstate(over="ignore", invalid="ignore"):
+        j = int(np.argmax(np.where(np.isfinite(hi / b_hold), hi / b_hold, np.inf)))
+        res = float(np.ldexp(hi[j], int(scale_x[j])))
+        lo_b = float(np.ldexp(b_hold[j], int(scale_x[j])))
     return Decision(truth, res, (lo_b, tol.gap * lo_b), {"route": "gram"})
 
 
@@ -557,12 +583,13 @@ def _row_norms(Wc: np.ndarray, sp: _Split):
     columns of one model, equilibrated), from that model's split:
     ``|X_e V_1 c|^2 = c^T Lambda c (1 +- delta)``, ``|X_e V_2| <= |Y_2|`` and the
     rounding of ``V_1^T w`` (``gamma |Lambda^(1/2)| || |V_1| ||_2 |w|``)."""
-    W = Wc[:, sp.J]
+    W = Wc if sp.J.size == Wc.shape[1] else Wc[:, sp.J]
     wn = np.linalg.norm(W, axis=1)
     if not sp.r:
         return np.zeros(W.shape[0]), sp.residual() * wn
     main = np.linalg.norm((W @ sp.V1) * np.sqrt(sp.lam), axis=1)
-    rnd = _gamma(sp.J.size) * math.sqrt(sp.lam[0]) * fl.norm2(np.abs(sp.V1)) * wn
+    # || |V_1| ||_2 <= |V_1|_F = sqrt(r)
+    rnd = _gamma(sp.J.size) * math.sqrt(sp.lam[0] * sp.r) * wn
     eps = sp.residual()
     lo = np.maximum(math.sqrt(max(1 - sp.delta, 0.0)) * main - rnd - eps * wn, 0.0)
     return lo, math.sqrt(1 + sp.delta) * main + rnd + eps * wn
@@ -661,6 +688,25 @@ def _certificate(a, b, P: _Pair, tol) -> feq.FloatCertificate:
                                   (eFa, eFb, P.Ea, P.Eb))
 
 
+#: Seconds per phase of the last Gram-route decision (for benchmarks).
+LAST_TIMES: dict[str, float] = {}
+
+
+class _Clock:
+    """Adds the seconds since the last call to ``LAST_TIMES[phase]``."""
+
+    def __init__(self):
+        import time
+
+        self._now = time.perf_counter
+        self._t = self._now()
+
+    def __call__(self, phase: str) -> None:
+        t = self._now()
+        LAST_TIMES[phase] = LAST_TIMES.get(phase, 0.0) + t - self._t
+        self._t = t
+
+
 def equivalence_parts(a, b, route: str | None = None):
     """``(same_distribution decision, FloatCertificate, (k, k~))`` by the Gram
     route, or ``None`` when the route is not taken or cannot certify what it
@@ -670,10 +716,14 @@ def equivalence_parts(a, b, route: str | None = None):
     tol = a.backend.tolerance
     if tol.rank_rtol is not None or b.backend.tolerance != tol:
         return None
+    LAST_TIMES.clear()
     try:
         P = _factor(a, b, tol)
+        clock = _Clock()
         dist = _same_distribution(a, b, P, tol)
+        clock("L = L~ row by row")
         cert = _certificate(a, b, P, tol)
+        clock("certificate (EL1 on F, B*, EL2, EL3)")
     except _Uncertifiable:
         return None
     auto = (ROUTE if route is None else route) == "auto"

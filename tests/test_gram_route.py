@@ -81,6 +81,46 @@ def test_sweep_gram_route_against_qr_route():
     assert ran >= 0.8 * N
 
 
+@pytest.mark.slow
+def test_sweep_float_b5_twins_and_perturbations():
+    """Float-only instances with real null spaces (rank-deficient G, B.5 twins
+    of larger dimension): twins are never decided "not equivalent", a changed
+    entry never "equivalent", and both routes agree where both decide (same
+    k, certificates within 1e-8)."""
+    rng = np.random.default_rng(99)
+    ran = 0
+    N = 150
+    for i in range(N):
+        m, n, d = int(rng.integers(20, 80)), int(rng.integers(100, 2000)), int(rng.integers(3, 16))
+        rf, rg = int(rng.integers(1, d + 1)), int(rng.integers(1, d + 1))
+        F, G = random_model(m, n, d, rank_f=rf, rank_g=rg, seed=int(rng.integers(1 << 30)))
+        a = FloatModel(F, G)
+        F2, G2 = b5_twin(F, G, extra=(int(rng.integers(0, 4)), int(rng.integers(0, 4))), seed=int(rng.integers(1 << 30)))
+        if i % 2:
+            G2 = G2.copy()
+            G2[int(rng.integers(1, n)), int(rng.integers(0, G2.shape[1]))] += 0.5
+        b = FloatModel(F2, G2)
+        # what the numbers say (the float twin is equivalent up to its own rounding)
+        diff = np.abs(F @ (G - G[0]).T - F2 @ (G2 - G2[0]).T).max() / max(np.abs(F @ (G - G[0]).T).max(), 1e-300)
+        ran += gram.equivalence_parts(a, b, "gram") is not None
+        rg_ = thm5.equivalence(FloatModel(F, G), FloatModel(F2, G2), route="gram")
+        rq = thm5.equivalence(FloatModel(F, G), FloatModel(F2, G2), route="qr")
+        if diff < 1e-9:
+            assert rg_.verdict != "not equivalent"
+        if diff > 1e-3:
+            assert rg_.verdict != "equivalent"
+        if rg_.distribution.holds:
+            assert rg_.distribution.residual <= rg_.distribution.tolerance[0]
+        if "undecided" not in (rg_.verdict, rq.verdict):
+            assert rg_.verdict == rq.verdict
+        if rg_.certificate.decided and rq.certificate.decided:
+            assert rg_.k == rq.k
+        if rg_.A is not None and rq.A is not None:
+            for X, Y in ((rg_.A, rq.A), (rg_.B, rq.B)):
+                assert np.abs(X - Y).max() <= 1e-8 * np.abs(Y).max()
+    assert ran >= 0.8 * N
+
+
 # -- the adversarial classes, route forced ------------------------------------------
 
 HIDDEN_F = np.array([[1e9, 1.0], [1e9, 2.0], [2e9, 3.0]])
