@@ -2,77 +2,99 @@ r"""Theorem 5 for two float models at the cost of their Gram products.
 
 At vocabulary scale (``n`` tokens, ``n >> d + d~``) the float decision of
 Theorem 5 is dominated by the ``n``-sized matrices ``G_0`` and ``G~_0``. This
-route reads them twice, a block of tokens at a time, and solves everything
-else on ``(d + d~)``-sized matrices.
+route reads them twice, a block of tokens at a time (no ``n``-sized array is
+formed), and solves everything else on ``(d + d~)``-sized matrices.
 
 **Coordinates.** As in :func:`allornone.numeric.equivalence._scaled_pair`
 (``own=True``): each model's ``G_0`` is scaled as a whole by its own power of
 two, then every token ``y`` by one power of two common to both models, so
-``X = [G_0, G~_0]`` (``n x D``, ``D = d + d~``) has rows of size about one, and
+``X = [G_0, G~_0]`` (``n x D``, ``D = d + d~``) has rows of size about one and
 a huge token cannot hide a small one; the relations of Theorem 5 are unchanged
 (module docstring of :mod:`~allornone.numeric.equivalence`). The columns are
-then equilibrated by powers of two (``X_e = X 2^-c``), which changes no rank
-and pairs a coordinate's size in ``f`` with its size in ``g_0``. Every scaling
-is exact. ``E`` is the exact error of the subtractions ``G - g(y_0)`` (TwoSum)
-plus the declared input error; it is data error, counted in every bound.
+then scaled by powers of two to norm about one (``X_e = X 2^-c``), which
+changes no rank and pairs a coordinate's size in ``f`` with its size in
+``g_0``. Every scaling is exact. The data error ``E`` of ``X`` is the
+subtraction's (at most ``u / (1 - u) |G_0|`` entrywise, standard model) plus
+the declared input error; it is counted in every bound.
 
-**Pass 1** accumulates ``H = X^T X`` block by block (``|dH_ij| <=
-gamma_(b + nb + 1) |X_:i| |X_:j|``, ``b`` rows per block, ``nb`` blocks, so
-``|dH| <= e_H = gamma sum_j |X_:j|^2`` in the equilibrated columns) and the
-column norms of ``X`` and ``E``. For each of three symmetric matrices -- the
-blocks of ``G_0`` and of ``G~_0`` and the whole ``H`` -- the eigenvectors
+**Pass 1** accumulates ``H = X^T X`` block by block
+(``|dH_ij| <= gamma_(b + nb + 1) |X_:i| |X_:j|``, ``b`` tokens per block, ``nb``
+blocks: ``|dH| <= e_H = gamma sum_j |X_:j|^2`` in the scaled columns). For
+each model's block of ``H``, and for all of it, the eigenvectors
 ``V = [V_1, V_2]`` are split at ``gap e_H``: on ``V_1`` the Gram is certain
-(``|X V_1 c|^2 = c^T Lambda_1 c (1 +- delta)``, ``delta = e_H / lambda_r``),
-``V_2`` is what the Gram cannot resolve (the null space, and anything near it).
+(``|X V_1 c|^2 = c^T Lambda_1 c (1 +- delta)``, ``delta = e_H / lambda_r``);
+``V_2`` is what a Gram cannot resolve (the null space and anything near it).
 
 **Pass 2** measures ``Y_2 = X V_2`` directly, so nothing near zero is read off
-a squared quantity: ``sigma_(r+1)(X) <= |Y_2|`` (interlacing), and the
-subspace ``span V_2`` is within ``|Y_2| / sigma_r`` of the null space of ``X``
-(Wedin), at the accuracy of a QR factorisation, not of the Gram. ``|Y_2|`` is
-bounded by its Frobenius norm plus the rounding of the product
-(``gamma_D |X_e|_F ||V_2||_2``, Higham's bound) and the data error.
+a squared quantity: ``sigma_(r+1)(X) <= |Y_2|`` (interlacing), and ``span V_1``
+is within ``|Y_2| / sigma_r`` of the row space (Wedin). The same pass forms
+``C = X^T Y_2`` for each model, which says how much of the certain directions
+the Gram's rounding carried into ``V_2``; the split is rotated by
+``F = Lambda^-1 V_1^T C`` (:func:`_correct`), with
+``|X V_2'|_F^2 <= |Y_2|_F^2 - |Lambda^(1/2) F|_F^2 + 2 |F| |dC| + e_H |F|^2`` and
+no further pass. The joint ``V_2`` is re-split as ``[A, V_c]``: ``A`` the two
+models' own (rotated) ``V_2``, ``V_c`` the rest -- directions shared by the two
+models' column spaces, the part of Theorem 5 that couples them -- measured by
+its own product (:func:`_refine`). The rounding of these products is taken at
+the SVD backward-error level used everywhere else, ``4 sqrt(D) u |X|``
+(``PRODUCT_BOUND = "worst-case"``: Higham's ``gamma_D |X|_F || |V_2| ||_2``).
 
 What is decided from this:
 
 * **ranks and row spaces** of ``G_0`` and ``G~_0``: rank ``r`` (the number of
-  certain eigenvalues) when ``|Y_2|`` is below the zero bound (the SVD noise
-  :func:`~allornone.numeric.linalg.svd_noise` plus the product's rounding and
-  the data error) and ``sigma_r >= sqrt(lambda_r - e_H)`` is ``gap`` times
-  above it; the row space ``V_1`` mapped back to the model's coordinates,
-  with the sine bound ``(|Y_2| + rounding + data) / sigma_r``. ``SF`` and ``SF~``
-  (``m``-sized) are computed as before (:func:`~allornone.numeric.linalg.data_row_space`);
+  certain eigenvalues) when ``|X V_2'|`` is below the zero bound
+  (:func:`~allornone.numeric.linalg.svd_noise`, the product's rounding and the
+  data error) and ``sigma_r >= sqrt(lambda_r - e_H)`` is ``gap`` times above
+  it; the row space ``V_1`` mapped back to the model's coordinates, with the
+  sine bound ``(|X V_2'| + rounding + data) / sigma_r``. ``SF`` and ``SF~``
+  (``m``-sized) as :func:`~allornone.numeric.linalg.data_row_space` computes them;
 * ``k = rank L``: the singular values of ``R_F V_1 Lambda_1^(1/2)`` are those of
   ``L`` up to the factor ``sqrt(1 +- delta)`` and the absolute error
-  ``|F V_2| |Y_2|`` plus the column-paired QR bound of
-  :func:`~allornone.numeric.linalg.log_odds_rank`;
-* ``L = L~``: row ``x`` of ``L - L~`` is ``X w_x`` with ``w_x = [f(x); -f~(x)]``
-  (contexts scaled by common powers of two). Its norm lies in
-  ``sqrt(1 +- delta) |Lambda_1^(1/2) V_1^T w| +- (gamma_D |Lambda_1^(1/2)| |V_1|^T |w| + |Y_2| |w|)``;
-  it is compared with the **2-norm over the tokens of the entrywise bound** of
-  :func:`~allornone.numeric.equivalence.same_distribution` (``rtol`` times the
-  larger of the two rows of ``L``, Higham's dot-product bound and the data
-  error, each column-paired: ``sum_j |w_j| |X_:j|``). "Fails" when the lower
-  end exceeds ``gap`` times it -- then some entry exceeds ``gap`` times its own
-  bound --, "holds" when the upper end is below it. A failing row's witness
-  ``(x, y)`` is read off that row of ``L - L~``, computed (one ``n x d`` product);
-* EL1 and ``A*`` from ``F``, ``F~`` as before; ``B*`` and EL2 with
+  ``|F| |X V_2'|`` plus the column-paired bound of
+  :func:`~allornone.numeric.linalg.log_odds_rank`; where that does not decide,
+  the cosines between ``SF`` and ``SG`` (as :func:`~allornone.numeric.model.float_structure`);
+* ``L = L~``, **row by row**: row ``x`` of ``L - L~`` is ``X w_x``,
+  ``w_x = [f(x); -f~(x)]`` (contexts scaled by common powers of two), and
+  ``|X w| = sqrt(1 +- delta) |Lambda_1^(1/2) V_1^T w| +- |X V_2| |w|``. The
+  tolerance of a row is ``rtol`` times the larger of its two rows of ``L``,
+  plus the data error (column-paired, ``sum_j |w_j| |E_:j|``: the 2-norm over
+  the tokens of the entrywise data term of
+  :func:`~allornone.numeric.equivalence.same_distribution`), plus the route's
+  own rounding (``gamma_D |Lambda^(1/2)| |V_1|^T |w|`` and the products').
+  "Fails" when the lower end exceeds ``gap`` times it, "holds" when the upper
+  end is below it. A row is coarser than the entrywise test of the QR route
+  (by up to the square root of the number of tokens): a difference that the
+  QR route just decides may be undecided here. A failing row's witness
+  ``(x, y)`` is read off that row of ``L - L~``, computed (one ``n x d``
+  product) with the entrywise bounds; the residual reported is then the
+  largest difference in that row, otherwise the bound on ``|L - L~|`` in the
+  row closest to its tolerance (with that tolerance, both at the scale of the
+  row's largest token);
+* EL1 and ``A*`` from ``F``, ``F~`` as in
+  :func:`~allornone.numeric.equivalence.el_certificate`; ``B*`` and EL2 with
   ``R = Lambda_1^(1/2) V_1^T 2^c`` in place of the data (``X = Q R + Y_2 V_2^T 2^c``,
   ``Q^T Q = I +- delta``): ``B* = (R_a P_N)^T ((R_b P~)^T)^+`` is the canonical
-  certificate (the factor ``Q`` cancels when EL2 is consistent), and EL2's
-  residual ``|P_N G_0^T - B* P~ G~_0^T|_F`` is ``sqrt(1 +- delta) |P_N R_a^T - B* P~ R_b^T|_F``
-  up to ``(1 + |B*|) |Y_2|``. It is judged against the 2-norm over the tokens
-  of the column bounds of :func:`~allornone.numeric.equivalence._maps`; EL3 as
-  before.
+  certificate (``Q`` cancels when EL2 is consistent), and EL2's residual
+  ``|P_N G_0^T - B* P~ G~_0^T|_F`` is ``sqrt(1 +- delta) |P_N R_a^T - B* P~ R_b^T|_F``
+  up to ``(1 + |B*|) |X V_2|``, judged against the 2-norm over the tokens of
+  the column bounds of :func:`~allornone.numeric.equivalence._maps`; EL3 as before.
 
 **When the route steps aside.** :func:`equivalence_parts` returns ``None`` --
 and :func:`allornone.theorems.thm5.equivalence` runs the QR route -- when a
-rank cannot be certified this way (``|Y_2|`` above the zero bound: a singular
-value the Gram cannot place; or ``sigma_r`` within ``gap`` of it), when the
-logit rank is not decided, when a modelling tolerance ``rank_rtol`` is set,
-or when scalings would leave the range of binary64 (columns below ``2^-400``,
-models whose units differ by more than ``2^900``). A decision whose interval
-straddles the band is undecided; in the ``"auto"`` route an undecided
-``L = L~`` or certificate is then re-decided by the QR route.
+rank cannot be certified this way (``|X V_2'|`` above the zero bound: a
+singular value between what the Gram resolves and the zero bound; or
+``sigma_r`` within ``gap`` of it), when a structure is not decided, when a
+modelling tolerance ``rank_rtol`` is set, or when scalings would leave the
+range of binary64 (columns below ``2^-400``, models whose units differ by more
+than ``2^900``). A decision whose interval straddles the band is undecided;
+in the ``"auto"`` route an undecided ``L = L~`` or certificate is then
+re-decided by the QR route.
+
+**Cost.** ``n D^2`` for the Gram (one ``syrk`` per block), ``2 n (d p + d~ p~)``
+for the models' own products (``p = d - rank G_0``) and ``2 n D q`` for the
+shared directions (``q`` of them: ``k`` for two equivalent models), then
+``(m + D) D^2``-sized dense work. ``LAST_TIMES`` holds the seconds per phase of
+the last call.
 
 **Switch.** ``ROUTE`` (module level) or the ``route`` argument: ``"auto"``
 (the default: this route when ``n >= MIN_TOKENS`` and ``n >= 8 (d + d~)``),
@@ -89,7 +111,7 @@ from allornone.decision import Decision, Truth
 from allornone.numeric import equivalence as feq
 from allornone.numeric import linalg as fl
 
-__all__ = ["ROUTE", "MIN_TOKENS", "use_gram", "equivalence_parts"]
+__all__ = ["ROUTE", "MIN_TOKENS", "PRODUCT_BOUND", "BLOCK", "LAST_TIMES", "use_gram", "equivalence_parts"]
 
 #: ``"auto"``, ``"gram"`` or ``"qr"`` (module docstring).
 ROUTE = "auto"
@@ -163,11 +185,12 @@ def _token_exponents(Ga: np.ndarray, Gb: np.ndarray, Ea: int, Eb: int) -> np.nda
 
 
 def _blocks(a, b, Ea: int, Eb: int, ey_all: np.ndarray | None = None):
-    """Blocks ``(i, e_y, X, Esq)`` of the scaled ``X = [G_0, G~_0]``; ``Esq``: per
-    column, the sum over the block of the squared bound on the error of ``X``
-    (the subtraction ``G - g(y_0)`` errs by at most ``u / (1 - u) |G_0|``, standard
-    model; plus the declared input error ``input_error (|g(y)| + |g(y_0)|)``).
-    With ``ey_all`` (the row exponents of a first pass) only ``X`` is formed."""
+    """Blocks ``(i, e_y, X, Isq)`` of the scaled ``X = [G_0, G~_0]``; ``Isq``: per
+    column, the sum over the block of the squared declared input error
+    ``input_error (|g(y)| + |g(y_0)|)`` (None when no model declares one; the
+    subtraction's own error, at most ``u / (1 - u) |G_0|``, is added from the
+    column norms by :func:`_factor`). With ``ey_all`` (the token exponents of a
+    first pass) only ``X`` is formed."""
     ga, gb = a.G[a.pivot], b.G[b.pivot]
     d, D = a.d, a.d + b.d
     for i in range(0, a.n, BLOCK):
