@@ -258,12 +258,17 @@ class _Split:
         return self.y2 + self.rounding()
 
 
+def _sub(H: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """``H[J][:, J]``, without a copy when ``J`` is every index."""
+    return H if J.size == H.shape[0] else H[np.ix_(J, J)]
+
+
 def _split(H: np.ndarray, colsq: np.ndarray, nz: np.ndarray, nblocks: int, tol) -> _Split:
     J = np.flatnonzero(nz)
     if J.size == 0:
         z = np.zeros((0, 0))
         return _Split(J, np.zeros(0), z, z, 0.0, 0.0, 0.0)
-    lam, V = np.linalg.eigh(H[np.ix_(J, J)])
+    lam, V = np.linalg.eigh(_sub(H, J))
     top = max(float(lam[-1]), 0.0)
     fro2 = float(colsq[J].sum())
     eH = _gamma(BLOCK + nblocks + 1) * fro2 + J.size * _U * top
@@ -313,7 +318,7 @@ def _refine(joint: _Split, spa: _Split, spb: _Split, He: np.ndarray, d: int, tol
     V2 = np.hstack([A, Vc])
     V1 = joint.V1 - V2 @ (V2.T @ joint.V1)
     V1 = np.linalg.qr(V1)[0]
-    HJ = He[np.ix_(joint.J, joint.J)]
+    HJ = _sub(He, joint.J)
     lam, Q = np.linalg.eigh(V1.T @ HJ @ V1)
     if lam.size and lam[0] <= tol.gap * joint.eH:
         raise _Uncertifiable("the joint split is not clear of the Gram's rounding")
@@ -341,7 +346,7 @@ def _correct(sp: _Split, C: np.ndarray, Hs: np.ndarray, gC: float, tol) -> None:
         return
     N2 = np.linalg.qr(sp.V2 - sp.V1 @ Fm)[0]
     N1 = np.linalg.qr(sp.V1 + sp.V2 @ Fm.T)[0]
-    HJ = Hs[np.ix_(sp.J, sp.J)]
+    HJ = _sub(Hs, sp.J)
     lam, Q = np.linalg.eigh(N1.T @ HJ @ N1)
     if lam[0] <= tol.gap * sp.eH:
         return
@@ -484,8 +489,8 @@ def _factor(a, b, tol) -> _Pair:
     del H
     ia, ib = np.arange(d), np.arange(d, D)
     clock("pass 1: Gram of [G_0, G~_0]")
-    spa = _split(He[np.ix_(ia, ia)], colsq_e[ia], nz[ia], nblocks, tol)
-    spb = _split(He[np.ix_(ib, ib)], colsq_e[ib], nz[ib], nblocks, tol)
+    spa = _split(He[:d, :d], colsq_e[ia], nz[ia], nblocks, tol)
+    spb = _split(He[d:, d:], colsq_e[ib], nz[ib], nblocks, tol)
     joint = _split(He, colsq_e, nz, nblocks, tol)
     # The joint null estimate contains the two models' own ((V_2a; 0), (0; V_2b))
     # up to the Gram's accuracy: those are measured by the models' own products,
@@ -518,8 +523,8 @@ def _factor(a, b, tol) -> _Pair:
     # C = X_e^T Y_2 (the 2^c of X undone: X = X_e 2^c); rotate each model's split
     clock("pass 2: products with V_2")
     gC = _gamma(BLOCK + nblocks + 1)
-    _correct(spa, np.ldexp(Ca, -ec[ia][spa.J][:, None]), He[np.ix_(ia, ia)], gC, tol)
-    _correct(spb, np.ldexp(Cb, -ec[ib][spb.J][:, None]), He[np.ix_(ib, ib)], gC, tol)
+    _correct(spa, np.ldexp(Ca, -ec[ia][spa.J][:, None]), He[:d, :d], gC, tol)
+    _correct(spb, np.ldexp(Cb, -ec[ib][spb.J][:, None]), He[d:, d:], gC, tol)
     if cross is not None:
         # the joint V_2 is [A, V_c] with A the models' own (rotated) V_2 and V_c
         # measured: |X_e [A, V_c] c| <= (|Y_a|^2 + |Y_b|^2 + |Y_c|^2)^(1/2) |c|
