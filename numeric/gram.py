@@ -123,6 +123,8 @@ MIN_TOKENS = 8192
 PRODUCT_BOUND = "realistic"
 #: Tokens per block of the two passes.
 BLOCK = 4096
+#: Contexts per block of the comparison of L and L~.
+CONTEXT_BLOCK = 4096
 # A column smaller than this (relative to its rows) would leave the range of
 # binary64 when its Gram entries are formed.
 _MIN_COL_EXP = -400
@@ -541,7 +543,6 @@ def _factor(a, b, tol) -> _Pair:
 # -- L = L~ -------------------------------------------------------------------------------
 
 def _same_distribution(a, b, P: _Pair, tol) -> Decision:
-    d = a.d
     eFa, eFb = fl._exponent(a.F), fl._exponent(b.F)
     sa_, sb_ = eFa + P.Ea, eFb + P.Eb
     s = max(sa_, sb_)
@@ -550,12 +551,42 @@ def _same_distribution(a, b, P: _Pair, tol) -> Decision:
     Fa = _pow2_scale(a.F, sa_ - s - eFa)
     Fb = _pow2_scale(b.F, sb_ - s - eFb)
     ex = feq._common_exponents(Fa, Fb)
+    m = Fa.shape[0]
+    hi, lo, b_hold, b_fail = (np.empty(m) for _ in range(4))
+    for i in range(0, m, CONTEXT_BLOCK):
+        j = min(m, i + CONTEXT_BLOCK)
+        hi[i:j], lo[i:j], b_hold[i:j], b_fail[i:j] = _rows(a, b, P, Fa[i:j], Fb[i:j], ex[i:j], tol)
+    del Fa, Fb
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = np.isfinite(hi) & np.isfinite(b_fail)
+        fail = finite & (lo > tol.gap * b_fail)
+        hold = finite & (hi <= b_hold)
+    scale_x = ex + s + P.ey_max
+    if np.any(fail):
+        x = int(np.argmax(np.where(fail, lo / b_fail, -np.inf)))
+        y, res, bound = _witness_in_row(a, b, x)
+        return Decision(Truth.FAILS, res, (bound, tol.gap * bound), {"witness": (x, y), "route": "gram"})
+    # reported: the row closest to (or beyond) its bound, its bound on |L - L~|
+    # and its tolerance, both at the scale of that row's largest token
+    truth = Truth.HOLDS if np.all(hold) else Truth.UNDECIDED
+    if not hi.size:
+        return Decision(truth, 0.0, tol.bounds(0.0), {"route": "gram"})
+    with np.errstate(over="ignore", invalid="ignore"):
+        j = int(np.argmax(np.where(np.isfinite(hi / b_hold), hi / b_hold, np.inf)))
+        res = float(np.ldexp(hi[j], int(scale_x[j])))
+        lo_b = float(np.ldexp(b_hold[j], int(scale_x[j])))
+    return Decision(truth, res, (lo_b, tol.gap * lo_b), {"route": "gram"})
+
+
+def _rows(a, b, P: _Pair, Fa, Fb, ex, tol):
+    """For a block of contexts: the bounds ``lo <= |X w| <= hi`` on the rows of
+    ``L - L~`` and their tolerances for "holds" and for "fails"."""
+    d = a.d
     # rows w_x (X w_x = row x of L - L~), columns equilibrated: X w = X_e (w 2^c)
     Wf = np.empty((Fa.shape[0], P.ec.size))
     Wf[:, :d] = _pow2_scale(Fa, -ex[:, None] + P.ec[None, :d])
     Wf[:, d:] = _pow2_scale(Fb, -ex[:, None] + P.ec[None, d:])
     Wf[:, d:] *= -1.0
-    del Fa, Fb
     sp = P.joint
     J = sp.J
     We = Wf if J.size == Wf.shape[1] else Wf[:, J]
@@ -579,31 +610,12 @@ def _same_distribution(a, b, P: _Pair, tol) -> Decision:
     if a.input_error or b.input_error:
         rnd_bound += 2 * (a.input_error * (Wa[:, :d] @ cnorm[:d]) + b.input_error * (Wa[:, d:] @ cnorm[d:]))
     del Wa, WaJ
-    # rows of L and L~: |X_a w_a|^2 from the Gram blocks of pass 1
+    # rows of L and L~ from each model's own split
     lo_a, hi_a = _row_norms(Wf[:, :d], P.spa)
     lo_b, hi_b = _row_norms(Wf[:, d:], P.spb)
     nat_lo, nat_hi = np.maximum(lo_a, lo_b), hi_a + hi_b
-    b_hold = np.maximum(tol.rtol * nat_lo + rnd_bound, np.finfo(float).tiny)
-    b_fail = np.maximum(tol.rtol * nat_hi + rnd_bound, np.finfo(float).tiny)
-    with np.errstate(invalid="ignore", over="ignore"):
-        finite = np.isfinite(hi) & np.isfinite(b_fail)
-        fail = finite & (lo > tol.gap * b_fail)
-        hold = finite & (hi <= b_hold)
-    scale_x = ex + s + P.ey_max
-    if np.any(fail):
-        x = int(np.argmax(np.where(fail, lo / b_fail, -np.inf)))
-        y, res, bound = _witness_in_row(a, b, x)
-        return Decision(Truth.FAILS, res, (bound, tol.gap * bound), {"witness": (x, y), "route": "gram"})
-    # reported: the row closest to (or beyond) its bound, its bound on |L - L~|
-    # and its tolerance, both at the scale of that row's largest token
-    truth = Truth.HOLDS if np.all(hold) else Truth.UNDECIDED
-    if not hi.size:
-        return Decision(truth, 0.0, tol.bounds(0.0), {"route": "gram"})
-    with np.errstate(over="ignore", invalid="ignore"):
-        j = int(np.argmax(np.where(np.isfinite(hi / b_hold), hi / b_hold, np.inf)))
-        res = float(np.ldexp(hi[j], int(scale_x[j])))
-        lo_b = float(np.ldexp(b_hold[j], int(scale_x[j])))
-    return Decision(truth, res, (lo_b, tol.gap * lo_b), {"route": "gram"})
+    tiny = np.finfo(float).tiny
+    return hi, lo, np.maximum(tol.rtol * nat_lo + rnd_bound, tiny), np.maximum(tol.rtol * nat_hi + rnd_bound, tiny)
 
 
 def _row_norms(Wc: np.ndarray, sp: _Split):

@@ -276,6 +276,20 @@ def test_b5_twin_at_moderate_scale_is_equivalent_with_the_qr_certificate():
 
 # -- the switch and the fallback ------------------------------------------------------
 
+def test_blocks_of_tokens_and_contexts_change_no_decision(monkeypatch):
+    F, G = random_model(30, 500, 8, rank_f=7, rank_g=6, seed=21)
+    F2, G2 = b5_twin(F, G, extra=(2, 3), seed=22)
+    G3 = G2.copy()
+    G3[321, 2] += 0.5
+    whole = [thm5.equivalence(FloatModel(F, G), FloatModel(F2, X), route="gram") for X in (G2, G3)]
+    monkeypatch.setattr(gram, "BLOCK", 7)
+    monkeypatch.setattr(gram, "CONTEXT_BLOCK", 4)
+    blocks = [thm5.equivalence(FloatModel(F, G), FloatModel(F2, X), route="gram") for X in (G2, G3)]
+    assert [r.verdict for r in whole] == [r.verdict for r in blocks] == ["equivalent", "not equivalent"]
+    assert whole[1].witness == blocks[1].witness and whole[1].witness[1] == 321
+    assert np.abs(whole[0].B - blocks[0].B).max() <= 1e-10 * np.abs(whole[0].B).max()
+
+
 def test_route_switch():
     F, G = _small_integer_model()
     a, b = FloatModel(F, G), FloatModel(F, G.copy())
