@@ -53,7 +53,8 @@ What is decided from this:
   ``|F| |X V_2'|`` plus the column-paired bound of
   :func:`~allornone.numeric.linalg.log_odds_rank`; where that does not decide,
   the cosines between ``SF`` and ``SG`` (as :func:`~allornone.numeric.model.float_structure`);
-* ``L = L~``, **row by row**: row ``x`` of ``L - L~`` is ``X w_x``,
+* ``L = L~``, **row by row** (a block of ``CONTEXT_BLOCK`` contexts at a
+  time): row ``x`` of ``L - L~`` is ``X w_x``,
   ``w_x = [f(x); -f~(x)]`` (contexts scaled by common powers of two), and
   ``|X w| = sqrt(1 +- delta) |Lambda_1^(1/2) V_1^T w| +- |X V_2| |w|``. The
   tolerance of a row is ``rtol`` times the larger of its two rows of ``L``,
@@ -124,7 +125,7 @@ PRODUCT_BOUND = "realistic"
 #: Tokens per block of the two passes.
 BLOCK = 4096
 #: Contexts per block of the comparison of L and L~.
-CONTEXT_BLOCK = 4096
+CONTEXT_BLOCK = 1024
 # A column smaller than this (relative to its rows) would leave the range of
 # binary64 when its Gram entries are formed.
 _MIN_COL_EXP = -400
