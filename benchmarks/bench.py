@@ -2,6 +2,7 @@
 
     python benchmarks/bench.py            # the full tables (several minutes)
     python benchmarks/bench.py --quick    # a reduced run (under a minute)
+    python benchmarks/bench.py --only float --threads 1 --size 4096 50257 768 1024   # one float size
 
 Exact table: the effective complexities of two models and the Theorem 5
 certificate (see ``exact_impls.py``), median of repeated runs, in five
@@ -16,7 +17,9 @@ Float table: a model and its B.5 twin at another dimension
 (``allornone.numeric.scale``), structure of both plus the certificate,
 each size in a fresh subprocess; beside it the "SVD floor" -- the thin SVDs of
 ``F``, ``G_0``, ``F~``, ``G~_0`` that decide ``dim SF`` and ``dim SG`` -- and the
-peak memory (see ``float_bench.py`` for how it is measured).
+peak memory (see ``float_bench.py`` for how it is measured); then, per size,
+``thm5.equivalence`` end to end against the three Gram products of ``G_0`` and
+``G~_0`` measured in the same worker.
 """
 from __future__ import annotations
 
@@ -149,12 +152,16 @@ def main(argv=None):
     ap.add_argument("--sympy-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--float-worker", nargs=5, type=int, metavar=("M", "N", "D", "D2", "SEED"),
                     help=argparse.SUPPRESS)
-    ap.add_argument("--kind", choices=["ours", "floor"], default="ours", help=argparse.SUPPRESS)
+    ap.add_argument("--kind", choices=["ours", "floor", "gram"], default="ours", help=argparse.SUPPRESS)
+    ap.add_argument("--size", nargs=4, type=int, action="append", metavar=("M", "N", "D", "D2"),
+                    help="float table: only this size (repeatable)")
     args = ap.parse_args(argv)
     if args.sympy_worker:
         return _sympy_worker()
     if args.float_worker:
         import float_bench
+        if args.kind == "gram":
+            return float_bench.gram_worker(*args.float_worker)
         return float_bench.worker(*args.float_worker, kind=args.kind)
 
     import platform
@@ -179,7 +186,7 @@ def main(argv=None):
         if args.threads:
             for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 os.environ[var] = str(args.threads)
-        results["float"] = float_bench.float_table(args.quick, __file__)
+        results["float"] = float_bench.float_table(args.quick, __file__, args.size)
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))

@@ -21,13 +21,25 @@ so this is the peak of live arrays, LAPACK work arrays included, during the
 timed phase, counting the models' own data) and ``ru_maxrss`` of the worker
 process (resident set size, everything: interpreter, libraries, OpenBLAS
 buffers, instance generation).
+
+A second table times the public ``thm5.equivalence(m1, m2)`` end to end (the
+route it takes by default: ``numeric.gram`` at these sizes) against the three
+Gram products ``G_0^T G_0``, ``G~_0^T G~_0``, ``G_0^T G~_0`` (NumPy ``matmul`` on
+the models' own ``G0`` arrays) in the same worker, and its memory against the
+input arrays ``F``, ``G``, ``F~``, ``G~``: the ``tracemalloc`` peak during the
+call (the models' arrays included), the resident set size sampled every 5 ms
+during the call, and ``ru_maxrss`` of the worker (which also counts building
+the instance).
 """
 from __future__ import annotations
 
+import gc
 import json
+import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 
@@ -106,6 +118,69 @@ def worker(m, n, d, d2, seed, kind):
     json.dump(out, sys.stdout)
 
 
+def _rss_bytes() -> int:
+    """The current resident set size (Linux ``/proc/self/statm``)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class _PeakRSS(threading.Thread):
+    """Samples the resident set size every 5 ms until stopped."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.peak = _rss_bytes()
+        self._stop_event = threading.Event()
+
+    def run(self):
+        while not self._stop_event.wait(0.005):
+            self.peak = max(self.peak, _rss_bytes())
+
+    def stop(self) -> int:
+        self._stop_event.set()
+        self.join()
+        self.peak = max(self.peak, _rss_bytes())
+        return self.peak
+
+
+def gram_worker(m, n, d, d2, seed):
+    """``thm5.equivalence`` end to end against the three Gram products."""
+    tracemalloc.start()
+    m1, m2 = build(m, n, d, d2, seed)
+    from allornone.numeric import gram
+    from allornone.theorems import thm5
+
+    inputs = sum(X.nbytes for X in (m1.F, m1.G, m2.F, m2.G))
+    out = {"size": [m, n, d, d2], "kind": "gram", "inputs_mib": _mib(inputs),
+           "route": "gram" if gram.use_gram(m1, m2) else "qr"}
+    gc.collect()
+    tracemalloc.reset_peak()
+    sampler = _PeakRSS()
+    sampler.start()
+    t0 = time.perf_counter()
+    r = thm5.equivalence(m1, m2)
+    out["equivalence_time"] = time.perf_counter() - t0
+    out["rss_peak_mib"] = _mib(sampler.stop())
+    out["traced_peak_mib"] = _mib(tracemalloc.get_traced_memory()[1])
+    out["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    out["verdict"] = r.verdict
+    out["certificate"] = r.certificate.decision.truth.value
+    out["k"] = list(r.k)
+    out["decided_by"] = r.distribution.detail.get("route", "qr")
+    out["phases"] = dict(gram.LAST_TIMES)
+    tracemalloc.stop()
+    G0a, G0b = m1.G0, m2.G0
+    times = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        G0a.T @ G0a
+        G0b.T @ G0b
+        G0a.T @ G0b
+        times.append(time.perf_counter() - t0)
+    out["gram_time"] = min(times)
+    json.dump(out, sys.stdout)
+
+
 def run_worker(script, size, kind, seed=0):
     cmd = [sys.executable, script, "--float-worker", *map(str, size), str(seed), "--kind", kind]
     res = subprocess.run(cmd, capture_output=True, text=True)
@@ -114,8 +189,28 @@ def run_worker(script, size, kind, seed=0):
     return json.loads(res.stdout)
 
 
-def float_table(quick: bool, script: str) -> list[dict]:
-    sizes = QUICK_SIZES if quick else FULL_SIZES
+def gram_table(sizes, script: str) -> list[dict]:
+    print("\nFloat: thm5.equivalence(m1, m2) end to end against the three Gram products"
+          " G_0^T G_0, G~_0^T G~_0, G_0^T G~_0 (same worker; wall seconds, MiB)")
+    print(f"{'(m, n, d, d~)':>26} {'k':>4} {'verdict':>10} {'route':>5} {'Gram':>6} {'equiv.':>7} {'ratio':>6} |"
+          f" {'inputs':>6} {'traced':>7} {'ratio':>6} {'RSS':>6} {'ratio':>6} {'maxrss':>7}")
+    rows = []
+    for size in sizes:
+        g = run_worker(script, size, "gram")
+        rows.append(g)
+        print(f"{str(tuple(size)):>26} {g['k'][0]:>4} {g['verdict']:>10} {g['decided_by']:>5}"
+              f" {g['gram_time']:6.2f} {g['equivalence_time']:7.2f} {g['equivalence_time'] / g['gram_time']:5.2f}x |"
+              f" {g['inputs_mib']:6.0f} {g['traced_peak_mib']:7.0f} {g['traced_peak_mib'] / g['inputs_mib']:5.2f}x"
+              f" {g['rss_peak_mib']:6.0f} {g['rss_peak_mib'] / g['inputs_mib']:5.2f}x {g['maxrss_mib']:7.0f}",
+              flush=True)
+        if g["phases"]:
+            print(" " * 27 + "where the time goes: " + ", ".join(
+                f"{k} {v:.2f} s" for k, v in g["phases"].items()), flush=True)
+    return rows
+
+
+def float_table(quick: bool, script: str, sizes=None) -> list[dict]:
+    sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
     print("\nFloat: structure of a model and its B.5 twin (dimension d~) + Theorem 5 certificate A*, B*"
           " (one run per size, wall seconds)")
     print(f"{'(m, n, d, d~)':>26} {'k':>4} {'ours':>7} {'SVD floor':>9} {'ratio':>6} {'values-only':>11}"
@@ -133,4 +228,5 @@ def float_table(quick: bool, script: str) -> list[dict]:
               f" {ours['time'] / floor['values_time']:5.2f}x | {ours['el_time']:6.2f} {verdict:>8} |"
               f" {ours['model_data_mib']:6.0f} {ours['traced_peak_mib']:7.0f} {ours['el_traced_peak_mib']:9.0f}"
               f" {ours['maxrss_mib']:8.0f} {floor['maxrss_mib']:9.0f}", flush=True)
-    return rows
+    gram_rows = gram_table(sizes, script)
+    return rows + gram_rows

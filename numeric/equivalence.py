@@ -198,22 +198,30 @@ class FloatCertificate:
     errors: dict
 
 
-def _solve(Y, Z, k, tol):
-    """``W = Y Z^+`` truncated at rank ``k``, ``sigma_k(Z)`` and ``|W|``."""
+def _solve(Y, Z, k, tol, basis=None):
+    """``W = Y Z^+`` truncated at rank ``k``, ``sigma_k(Z)`` and ``|W|``. With
+    ``basis`` (orthonormal columns ``U`` with ``Z = U U^T Z``, ``k`` of them) the
+    SVD is taken of the ``k``-row ``U^T Z`` instead (``Z = U (U^T Z)``: the same
+    singular values, left vectors ``U u``)."""
     if k == 0 or 0 in Z.shape:
         return np.zeros((Y.shape[0], Z.shape[0])), np.inf, 0.0
-    u, s, vt = np.linalg.svd(Z, full_matrices=False)
+    if basis is not None and basis.shape[1] == k:
+        u, s, vt = np.linalg.svd(basis.T @ Z, full_matrices=False)
+        u = basis @ u
+    else:
+        u, s, vt = np.linalg.svd(Z, full_matrices=False)
     W = ((Y @ vt[:k].T) / s[:k]) @ u[:, :k].T
     return W, float(s[k - 1]), float(fl.norm2(W))
 
 
-def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0):
+def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None):
     """``P X^T = W Pt Xt^T`` (EL1 with ``X = F``, EL2 with ``X = G_0``), ``W``
-    the canonical solution; column by column against propagated errors."""
+    the canonical solution; column by column against propagated errors.
+    ``basis``: orthonormal columns spanning the range of ``Pt`` (see :func:`_solve`)."""
     c = 8 * _U * math.sqrt(max(P.shape[0], Pt.shape[0])) + input_error
     Y = P @ X.T
     Z = Pt @ Xt.T
-    W, smin, nW = _solve(Y, Z, k, tol)
+    W, smin, nW = _solve(Y, Z, k, tol, basis)
     # a zero projector (k = 0) gives exact zeros: no error on that side
     on, on_t = bool(np.any(P)), bool(np.any(Pt))
     nX = np.linalg.norm(X, axis=1) if on else np.zeros(X.shape[0])
@@ -268,6 +276,14 @@ def el_certificate(a, b) -> FloatCertificate:
     A, el1, dA, nA = _maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie)
     B, el2, dB, nB = _maps(tol, Ga, Gb, Ea if np.any(Ea) else None, Eb if np.any(Eb) else None,
                            sa.P_N, sb.P_N, eN, tN, sb.k, ie)
+    return finish_certificate(tol, a, b, sa, sb, A, el1, dA, nA, B, el2, dB, nB, (eFa, eFb, eGa, eGb))
+
+
+def finish_certificate(tol, a, b, sa, sb, A, el1, dA, nA, B, el2, dB, nB, whole) -> FloatCertificate:
+    """EL3 on ``A``, ``B`` of the scaled models (``whole``: the four whole-matrix
+    exponents of :func:`_scaled_pair`), and the certificate in the models' own units."""
+    eFa, eFb, eGa, eGb = whole
+    tM, tN = sb.errors.get("M", 0.0), sb.errors.get("N", 0.0)
     # A and B of the models as given: A = A_s 2^(eFa - eFb), B = B_s 2^(eGa - eGb);
     # A^T B is formed from the scaled ones and scaled once (no overflow on the way)
     t = (eFa - eFb) + (eGa - eGb)

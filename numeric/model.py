@@ -56,6 +56,14 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     BF, dF, eF = fl.data_row_space(F, model.input_error * np.abs(F) if model.input_error else None, tol)
     BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol)
     k, dk, sL, noise_L = fl.log_odds_rank(F, G0, E0, tol)
+    return assemble_structure(BF, dF, eF, BG, dG, eG, k, dk, noise_L, d, tol)
+
+
+def assemble_structure(BF, dF, eF, BG, dG, eG, k, dk, noise_L, d, tol) -> Structure:
+    """The structure from the two row spaces (orthonormal bases, whether their
+    dimensions were decided, their error bounds) and the logit rank ``k``
+    (whether decided, its zero bound): ``M``, ``N`` from the SVD of ``B_F B_G^T``
+    and the consistency of ``k`` with the cosines (see :func:`float_structure`)."""
     if BF.shape[0] and BG.shape[0]:
         u, c, vt = np.linalg.svd(BF @ BG.T)
     else:

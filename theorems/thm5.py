@@ -175,15 +175,31 @@ class EquivalenceResult:
     witness_names: tuple[str, str] | None = None
 
 
-def equivalence(a, b) -> EquivalenceResult:
-    """Decide whether two exact (or two float) models are equivalent (Theorem 5)."""
-    dist = same_distribution(a, b)
-    cert = el_certificate(a, b)
+def equivalence(a, b, route: str | None = None) -> EquivalenceResult:
+    """Decide whether two exact (or two float) models are equivalent (Theorem 5).
+
+    Float models at vocabulary scale are decided from the Gram products of
+    ``G_0`` and ``G~_0`` (:mod:`allornone.numeric.gram`), which falls back to the
+    QR route wherever it cannot certify what a decision needs. ``route``
+    (``"auto"``, ``"gram"``, ``"qr"``; default ``numeric.gram.ROUTE``) forces one."""
+    parts = None
+    if not a.backend.exact:
+        from allornone.numeric import gram
+
+        a.check_comparable(b)
+        parts = gram.equivalence_parts(a, b, route)
+    if parts is not None:
+        dist, fc, ks = parts
+        cert = Certificate(fc.A, fc.B, fc.el1, fc.el2, fc.el3, fc.decided, {"A": fc.errors["dA"], "B": fc.errors["dB"]})
+    else:
+        dist = same_distribution(a, b)
+        cert = el_certificate(a, b)
+        ks = (a.effective_complexity(), b.effective_complexity())
     res = EquivalenceResult(
         verdict=VERDICTS[dist.truth],
         residuals={"L": dist.residual, "EL1": cert.el1.residual, "EL2": cert.el2.residual, "EL3": cert.el3.residual},
         tolerance=dist.tolerance,
-        k=(a.effective_complexity(), b.effective_complexity()),
+        k=ks,
         distribution=dist,
         certificate=cert,
     )
