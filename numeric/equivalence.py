@@ -79,8 +79,15 @@ def same_distribution(a, b) -> Decision:
 
     On failure ``detail["witness"]`` is the pair ``(x, y)`` whose difference is
     largest relative to its bound. The residual reported is ``max |L - L~|``,
-    and the tolerance the bounds at the entry that decided."""
+    and the tolerance the bounds at the entry that decided.
+
+    At vocabulary scale (``m n >= 2^24`` entries) the comparison runs in tiles
+    of contexts and tokens (:func:`_same_distribution_tiled`): the same test
+    with the Cauchy--Schwarz form of the rounding bound, and no copy of the
+    token matrices."""
     tol = a.backend.tolerance
+    if a.m * a.n >= _TILED_AT:
+        return _same_distribution_tiled(a, b, tol)
     Fa, Fb, Ga, Gb, Ea, Eb, ex, ey = _scaled_pair(a, b)
     da, db = a.d, b.d
     # dot-product rounding (gamma_d |f|^T |g_0|, Higham), plus the inputs' own
@@ -136,6 +143,91 @@ def same_distribution(a, b) -> Decision:
             if r_ratio[j] > worst[0]:
                 worst = (float(r_ratio[j]), (int(xs[j]), int(ys[j])), float(r_diff[j]), float(r_bound[j]))
     any_undecided |= overflowed
+    truth = Truth.FAILS if any_fail else Truth.UNDECIDED if any_undecided else Truth.HOLDS
+    x, y = worst[1]
+    e = int(ex[x] + ey[y]) if m and n else 0
+    lo = float(np.ldexp(worst[3], e))
+    detail = {} if truth is Truth.HOLDS else {"witness": (int(x), int(y))}
+    return Decision(truth, max_res, (lo, tol.gap * lo), detail)
+
+
+# From this many entries of L on, the comparison runs in tiles (contexts x tokens).
+_TILED_AT = 1 << 24
+_TILE_TOKENS = 4096
+_TILE_CONTEXTS = 1024
+
+
+def _same_distribution_tiled(a, b, tol) -> Decision:
+    """:func:`same_distribution` a tile of contexts and tokens at a time.
+
+    ``G_0`` and ``G~_0`` are formed a block of tokens at a time (with the exact
+    error of the subtraction, TwoSum), never whole, and the rounding bound of
+    entry ``(x, y)`` is Higham's in its Cauchy--Schwarz form,
+    ``u (d + 2) |f(x)| |g_0(y)|`` with Euclidean norms (which bounds
+    ``u (d + 2) |f(x)|^T |g_0(y)|``), so that it costs no matrix product of
+    its own: two products of ``m x n x d`` flops in all. Entries the bound
+    cannot tell from zero, or leaves undecided, are recomputed exactly
+    rounded as in :func:`same_distribution`."""
+    ex = _common_exponents(a.F, b.F)
+    Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
+    nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
+    ca, cb = _U * (a.d + 2) + 2 * a.input_error, _U * (b.d + 2) + 2 * b.input_error
+    ga, gb = a.G[a.pivot], b.G[b.pivot]
+    m, n = a.m, a.n
+    ey = np.zeros(n, dtype=int)
+    worst = (-1.0, (0, 0), 0.0, 0.0)
+    max_res = 0.0
+    any_fail = False
+    rows, cols, overflowed = [], [], False
+    for j in range(0, n, _TILE_TOKENS):
+        G0a, E0a = fl.subtract_with_error(a.G[j:j + _TILE_TOKENS], ga, a.input_error)
+        G0b, E0b = fl.subtract_with_error(b.G[j:j + _TILE_TOKENS], gb, b.input_error)
+        e = _common_exponents(G0a, G0b)
+        ey[j:j + e.size] = e
+        G0a, G0b, E0a, E0b = (fl.scale_rows(M, e) for M in (G0a, G0b, E0a, E0b))
+        nGa, nGb = np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1)
+        nEa, nEb = np.linalg.norm(E0a, axis=1), np.linalg.norm(E0b, axis=1)
+        del E0a, E0b
+        for i in range(0, m, _TILE_CONTEXTS):
+            sl = slice(i, i + _TILE_CONTEXTS)
+            La = Fa[sl] @ G0a.T
+            Lb = Fb[sl] @ G0b.T
+            diff = np.abs(La - Lb)
+            nat = np.maximum(np.abs(La), np.abs(Lb))
+            del La, Lb
+            rnd = (np.outer(ca * nFa[sl], nGa) + np.outer(cb * nFb[sl], nGb)
+                   + np.outer(nFa[sl], nEa) + np.outer(nFb[sl], nEb))
+            bound = np.maximum(tol.rtol * nat + rnd, np.finfo(float).tiny)
+            ratio = diff / bound
+            redo = ((rnd > 0) & (rnd * tol.gap > nat) & (ratio <= 1)) | ((ratio > 1) & (ratio <= tol.gap))
+            del nat, rnd
+            any_fail |= bool(np.any(ratio > tol.gap))
+            if np.any(redo):
+                r, c = np.nonzero(redo)
+                if not overflowed and sum(map(len, rows)) + r.size <= _REFINE_MAX:
+                    rows.append(r + i)
+                    cols.append(c + j)
+                else:
+                    overflowed = True
+                ratio[redo] = -1.0
+            k = int(np.argmax(ratio))
+            x, y = divmod(k, ratio.shape[1])
+            if ratio.flat[k] > worst[0]:
+                worst = (float(ratio.flat[k]), (i + x, j + y), float(diff.flat[k]), float(bound.flat[k]))
+            with np.errstate(over="ignore"):
+                max_res = max(max_res, float(np.ldexp(diff, ex[sl, None] + e[None, :]).max()) if diff.size else 0.0)
+    any_undecided = overflowed
+    if rows and not any_fail:
+        refined = _refined_entries(a, b, Fa, Fb, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)
+        if refined is None:
+            any_undecided = True
+        else:
+            r_ratio, r_diff, r_bound, xs, ys = refined
+            any_fail |= bool(np.any(r_ratio > tol.gap))
+            any_undecided |= bool(np.any((r_ratio > 1) & (r_ratio <= tol.gap)))
+            k = int(np.argmax(r_ratio))
+            if r_ratio[k] > worst[0]:
+                worst = (float(r_ratio[k]), (int(xs[k]), int(ys[k])), float(r_diff[k]), float(r_bound[k]))
     truth = Truth.FAILS if any_fail else Truth.UNDECIDED if any_undecided else Truth.HOLDS
     x, y = worst[1]
     e = int(ex[x] + ey[y]) if m and n else 0
