@@ -172,6 +172,7 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
     Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
     nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
     ca, cb = _U * (a.d + 2) + 2 * a.input_error, _U * (b.d + 2) + 2 * b.input_error
+    left = np.column_stack([ca * nFa, cb * nFb, nFa, nFb])
     ga, gb = a.G[a.pivot], b.G[b.pivot]
     m, n = a.m, a.n
     ey = np.zeros(n, dtype=int)
@@ -185,24 +186,36 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
         e = _common_exponents(G0a, G0b)
         ey[j:j + e.size] = e
         G0a, G0b, E0a, E0b = (fl.scale_rows(M, e) for M in (G0a, G0b, E0a, E0b))
-        nGa, nGb = np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1)
-        nEa, nEb = np.linalg.norm(E0a, axis=1), np.linalg.norm(E0b, axis=1)
+        # the rounding bound of the tile is one product of rank 4:
+        # [ca |f|, cb |f~|, |f|, |f~|] [|g_0|, |g~_0|, |e|, |e~|]^T
+        right = np.vstack([np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1),
+                           np.linalg.norm(E0a, axis=1), np.linalg.norm(E0b, axis=1)])
         del E0a, E0b
         for i in range(0, m, _TILE_CONTEXTS):
             sl = slice(i, i + _TILE_CONTEXTS)
             La = Fa[sl] @ G0a.T
             Lb = Fb[sl] @ G0b.T
-            diff = np.abs(La - Lb)
-            nat = np.maximum(np.abs(La), np.abs(Lb))
-            del La, Lb
-            rnd = (np.outer(ca * nFa[sl], nGa) + np.outer(cb * nFb[sl], nGb)
-                   + np.outer(nFa[sl], nEa) + np.outer(nFb[sl], nEb))
-            bound = np.maximum(tol.rtol * nat + rnd, np.finfo(float).tiny)
-            ratio = diff / bound
-            redo = ((rnd > 0) & (rnd * tol.gap > nat) & (ratio <= 1)) | ((ratio > 1) & (ratio <= tol.gap))
-            del nat, rnd
-            any_fail |= bool(np.any(ratio > tol.gap))
-            if np.any(redo):
+            diff = La - Lb
+            np.abs(diff, out=diff)
+            np.abs(La, out=La)
+            np.abs(Lb, out=Lb)
+            nat = np.maximum(La, Lb, out=La)
+            del Lb
+            rnd = left[sl] @ right
+            bound = nat * tol.rtol
+            bound += rnd
+            np.maximum(bound, np.finfo(float).tiny, out=bound)
+            ratio = np.divide(diff, bound)
+            top = float(ratio.max()) if ratio.size else 0.0
+            any_fail |= top > tol.gap
+            redo = (ratio > 1) & (ratio <= tol.gap) if top > 1 else None
+            rnd *= tol.gap
+            blind = rnd > nat
+            if blind.any():
+                blind &= ratio <= 1
+                redo = blind if redo is None else (redo | blind)
+            del nat, rnd, blind
+            if redo is not None and redo.any():
                 r, c = np.nonzero(redo)
                 if not overflowed and sum(map(len, rows)) + r.size <= _REFINE_MAX:
                     rows.append(r + i)
@@ -214,8 +227,12 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
             x, y = divmod(k, ratio.shape[1])
             if ratio.flat[k] > worst[0]:
                 worst = (float(ratio.flat[k]), (i + x, j + y), float(diff.flat[k]), float(bound.flat[k]))
-            with np.errstate(over="ignore"):
-                max_res = max(max_res, float(np.ldexp(diff, ex[sl, None] + e[None, :]).max()) if diff.size else 0.0)
+            if diff.size:
+                # the largest difference in the models' own units: per row, the
+                # largest over the tokens scaled back, then the row's scale
+                with np.errstate(over="ignore"):
+                    diff *= np.ldexp(1.0, e)[None, :]
+                    max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[sl]).max()))
     any_undecided = overflowed
     if rows and not any_fail:
         refined = _refined_entries(a, b, Fa, Fb, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)

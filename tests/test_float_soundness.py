@@ -343,3 +343,30 @@ def test_without_the_resolution_rule_those_verdicts_contradict(monkeypatch, rid,
     monkeypatch.setattr(thm14, "_resolves", lambda tol, error, size: True)
     r = inv.check(rid, name, 0, index)
     assert r["outcome"] == "contradict" and atom in r["contradicted"], r
+
+
+# -- the tiled comparison of vocabulary-scale models ----------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tiled_comparison_gives_the_same_verdicts(monkeypatch, seed):
+    from allornone.numeric import equivalence as feq
+    from allornone.theorems import invariance as inv
+
+    cases = [(_cancelling(), _cancelling(2.0 ** -12)), (_cancelling(), _cancelling())]
+    for name in ("hidden components", "per-token scaling", "common offset", "B.5 twin"):
+        try:
+            cases.append(inv.transform_instance("thm5", name, seed, 3)[1].realise("float"))
+        except Exception:
+            pass
+    for a, b in cases:
+        plain = thm5.same_distribution(a, b)
+        monkeypatch.setattr(feq, "_TILED_AT", 0)
+        monkeypatch.setattr(feq, "_TILE_TOKENS", 2)
+        monkeypatch.setattr(feq, "_TILE_CONTEXTS", 3)
+        tiled = thm5.same_distribution(a, b)
+        monkeypatch.setattr(feq, "_TILED_AT", 1 << 24)
+        assert tiled.truth is plain.truth
+        assert tiled.residual == pytest.approx(plain.residual, rel=1e-12, abs=1e-300)
+        if plain.fails:   # a witness where the log-odds differ (ties may pick another)
+            x, y = tiled.detail["witness"]
+            assert exact_of(a).log_odds()[x, y] != exact_of(b).log_odds()[x, y]
