@@ -109,7 +109,9 @@ def test_sweep_float_b5_twins_and_perturbations():
             assert rg_.verdict != "not equivalent"
         if diff > 1e-3:
             assert rg_.verdict != "equivalent"
-        if rg_.distribution.holds:
+        if rg_.distribution.holds and rg_.distribution.detail.get("route") == "gram":
+            # (a row-level decision; entry by entry the residual is the largest
+            # difference and the tolerance that of the entry that decided)
             assert rg_.distribution.residual <= rg_.distribution.tolerance[0]
         if "undecided" not in (rg_.verdict, rq.verdict):
             assert rg_.verdict == rq.verdict
