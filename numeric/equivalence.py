@@ -99,7 +99,6 @@ def same_distribution(a, b) -> Decision:
     worst = (-1.0, (0, 0), 0.0, 0.0)   # ratio, entry, residual, bound
     max_res = 0.0
     any_fail = False
-    any_undecided = False
     # entries to recompute with correctly rounded dot products: those the
     # Higham bound leaves undecided, and those it calls equal although it is
     # not gap times below the logits compared (logits that cancel a hidden
@@ -131,6 +130,16 @@ def same_distribution(a, b) -> Decision:
         if ratio.flat[j] > worst[0]:
             worst = (float(ratio.flat[j]), (i + x, y), float(diff.flat[j]), float(bound.flat[j]))
         max_res = max(max_res, float(np.ldexp(diff, ex[i:i + step, None] + ey[None, :]).max()) if diff.size else 0.0)
+    return _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
+
+
+def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:
+    """The verdict of a log-odds comparison once every entry has been judged
+    by its dot-product bound: the entries collected for it (``rows``,
+    ``cols``) recomputed exactly rounded (unless something already fails),
+    undecided when more were to be recomputed than allowed; the witness and
+    the tolerance at the entry with the largest ratio, in the models' units."""
+    any_undecided = overflowed
     if rows and not any_fail:
         refined = _refined_entries(a, b, Fa, Fb, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)
         if refined is None:
@@ -142,10 +151,9 @@ def same_distribution(a, b) -> Decision:
             j = int(np.argmax(r_ratio))
             if r_ratio[j] > worst[0]:
                 worst = (float(r_ratio[j]), (int(xs[j]), int(ys[j])), float(r_diff[j]), float(r_bound[j]))
-    any_undecided |= overflowed
     truth = Truth.FAILS if any_fail else Truth.UNDECIDED if any_undecided else Truth.HOLDS
     x, y = worst[1]
-    e = int(ex[x] + ey[y]) if m and n else 0
+    e = int(ex[x] + ey[y]) if a.m and a.n else 0
     lo = float(np.ldexp(worst[3], e))
     detail = {} if truth is Truth.HOLDS else {"witness": (int(x), int(y))}
     return Decision(truth, max_res, (lo, tol.gap * lo), detail)
@@ -233,24 +241,7 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
                 with np.errstate(over="ignore"):
                     diff *= np.ldexp(1.0, e)[None, :]
                     max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[sl]).max()))
-    any_undecided = overflowed
-    if rows and not any_fail:
-        refined = _refined_entries(a, b, Fa, Fb, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)
-        if refined is None:
-            any_undecided = True
-        else:
-            r_ratio, r_diff, r_bound, xs, ys = refined
-            any_fail |= bool(np.any(r_ratio > tol.gap))
-            any_undecided |= bool(np.any((r_ratio > 1) & (r_ratio <= tol.gap)))
-            k = int(np.argmax(r_ratio))
-            if r_ratio[k] > worst[0]:
-                worst = (float(r_ratio[k]), (int(xs[k]), int(ys[k])), float(r_diff[k]), float(r_bound[k]))
-    truth = Truth.FAILS if any_fail else Truth.UNDECIDED if any_undecided else Truth.HOLDS
-    x, y = worst[1]
-    e = int(ex[x] + ey[y]) if m and n else 0
-    lo = float(np.ldexp(worst[3], e))
-    detail = {} if truth is Truth.HOLDS else {"witness": (int(x), int(y))}
-    return Decision(truth, max_res, (lo, tol.gap * lo), detail)
+    return _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
 
 
 # At most this many entries of L are recomputed with correctly rounded dot products.
