@@ -263,12 +263,10 @@ def difference_with_error(G: np.ndarray, pivot: int, input_error: float = 0.0) -
 def subtract_with_error(x: np.ndarray, y: np.ndarray, input_error: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``x - y`` and an entrywise bound on its error: the exact rounding error of
     the subtraction (TwoSum), plus ``input_error (|x| + |y|)``."""
-    a, b = x, -y
-    s = a + b
-    bb = s - a
-    err = np.abs((a - (s - bb)) + (b - bb))
+    s, err = _two_sum(x, -y)
+    err = np.abs(err)
     if input_error:
-        err = err + input_error * (np.abs(a) + np.abs(b))
+        err = err + input_error * (np.abs(x) + np.abs(y))
     return s, err
 
 
@@ -276,6 +274,13 @@ def subtract_with_error(x: np.ndarray, y: np.ndarray, input_error: float = 0.0) 
 # product with the splitter overflows.
 _SPLITTER = 134217729.0   # 2^27 + 1
 _SPLIT_SAFE = 2.0 ** 995
+
+
+def _two_sum(a, b):
+    """``s = fl(a + b)`` and ``e`` with ``a + b = s + e`` exactly (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
 
 
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -624,11 +629,11 @@ def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
     live = ec[np.any(X, axis=0)]
     if live.size and live.max() > live.min():
         err = min(float(np.ldexp(err, int(live.max() - live.min()))),
-                  _row_space_residual_bound(X, E, B, s[r - 1] - noise, int(live.min())))
+                  _row_space_residual_bound(X, E, B, s[r - 1] - noise))
     elif X.size * r <= _TWICE_MAX:
         # small problems: the a posteriori bound is cheap, and usually far tighter
         # than the a priori one (which multiplies worst cases)
-        err = min(err, _row_space_residual_bound(X, E, B, s[r - 1] - noise, 0))
+        err = min(err, _row_space_residual_bound(X, E, B, s[r - 1] - noise))
     return B, decided, err
 
 
@@ -636,12 +641,6 @@ def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
 # working precision, and up to which the a posteriori bound is computed at all.
 _TWICE_MAX = 1 << 22
 _POSTERIORI_MAX = 1 << 30
-
-
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
 
 
 def _dd_residual(X: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -666,8 +665,7 @@ def _dd_residual(X: np.ndarray, B: np.ndarray) -> np.ndarray:
     return acc + comp
 
 
-def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray,
-                              s_r: float, e_min: int) -> float:
+def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray, s_r: float) -> float:
     """A posteriori bound on the sine of the largest angle between the row
     space ``S`` of ``X`` (rank ``r``, exact up to ``E``) and the span of the
     orthonormal rows ``B``, in the original coordinates.
@@ -678,7 +676,9 @@ def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray
     the residual is weighed by its own singular value: a huge coordinate's
     rounding, which ``R`` carries along the huge direction, is not divided by
     the smallest one. Rows are scaled by powers of two first; small problems
-    form ``R`` in twice the working precision. Every rounding is bounded."""
+    form ``R`` in twice the working precision. Every rounding is bounded.
+    ``s_r``: the ``r``-th singular value of the scaled data less its noise; when
+    it is not positive the rank itself is in doubt and the bound is 1."""
     m, d = X.shape
     r = B.shape[0]
     if s_r <= 0 or m < r:
@@ -689,7 +689,7 @@ def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray
     u = UNIT_ROUNDOFF
     C = Xr @ B.T
     dC = (d + 2) * u * float(np.linalg.norm(np.abs(Xr) @ np.abs(B.T)))   # |C - fl(C)|_F
-    U, S, Wt = np.linalg.svd(C, full_matrices=False)
+    U, S, _ = np.linalg.svd(C, full_matrices=False)
     if S.size < r or S[-1] <= 0:
         return 1.0
     twice = Xr.size * r <= _TWICE_MAX
