@@ -403,9 +403,7 @@ def _refined(side: Side, model, diff, pair):
 
     tol = model.backend.tolerance
     idx = fp.blind(tol, diff)
-    if idx.size == 0:
-        return diff
-    if idx.size > _REFINE_MAX:
+    if idx.size == 0 or idx.size > _REFINE_MAX:
         return diff
     F, G, y0 = model.F, model.G, model.pivot
 

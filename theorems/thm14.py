@@ -174,6 +174,19 @@ def _resolves(tol, error: float, size: float) -> bool:
     return error <= math.sqrt(tol.gap) * tol.rtol * size
 
 
+def _resolved_rank(X, scale, tol, noise: float, size: float | None = None):
+    """:func:`~allornone.numeric.linalg._rank_of`, undecided as well when a
+    direction is called zero under a propagated error bound ``noise`` that
+    the tolerance does not resolve at ``size`` (default: the largest singular
+    value; :func:`_resolves`)."""
+    from allornone.numeric.linalg import _rank_of
+
+    r, decided, sv, bound = _rank_of(X, scale, tol, noise)
+    if r < min(X.shape) and not _resolves(tol, noise, float(sv[0]) if size is None else size):
+        decided = False
+    return r, decided, sv, bound
+
+
 def _gamma_with_error(model, gamma):
     """:func:`_gamma` and a bound on the error of the basis (float side: the
     sine of the angle to the exact ``Γ``; a token readout ``Γ_T`` is computed
@@ -192,18 +205,14 @@ def _gamma_with_error(model, gamma):
         return basis, be.projector_onto_rows(basis.T), decided, 0.0
     import numpy as np
 
-    from allornone.numeric.linalg import _rank_of, norm2
+    from allornone.numeric.linalg import norm2
 
     D = np.hstack([model.unembedding_difference(a, b) for a, b in gamma.pairs])
     eps = model.structure.errors.get("N", 0.0)
-    tol = model.tolerance
+    # (hidden components of g make the differences large and their projections
+    # small: a direction may be called zero under an error that cannot tell)
     scale = be.scale(model.projector_N, D)
-    r, decided, sv, bound = _rank_of(G, scale, tol, eps * norm2(D))
-    if r < sv.size and not _resolves(tol, eps * norm2(D), scale):
-        # a direction called zero under the subspace's propagated error, larger
-        # than the modelling tolerance resolves (hidden components of g make the
-        # differences large and their projections small): it cannot tell
-        decided = False
+    r, decided, sv, bound = _resolved_rank(G, scale, model.tolerance, eps * norm2(D), scale)
     basis = np.linalg.svd(G)[0][:, :r]
     error = eps + (bound / sv[r - 1] if r else 0.0)
     return basis, be.projector_onto_rows(basis.T), decided and model.structure.decided, float(error)
@@ -274,14 +283,10 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     Xs = be.hstack(inputs, ones * c)
     # Reading M, the inputs carry the error of P_M at the size of the rows of F.
     noise = model.structure.errors.get("M", 0.0) * fl.norm2(FS) if reading == "M" else 0.0
-    rank, decided, sv, bound = fl._rank_of(Xs, None, model.tolerance, noise)
-    tol = model.tolerance
-    if rank < min(Xs.shape) and not _resolves(tol, noise, float(sv[0])):
-        # a direction of the regressors called zero under the propagated error of
-        # P_M (at the size of the raw rows, hidden parts included), larger than
-        # the modelling tolerance resolves: zero or merely small, it cannot tell,
-        # and which it is decides whether the readouts fit
-        decided = False
+    # (a direction of the regressors called zero under the propagated error of
+    # P_M, at the size of the raw rows, may be merely small: which it is
+    # decides whether the readouts fit)
+    rank, decided, sv, bound = _resolved_rank(Xs, None, model.tolerance, noise)
     Theta_s = fl.pinv(Xs, rank) @ Y
     Theta, norm_error, ambiguous = _unscaled_minimum_norm(Xs, Theta_s, rank, c, inputs, bound, sv, model.tolerance)
     X = be.hstack(inputs, ones)
@@ -333,7 +338,8 @@ def _unscaled_minimum_norm(Xs, Theta_s, rank: int, c: float, inputs, bound: floa
 
     from allornone.numeric import linalg as fl
 
-    Theta = np.vstack([Theta_s[:-1], Theta_s[-1:] * c])
+    STheta = np.vstack([Theta_s[:-1], Theta_s[-1:] * c])
+    Theta = STheta
     same = (lambda e: e)
     if rank >= Xs.shape[1]:
         return Theta, same, False
@@ -351,14 +357,14 @@ def _unscaled_minimum_norm(Xs, Theta_s, rank: int, c: float, inputs, bound: floa
     Sk[-1] *= c
     nSk = float(np.linalg.norm(Sk))
     shat = Sk / nSk
-    Theta = Theta - np.outer(shat, shat @ Theta)
+    Theta = STheta - np.outer(shat, shat @ STheta)
     kW, k1 = float(np.linalg.norm(k[:-1])), abs(float(k[-1]))
     leak = min(kW / k1, c / 2) if k1 else c / 2
     eps_k = bound / gap
     # |d shat_W| <= eps_k (1 + |shat_W| max(1, c)) / |S k| and |d shat| <= 2 max(1, c) eps_k / |S k|,
     # each times |S Θ_s| (the step subtracts shat_W (shat^T S Θ_s))
     sW = float(np.linalg.norm(shat[:-1]))
-    move = eps_k * float(fl.norm2(np.vstack([Theta_s[:-1], Theta_s[-1:] * c]))) / nSk * (1 + 3 * sW * max(1.0, c))
+    move = eps_k * float(fl.norm2(STheta)) / nSk * (1 + 3 * sW * max(1.0, c))
     return Theta, (lambda e: e * (1 + sW + leak) + move), True
 
 
@@ -580,15 +586,12 @@ def _transport_gamma(model, twin, gamma, cert):
         C = ql.nullspace(K)
         return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0
     # K carries the errors of B* and of the basis of N~ (at the size of B*)
-    from allornone.numeric.linalg import _rank_of, norm2
+    from allornone.numeric.linalg import norm2
 
     eps_N = twin.structure.errors.get("N", 0.0)
     noise = cert.errors.get("B", 0.0) + eps_N * norm2(cert.B)
     scale = be.scale(P, cert.B, V)
-    r, ok, sv, bound = _rank_of(K, scale, twin.tolerance, noise)
-    if r < min(K.shape) and not _resolves(twin.tolerance, noise, scale):
-        # a direction put in the kernel under an error bound the tolerance does not resolve
-        ok = False
+    r, ok, sv, bound = _resolved_rank(K, scale, twin.tolerance, noise, scale)
     # the kernel moves by the noise over the smallest singular value kept out of it
     error = eps_N + (bound / sv[r - 1] if r else 0.0)
     ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
