@@ -348,6 +348,16 @@ def _context(model, c) -> int:
     raise InputFormatError(f"{c!r} is not a context of the model (a name, or an index 0..{model.m - 1})")
 
 
+def _query(model, pairs: Sequence, readouts: Sequence):
+    """Context pairs (``S``), token pairs of the readouts (``T``) and the
+    source and target contexts, as indices; a query without pairs is refused."""
+    S = [(_context(model, s), _context(model, t)) for s, t in pairs]
+    if not S:
+        raise InputFormatError("no context pairs")
+    T = [tuple(_token(model, t) for t in p) for p in readouts]
+    return S, T, [s for s, _ in S], [t for _, t in S]
+
+
 def _fit_parallel(u: np.ndarray, v: np.ndarray) -> tuple[float, float, float]:
     """cosine, ratio ``lambda`` and relative residual ``|u - lambda v| / |u|``
     of the best ``u ~ lambda v``."""
@@ -458,12 +468,7 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     if reading not in ("M", "any"):
         raise InputFormatError(f"reading {reading!r} is not 'M' or 'any'")
     r = _prepare(model, tol, cut, k, spectra, fac)
-    S = [(_context(model, s), _context(model, t)) for s, t in pairs]
-    if not S:
-        raise InputFormatError("no context pairs")
-    T = [tuple(_token(model, t) for t in p) for p in readouts]
-    src = [s for s, _ in S]
-    dst = [t for _, t in S]
+    S, T, src, dst = _query(model, pairs, readouts)
     Y = np.column_stack([r.logodds_diff(a, b)[dst] for a, b in T])
     X = r.L_rows_coords(src) if reading == "M" else np.asarray(model.F)[src]
     X = np.hstack([X, np.ones((len(S), 1))])
@@ -494,12 +499,7 @@ def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAUL
     ``l_ab(s + q) ~ l_ab(s) + c_ab`` per readout, the relative residual and the
     verdict at ``k``."""
     r = _prepare(model, tol, cut, k, spectra, fac)
-    S = [(_context(model, s), _context(model, t)) for s, t in pairs]
-    if not S:
-        raise InputFormatError("no context pairs")
-    T = [tuple(_token(model, t) for t in p) for p in readouts]
-    src = [s for s, _ in S]
-    dst = [t for _, t in S]
+    S, T, src, dst = _query(model, pairs, readouts)
     cols = [r.logodds_diff(a, b) for a, b in T]
     Y = np.column_stack([c[dst] for c in cols])
     D = Y - np.column_stack([c[src] for c in cols])
