@@ -335,8 +335,18 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None
     R = Y - WZ
     res = np.linalg.norm(R, axis=0)
     nat = np.linalg.norm(Y, axis=0) + np.linalg.norm(WZ, axis=0)
-    err = (eps + c) * nX + nEX + nW * ((eps_t + c) * nXt + nEXt) + dW * np.linalg.norm(Z, axis=0)
+    err = column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, np.linalg.norm(Z, axis=0))
     return W, _columns(tol, res, nat, err), dW, nW
+
+
+def column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, nZ):
+    """The error a column (token, context) of ``P X^T - W Pt Xt^T`` carries:
+    each subspace's error ``eps`` and the products' rounding ``c`` at the size
+    ``nX`` of the raw column, the data's own error ``nEX``, the twin's side
+    through ``|W| = nW``, and the error ``dW`` of ``W`` itself at the size
+    ``nZ`` of the projected twin column. (A side whose projector is exactly
+    zero passes zeros.)"""
+    return (eps + c) * nX + nEX + nW * ((eps_t + c) * nXt + nEXt) + dW * nZ
 
 
 def _columns(tol, res, nat, err) -> Decision:

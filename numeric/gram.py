@@ -760,13 +760,9 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
             ea = ea + a.input_error * (np.linalg.norm(a.G[i:i + X.shape[0]], axis=1) + nga) * np.ldexp(1.0, -ey - P.Ea)
         if b.input_error:
             eb = eb + b.input_error * (np.linalg.norm(b.G[i:i + X.shape[0]], axis=1) + ngb) * np.ldexp(1.0, -ey - P.Eb)
-        e = np.zeros(X.shape[0])
-        if on:
-            e += (eN + c) * nxa + ea
-        if on_t:
-            e += nW * ((tN + c) * nxb + eb)
-        e += dW * np.linalg.norm(Z, axis=1)
-        err.append(e)
+        zero = np.zeros(X.shape[0])
+        err.append(feq.column_errors(eN, tN, c, nxa if on else zero, ea if on else zero, nxb if on_t else zero,
+                                     eb if on_t else zero, nW, dW, np.linalg.norm(Z, axis=1)))
     out = feq._columns(tol, np.concatenate(res), np.concatenate(nat), np.concatenate(err))
     out.detail["route"] = "gram, token by token"
     return out
