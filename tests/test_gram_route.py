@@ -5,7 +5,6 @@ are decided by the route itself (not by its fallback)."""
 from __future__ import annotations
 
 import random
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -13,14 +12,9 @@ import pytest
 from allornone.numeric import FloatModel, gram
 from allornone.numeric import equivalence as feq
 from allornone.numeric.scale import b5_twin, random_model
-from allornone.symbolic import ExactModel
 from allornone.theorems import thm5
-
-
-def exact_of(model: FloatModel) -> ExactModel:
-    def q(X):
-        return [[Fraction(float(v)) for v in row] for row in X]
-    return ExactModel(q(model.F), q(model.G), model.pivot)
+# the exact model of the same binary64 numbers, and a small integer model
+from test_float_soundness import _small_integer_model, exact_of
 
 
 def by_gram(a, b):
@@ -138,11 +132,6 @@ def test_hidden_component():
     r = by_gram(a, other)
     assert r.verdict == "not equivalent" and r.witness[0] == 2
     assert thm5.equivalence(exact_of(a), exact_of(other)).verdict == "not equivalent"
-
-
-def _small_integer_model(seed=0):
-    rng = np.random.default_rng(seed)
-    return rng.integers(-3, 4, (5, 3)).astype(float), rng.integers(-3, 4, (6, 3)).astype(float)
 
 
 @pytest.mark.parametrize("offset", [1e6, 1e12])
