@@ -46,13 +46,13 @@ from scipy.special import logsumexp
 from allornone.decision import Truth
 from allornone.errors import InputFormatError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
-from allornone.numeric.spectra import Factored, Spectra, analyse, factor
+from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_pair
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix"]
 
 #: Entries of the largest block of ``L`` formed at once.
-BLOCK_ENTRIES = 1 << 20
+BLOCK_ENTRIES = 1 << 22
 
 
 def summarise_matrix(A) -> dict:
@@ -73,6 +73,26 @@ def summarise_matrix(A) -> dict:
     return {"shape": list(A.shape), "norm": float(s[0]), "rank": r, "condition": cond}
 
 
+def _token_side(model) -> tuple[np.ndarray, bool]:
+    """The token matrix the distances multiply by: ``G_0`` when it is already
+    formed or when the pivot's row is the largest (a common offset on every
+    ``g(y)``: then ``f(x)^T g(y)`` would carry rounding at the offset's size),
+    otherwise ``G`` itself, whose scores ``f(x)^T g(y)`` give the log-odds after
+    subtracting the pivot's column -- with rounding at most three times that
+    of ``F G_0^T``, since ``|g(y_0)| <= max_y |g_0(y)|`` -- and no ``n x d``
+    copy. Returns the matrix and whether the pivot's column is to be subtracted."""
+    if "G0" in model.__dict__:
+        return model.G0, False
+    G = np.asarray(model.G)
+    g = G[model.pivot]
+    step = max(1, BLOCK_ENTRIES // max(model.d, 1))
+    widest = max(float(np.sqrt(np.einsum("ij,ij->i", G[i:i + step] - g, G[i:i + step] - g).max()))
+                 for i in range(0, model.n, step))
+    if float(np.linalg.norm(g)) <= widest:
+        return G, True
+    return model.G0, False
+
+
 def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
     """Distances between the distributions of two comparable models.
 
@@ -80,6 +100,11 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
     ``rel_log_odds_diff`` (relative Frobenius), ``kl_mean``, ``kl_max``
     (``KL(p || p~)`` per context, in nats), ``tv_mean`` and ``tv_max``.
     ``progress(done, total)`` is called after each block of contexts.
+
+    Each block of contexts costs its two products with the token matrices and
+    two exponentials per entry: with ``D = L - L~`` and ``lse``, ``lse~`` the
+    log-normalisers of a context, ``KL = sum_y p(y) D_y - lse + lse~`` (because
+    ``log p - log p~ = D - lse + lse~`` and ``p`` sums to one).
 
     >>> from allornone.numeric import FloatModel
     >>> a = FloatModel([[1.0]], [[0.0], [0.0]])
@@ -90,76 +115,82 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
     """
     a.check_comparable(b)
     m, n = a.m, a.n
-    step = max(1, BLOCK_ENTRIES // max(n, 1))
-    Ga, Gb = a.G0.T, b.G0.T
+    step = max(1, min(m, BLOCK_ENTRIES // max(n, 1)))
+    (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
+    Fa, Fb, p = np.asarray(a.F), np.asarray(b.F), a.pivot
     worst, where = -1.0, (0, 0)
     e2 = l2 = 0.0
     kl_sum = tv_sum = 0.0
     kl_max = tv_max = 0.0
+    buf = np.empty((step, n))
+    diff = np.empty((step, n))
     for i in range(0, m, step):
-        La = a.F[i:i + step] @ Ga
-        Lb = b.F[i:i + step] @ Gb
-        E = np.abs(La - Lb)
-        j = int(np.argmax(E))
-        if E.flat[j] > worst:
-            worst, where = float(E.flat[j]), (i + j // n, j % n)
-        e2 += float(np.einsum("ij,ij->", E, E))
-        l2 += float(np.einsum("ij,ij->", La, La))
-        del E
-        La -= logsumexp(La, axis=1, keepdims=True)
-        Lb -= logsumexp(Lb, axis=1, keepdims=True)
-        pa, pb = np.exp(La), np.exp(Lb)
-        kl = np.maximum(np.einsum("ij,ij->i", pa, La - Lb), 0.0)
-        tv = 0.5 * np.abs(pa - pb).sum(axis=1)
+        r = min(step, m - i)
+        La = Fa[i:i + r] @ Ga.T
+        Lb = Fb[i:i + r] @ Gb.T
+        if shift_a:
+            La -= La[:, p:p + 1].copy()
+        if shift_b:
+            Lb -= Lb[:, p:p + 1].copy()
+        D, T = diff[:r], buf[:r]
+        np.subtract(La, Lb, out=D)
+        np.abs(D, out=T)
+        j = int(np.argmax(T))
+        if T.flat[j] > worst:
+            worst, where = float(T.flat[j]), (i + j // n, j % n)
+        e2 += float(np.vdot(D, D))
+        l2 += float(np.vdot(La, La))
+        lse = []
+        for X in (La, Lb):  # X becomes p(.|x): one exponential per entry
+            top = X.max(axis=1, keepdims=True)
+            X -= top
+            np.exp(X, out=X)
+            total = X.sum(axis=1, keepdims=True)
+            X /= total
+            lse.append(top[:, 0] + np.log(total[:, 0]))
+        kl = np.maximum(np.einsum("ij,ij->i", La, D) - lse[0] + lse[1], 0.0)
+        np.subtract(La, Lb, out=T)
+        np.abs(T, out=T)
+        tv = 0.5 * T.sum(axis=1)
         kl_sum += float(kl.sum())
         tv_sum += float(tv.sum())
         kl_max = max(kl_max, float(kl.max()))
         tv_max = max(tv_max, float(tv.max()))
+        del La, Lb
         if progress is not None:
-            progress(min(i + step, m), m)
+            progress(i + r, m)
     return {"max_abs_log_odds_diff": worst, "witness": {"x": where[0], "y": where[1],
                                                         "context": a.contexts[where[0]], "token": a.tokens[where[1]]},
             "rel_log_odds_diff": float(np.sqrt(e2) / np.sqrt(l2)) if l2 > 0 else (0.0 if e2 == 0 else float("inf")),
             "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max}
 
 
-def _block_rows(n: int, width: int) -> int:
-    return max(1, BLOCK_ENTRIES // max(width, 1))
-
-
-def _gram_of_difference(A, WA, B, WB, width: int) -> np.ndarray:
-    """``D^T D`` for ``D = A WA - B WB`` (tall ``A``, ``B``), a block of rows at a
-    time: ``D`` itself (``rows x width``) is never formed."""
-    rows = A.shape[0]
-    gram = np.zeros((width, width))
-    step = _block_rows(rows, max(width, A.shape[1], B.shape[1]))
-    for i in range(0, rows, step):
-        D = A[i:i + step] @ WA - B[i:i + step] @ WB
-        gram += D.T @ D
-    return gram
-
-
 def _angles(Qa, Wa, Qb, Wb) -> np.ndarray:
     """Principal angles (largest first) between ``span(Qa Wa)`` and ``span(Qb Wb)``
-    (``Qa``, ``Qb`` with orthonormal columns, ``Wa``, ``Wb`` orthonormal ``r x k``).
+    (``Qa``, ``Qb`` with orthonormal columns, ``Wa``, ``Wb`` orthonormal ``r x k``;
+    here all ``(d + d~)``-sized).
 
-    Cosines from the ``k x k`` matrix ``C = (Qa Wa)^T (Qb Wb)``, sines from the Gram
-    matrix of ``Qb Wb - Qa Wa C``, accumulated by row blocks; each angle is
-    ``arctan2(sin, cos)``, accurate at both ends (a small angle from its sine)."""
-    k = Wa.shape[1]
-    C = Wa.T @ (Qa.T @ Qb) @ Wb
+    Cosines are the singular values of ``C = (Qa Wa)^T (Qb Wb)``, sines those of
+    ``Qb Wb - Qa Wa C`` (the part of one basis outside the other space); each
+    angle is ``arctan2(sin, cos)``, accurate at both ends (a small angle from
+    its sine, not from a cosine near one)."""
+    A, B = Qa @ Wa, Qb @ Wb
+    C = A.T @ B
     cos = np.clip(scipy.linalg.svdvals(C), 0.0, 1.0)[::-1]          # ascending: largest angle first
-    gram = _gram_of_difference(Qb, Wb, Qa, Wa @ C, k)
-    sin = np.sqrt(np.clip(scipy.linalg.eigvalsh(gram), 0.0, None))[::-1]  # descending
+    sin = scipy.linalg.svdvals(B - A @ C)                            # descending
     return np.arctan2(np.minimum(sin, 1.0), cos)
 
 
-def _norm_of_difference(A, WA, B, WB) -> float:
-    """Spectral norm of ``A WA - B WB`` by row blocks (see :func:`_gram_of_difference`)."""
-    width = WA.shape[1]
-    if width == 0:
-        return 0.0
-    return float(np.sqrt(max(scipy.linalg.eigvalsh(_gram_of_difference(A, WA, B, WB, width))[-1], 0.0)))
+def _joint(a, b, fa: Factored | None, fb: Factored | None) -> tuple[Factored, Factored]:
+    if fa is not None and fb is not None and fa.W_G is not None and fb.W_G is not None:
+        return fa, fb
+    return factor_pair(a, b)
+
+
+def _core(f: Factored, k: int | None = None) -> np.ndarray:
+    """``Q_c^T L Q_t`` (or of its rank-``k`` truncation) in the joint coordinates of :func:`factor_pair`."""
+    k = f.s.size if k is None else k
+    return (f.W_F @ (f.U[:, :k] * f.s[:k])) @ (f.W_G @ f.Vt[:k].T).T
 
 
 def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = None) -> dict:
@@ -170,43 +201,43 @@ def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = 
     (Wedin, 1972); the roles of the two models can be swapped, and the smaller
     bound is kept (capped at 1, as a sine). The rounding level of ``L`` and
     ``L~`` (``eps * max(m, n, d, d~) * (sigma_1 + sigma~_1)``) is added to the
-    residuals, since the angles are computed in floating point. Neither ``E``
-    nor an ``n x k`` basis is formed: the token side works through the factors
-    ``Q_G`` a block of rows at a time.
+    residuals, since the angles are computed in floating point.
+
+    Both models are taken in the shared orthonormal coordinates of
+    :func:`~allornone.numeric.spectra.factor_pair` (``fa``, ``fb`` when given
+    from it, otherwise made here): ``L = Q_c C Q_t^T``, ``L~ = Q_c C~ Q_t^T``
+    with ``Q_c``, ``Q_t`` orthonormal, so the angles and ``E = Q_c (C~ - C) Q_t^T``
+    are measured on ``(d + d~)``-sized matrices, and neither ``E`` nor an
+    ``n x k`` basis is formed.
 
     Returns ``bound``, ``delta`` (of the bound kept; ``None`` when neither gap is
     positive, and the bound is the trivial 1), ``angles_context`` and
     ``angles_token`` (radians, largest first) and ``sin_max``.
     """
-    fa = fa or factor(a)
-    fb = fb or factor(b)
+    fa, fb = _joint(a, b, fa, fb)
     k = int(k)
     out = {"k": k, "angles_context": [], "angles_token": [], "sin_max": 0.0, "bound": 0.0, "delta": None}
     if k == 0:
         return out
-    ang_c = _angles(fa.Q_F, fa.U[:, :k], fb.Q_F, fb.U[:, :k])
-    ang_t = _angles(fa.Q_G, fa.Vt[:k].T, fb.Q_G, fb.Vt[:k].T)
+    ang_c = _angles(fa.W_F, fa.U[:, :k], fb.W_F, fb.U[:, :k])
+    ang_t = _angles(fa.W_G, fa.Vt[:k].T, fb.W_G, fb.Vt[:k].T)
     out["angles_context"] = [float(t) for t in ang_c]
     out["angles_token"] = [float(t) for t in ang_t]
     out["sin_max"] = float(np.sin(max(ang_c.max(), ang_t.max())))
     rho = np.finfo(float).eps * max(a.m, a.n, a.d, b.d) * (fa.s[0] + fb.s[0])
+    E = _core(fb) - _core(fa)
     best, best_delta = float("inf"), None
-    for (p, fp, q, fq) in ((a, fa, b, fb), (b, fb, a, fa)):
-        # q perturbed, with its own singular vectors U~ = Q_F~ U~', V~ = Q_G~ V~'; p unperturbed
+    for (fp, fq, Eq) in ((fa, fb, E), (fb, fa, -E)):
+        # q perturbed (singular vectors U~ = Q_c W_F~ U~', V~ = Q_t W_G~ V~'), p unperturbed
         sk = fq.s[k - 1]
         sk1 = fp.s[k] if k < fp.s.size else 0.0
         delta = sk - sk1
         if delta <= 0:
             continue
-        Wv = fq.Vt[:k].T
-        # E V~ = F_p (G0_p^T Q_G~) V~' - F_q (R_G~^T V~'), since G0_q = Q_G~ R_G~ (m x k: small)
-        Rm = p.F @ ((p.G0.T @ fq.Q_G) @ Wv) - q.F @ (fq.R_G.T @ Wv)
-        Uq = fq.left(k)
-        # E^T U~ = G0_p (F_p^T U~) - G0_q (F_q^T U~): n x k, by row blocks
-        S_norm = _norm_of_difference(p.G0, p.F.T @ Uq, q.G0, q.F.T @ Uq)
+        residual = max(_spectral_norm(Eq @ (fq.W_G @ fq.Vt[:k].T)), _spectral_norm(Eq.T @ (fq.W_F @ fq.U[:, :k])))
         # the computed subspaces are exact ones of matrices within rounding of L and
         # L~ (backward stability), so the rounding level joins the residuals
-        bound = (max(_spectral_norm(Rm), S_norm) + rho) / delta
+        bound = (residual + rho) / delta
         if bound < best:
             best, best_delta = bound, float(delta)
     out["bound"] = float(min(best, 1.0))  # a sine is at most 1 whatever the gap
@@ -221,25 +252,31 @@ def _spectral_norm(X: np.ndarray) -> float:
 def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
     """Least-squares ``A``, ``B`` for EL1, EL2 between the rank-``k`` truncations
     (:meth:`~allornone.numeric.spectra.Factored.bases_MN`; ``A = B_M K_A^T B~_M^T``
-    maps ``M~`` to ``M``), and the relative residuals of EL1--EL3."""
+    maps ``M~`` to ``M``), and the relative residuals of EL1--EL3.
+
+    In the joint coordinates of :func:`~allornone.numeric.spectra.factor_pair`
+    both sides are ``(d + d~)``-sized: ``F_k B_M = Q_c W_F U_k U_k^T R_F B_M`` and
+    ``G_0 B_N = Q_t W_G R_G B_N``, and an orthonormal ``Q_c`` or ``Q_t`` changes
+    neither a least-squares solution nor a residual's norm."""
     if k == 0:
         z = {"shape": [a.d, b.d], "norm": 0.0, "rank": 0, "condition": None}
         return {"A": z, "B": z, "residuals": {"EL1": 0.0, "EL2": 0.0, "EL3": 0.0}}
     Ma, Na = fa.bases_MN(k)
     Mb, Nb = fb.bases_MN(k)
-    Pa, Pb = fa.truncated_F(a.F, k) @ Ma, fb.truncated_F(b.F, k) @ Mb
+
+    def contexts(f, M):
+        Uk = f.U[:, :k]
+        return f.W_F @ (Uk @ (Uk.T @ (f.R_F @ M)))
+    Pa, Pb = contexts(fa, Ma), contexts(fb, Mb)
     KA = scipy.linalg.lstsq(Pb, Pa, lapack_driver="gelsy", check_finite=False)[0]
-    # Token side, n x k: G_0 N = Q_G (R_G N) with Q_G orthonormal, so the least
-    # squares problem reduces to R~_G N~ K = Q~_G^T Q_G (R_G N) (small), and its
-    # residual is summed over row blocks -- no n x k array is formed.
-    Xa, Xb = fa.R_G @ Na, fb.R_G @ Nb
-    KB = scipy.linalg.lstsq(Xb, (fb.Q_G.T @ fa.Q_G) @ Xa, lapack_driver="gelsy", check_finite=False)[0]
-    el2 = float(np.sqrt(max(np.trace(_gram_of_difference(fa.Q_G, Xa, fb.Q_G, Xb @ KB, k)), 0.0)))
+    Xa, Xb = fa.W_G @ (fa.R_G @ Na), fb.W_G @ (fb.R_G @ Nb)
+    KB = scipy.linalg.lstsq(Xb, Xa, lapack_driver="gelsy", check_finite=False)[0]
 
     def rel(r, x):
         return float(r / x) if x > 0 else float(r > 0)
     target = Mb.T @ Nb
-    res = {"EL1": rel(np.linalg.norm(Pa - Pb @ KA), np.linalg.norm(Pa)), "EL2": rel(el2, np.linalg.norm(Xa)),
+    res = {"EL1": rel(np.linalg.norm(Pa - Pb @ KA), np.linalg.norm(Pa)),
+           "EL2": rel(np.linalg.norm(Xa - Xb @ KB), np.linalg.norm(Xa)),
            "EL3": rel(np.linalg.norm(KA @ (Ma.T @ Na) @ KB.T - target), np.linalg.norm(target))}
     sA, sB = summarise_matrix(KA), summarise_matrix(KB)
     sA["shape"], sB["shape"] = [a.d, b.d], [a.d, b.d]
@@ -302,10 +339,8 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     """
     a.check_comparable(b)
     say = progress or (lambda _msg: None)
-    say("factoring the first model")
-    fa = factor(a)
-    say("factoring the second model")
-    fb = factor(b)
+    say("factoring both models (joint QR of the context and the token matrices)")
+    fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
     sa = analyse(a, tol, cut, k, fa)
     sb = analyse(b, tol, "tolerance", None, fb)
     kk = min(sa.k, fb.s.size)

@@ -40,7 +40,8 @@ import scipy.linalg
 from allornone.errors import InputFormatError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance, svd_noise
 
-__all__ = ["Factored", "factor", "Spectra", "analyse", "rank_profile", "largest_gap", "plot_spectra"]
+__all__ = ["Factored", "factor", "factor_pair", "Spectra", "analyse", "rank_profile", "largest_gap",
+           "plot_spectra"]
 
 CUTS = ("tolerance", "largest-gap")
 
@@ -54,15 +55,22 @@ class Factored:
     give orthonormal bases of the top-``k`` singular subspaces (``m x k`` and
     ``n x k``). ``R_F`` and ``R_G`` are the triangular factors, whose singular
     values are those of ``F`` and ``G_0``.
+
+    Factors of two models made together (:func:`factor_pair`) share one
+    orthonormal token basis ``Q_t`` that is never formed: then ``Q_G`` is
+    ``None`` and ``Q_G = Q_t W_G``, with ``W_G`` (joint coordinates, at most
+    ``(d + d~) x d``) given; likewise ``Q_F = Q_c W_F`` on the context side.
     """
 
     s: np.ndarray
     Q_F: np.ndarray
     R_F: np.ndarray
-    Q_G: np.ndarray
+    Q_G: np.ndarray | None
     R_G: np.ndarray
     U: np.ndarray
     Vt: np.ndarray
+    W_F: np.ndarray | None = None
+    W_G: np.ndarray | None = None
 
     def svd_R(self, which: str):
         """The SVD of ``R_F`` or ``R_G`` (``which``: ``"F"`` or ``"G"``), computed once."""
@@ -78,6 +86,8 @@ class Factored:
 
     def right(self, k: int) -> np.ndarray:
         """Top-``k`` right singular vectors of ``L`` (token side, ``n x k``)."""
+        if self.Q_G is None:
+            raise ValueError("the token basis of jointly made factors is implicit: use W_G")
         return self.Q_G @ self.Vt[:k].T
 
     def bases_MN(self, k: int, rtol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
@@ -120,6 +130,84 @@ def factor(model) -> Factored:
     Q_G, R_G = _thin_qr(np.asarray(model.G0))
     U, s, Vt = scipy.linalg.svd(R_F @ R_G.T, full_matrices=False, check_finite=False)
     return Factored(s, Q_F, R_F, Q_G, R_G, U, Vt)
+
+
+#: Tokens per block of the joint token QR (at least ``d + d~``; see :func:`joint_token_r`).
+TOKEN_BLOCK = 4096
+
+
+def _pivot_rows(model) -> np.ndarray:
+    G = np.asarray(model.G)
+    return G[model.pivot]
+
+
+def joint_token_r(a, b, progress=None) -> np.ndarray:
+    """The triangular factor ``R_t`` of the joint token matrix ``X = [G_0, G~_0]``
+    (``n x D``, ``D = d + d~``): ``X = Q_t R_t``, ``Q_t`` never formed.
+
+    At vocabulary scale ``X`` is read a block of tokens at a time -- ``G_0`` is
+    formed block by block from ``G`` -- and each block is folded into ``R_t``
+    by LAPACK's ``tpqrt`` (QR of a triangle stacked on a block), Householder
+    QR with its column-wise backward stability; no ``n``-sized array is made.
+    ``progress(done, total)`` after each block."""
+    d1, d2 = a.d, b.d
+    D, n = d1 + d2, a.n
+    Ga, Gb = np.asarray(a.G), np.asarray(b.G)
+    pa, pb = _pivot_rows(a), _pivot_rows(b)
+
+    def block(lo, hi):
+        X = np.empty((hi - lo, D), order="F")
+        np.subtract(Ga[lo:hi], pa, out=X[:, :d1])
+        np.subtract(Gb[lo:hi], pb, out=X[:, d1:])
+        return X
+
+    step = max(TOKEN_BLOCK, D)
+    if n <= 2 * step:
+        return _thin_qr_r(block(0, n))
+    R = np.asfortranarray(_thin_qr_r(block(0, step)))
+    tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))
+    for lo in range(step, n, step):
+        hi = min(n, lo + step)
+        R, _, _, info = tpqrt(0, min(64, D), R, block(lo, hi), overwrite_a=1, overwrite_b=1)
+        if info != 0:  # pragma: no cover - LAPACK argument errors only
+            raise RuntimeError(f"tpqrt failed (info = {info})")
+        if progress is not None:
+            progress(hi, n)
+    return np.triu(R)
+
+
+def _thin_qr_r(X: np.ndarray) -> np.ndarray:
+    """``R`` of the thin QR (``min(rows, cols) x cols``; ``X`` itself when wide)."""
+    if X.shape[0] < X.shape[1]:
+        return np.asarray(X)
+    return scipy.linalg.qr(X, mode="r", overwrite_a=True, check_finite=False)[0][:X.shape[1]]
+
+
+def factor_pair(a, b, progress=None) -> tuple[Factored, Factored]:
+    """The factored SVDs of two models' ``L`` and ``L~`` in shared coordinates.
+
+    One QR of the joint context matrix ``[F, F~] = Q_c R_c`` and one of the
+    joint token matrix ``[G_0, G~_0] = Q_t R_t`` (:func:`joint_token_r`,
+    ``Q_t`` not formed) put both models in the same orthonormal coordinates:
+    ``L = Q_c (R_c^a R_t^a^T) Q_t^T`` with ``R^a`` the first ``d`` columns, and
+    ``L~`` with the last ``d~``. Each model's columns are reduced once more by a
+    small QR (``R_c^a = W_F R_F``, ``R_t^a = W_G R_G``), so each model gets its
+    own :class:`Factored` with ``Q_F = Q_c W_F`` formed and ``Q_G = Q_t W_G``
+    implicit. Subspace angles, residuals of ``L~ - L`` and least-squares
+    certificates between the two are then ``(d + d~)``-sized problems, and
+    no ``n``-sized array beyond the inputs is made.
+    """
+    a.check_comparable(b)
+    d1 = a.d
+    Q_c, R_c = _thin_qr(np.hstack([np.asarray(a.F), np.asarray(b.F)]))
+    R_t = joint_token_r(a, b, progress)
+    out = []
+    for cols in (slice(0, d1), slice(d1, None)):
+        W_F, R_F = _thin_qr(R_c[:, cols])
+        W_G, R_G = _thin_qr(R_t[:, cols])
+        U, s, Vt = scipy.linalg.svd(R_F @ R_G.T, full_matrices=False, check_finite=False)
+        out.append(Factored(s, Q_c @ W_F, R_F, None, R_G, U, Vt, W_F, W_G))
+    return out[0], out[1]
 
 
 def rank_profile(s: np.ndarray, taus=None) -> list[tuple[float, int]]:
