@@ -28,7 +28,7 @@ def small_blocks(monkeypatch):
     monkeypatch.setattr(spectra, "TOKEN_BLOCK", 64)
 
 
-@pytest.mark.parametrize("m, n, d", [(40, 1500, 12), (9, 700, 15), (30, 20, 6)])
+@pytest.mark.parametrize("m, n, d", [(40, 1500, 12), (9, 700, 15), (30, 20, 6), (25, 12, 6)])
 def test_joint_factors_put_both_models_in_one_basis(small_blocks, m, n, d):
     """Each model's own singular values, and the cross products of the two
     models' token and context matrices, are reproduced by the joint factors
