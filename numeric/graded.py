@@ -36,6 +36,7 @@ True
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -44,7 +45,7 @@ import scipy.linalg
 from scipy.special import logsumexp
 
 from allornone.decision import Truth
-from allornone.errors import InputFormatError
+from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
 from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_pair
 
@@ -79,18 +80,40 @@ def _token_side(model) -> tuple[np.ndarray, bool]:
     ``g(y)``: then ``f(x)^T g(y)`` would carry rounding at the offset's size),
     otherwise ``G`` itself, whose scores ``f(x)^T g(y)`` give the log-odds after
     subtracting the pivot's column -- with rounding at most three times that
-    of ``F G_0^T``, since ``|g(y_0)| <= max_y |g_0(y)|`` -- and no ``n x d``
+    of ``F G_0^T``, since ``|g(y_0)|_inf <= max_y |g_0(y)|_inf`` -- and no ``n x d``
     copy. Returns the matrix and whether the pivot's column is to be subtracted."""
     if "G0" in model.__dict__:
         return model.G0, False
     G = np.asarray(model.G)
     g = G[model.pivot]
     step = max(1, BLOCK_ENTRIES // max(model.d, 1))
-    widest = max(float(np.sqrt(np.einsum("ij,ij->i", G[i:i + step] - g, G[i:i + step] - g).max()))
-                 for i in range(0, model.n, step))
-    if float(np.linalg.norm(g)) <= widest:
+    # largest entries, not 2-norms: the rounding of f^T g is at most gamma_d |f|_1 |g|_inf
+    widest = max(float(np.abs(G[i:i + step] - g).max()) for i in range(0, model.n, step))
+    if float(np.abs(g).max(initial=0.0)) <= widest:
         return G, True
     return model.G0, False
+
+
+def _add_sumsq(acc: list, X: np.ndarray) -> None:
+    """``acc = [t, q]`` holds ``sum x^2 = t^2 q`` (LAPACK ``lassq``'s form); adds
+    the squares of ``X``. One ``vdot`` when the sum is safely inside binary64's
+    range; otherwise ``X`` is scaled by its largest entry first, so logits near
+    1e154 or 1e-160 neither overflow nor vanish."""
+    v = float(np.vdot(X, X))
+    if math.isfinite(v) and v >= 2.0 ** -900:
+        t, q = 1.0, v
+    else:
+        t = float(np.abs(X).max()) if X.size else 0.0
+        if t == 0.0:
+            return
+        Y = X / t
+        q = float(np.vdot(Y, Y))
+    if acc[1] == 0.0:
+        acc[:] = [t, q]
+    elif t > acc[0]:
+        acc[:] = [t, acc[1] * (acc[0] / t) ** 2 + q]
+    else:
+        acc[1] += q * (t / acc[0]) ** 2
 
 
 def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
@@ -119,49 +142,58 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
     (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
     Fa, Fb, p = np.asarray(a.F), np.asarray(b.F), a.pivot
     worst, where = -1.0, (0, 0)
-    e2 = l2 = 0.0
+    e2, l2 = [0.0, 0.0], [0.0, 0.0]
     kl_sum = tv_sum = 0.0
     kl_max = tv_max = 0.0
     buf = np.empty((step, n))
     diff = np.empty((step, n))
-    for i in range(0, m, step):
-        r = min(step, m - i)
-        La = Fa[i:i + r] @ Ga.T
-        Lb = Fb[i:i + r] @ Gb.T
-        if shift_a:
-            La -= La[:, p:p + 1].copy()
-        if shift_b:
-            Lb -= Lb[:, p:p + 1].copy()
-        D, T = diff[:r], buf[:r]
-        np.subtract(La, Lb, out=D)
-        np.abs(D, out=T)
-        j = int(np.argmax(T))
-        if T.flat[j] > worst:
-            worst, where = float(T.flat[j]), (i + j // n, j % n)
-        e2 += float(np.vdot(D, D))
-        l2 += float(np.vdot(La, La))
-        lse = []
-        for X in (La, Lb):  # X becomes p(.|x): one exponential per entry
-            top = X.max(axis=1, keepdims=True)
-            X -= top
-            np.exp(X, out=X)
-            total = X.sum(axis=1, keepdims=True)
-            X /= total
-            lse.append(top[:, 0] + np.log(total[:, 0]))
-        kl = np.maximum(np.einsum("ij,ij->i", La, D) - lse[0] + lse[1], 0.0)
-        np.subtract(La, Lb, out=T)
-        np.abs(T, out=T)
-        tv = 0.5 * T.sum(axis=1)
-        kl_sum += float(kl.sum())
-        tv_sum += float(tv.sum())
-        kl_max = max(kl_max, float(kl.max()))
-        tv_max = max(tv_max, float(tv.max()))
-        del La, Lb
-        if progress is not None:
-            progress(i + r, m)
+    # overflowing logits are reported below as an error, not as warnings
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(0, m, step):
+            r = min(step, m - i)
+            La = Fa[i:i + r] @ Ga.T
+            Lb = Fb[i:i + r] @ Gb.T
+            if shift_a:
+                La -= La[:, p:p + 1].copy()
+            if shift_b:
+                Lb -= Lb[:, p:p + 1].copy()
+            D, T = diff[:r], buf[:r]
+            np.subtract(La, Lb, out=D)
+            np.abs(D, out=T)
+            j = int(np.argmax(T))
+            if not math.isfinite(T.flat[j]):
+                raise NonFiniteValueError(f"the log-odds of context {i + j // n}, token {j % n} are not finite in "
+                                          "binary64 (|f(x)| |g_0(y)| beyond 1.8e308): no distance can be computed")
+            if T.flat[j] > worst:
+                worst, where = float(T.flat[j]), (i + j // n, j % n)
+            _add_sumsq(e2, D)
+            _add_sumsq(l2, La)
+            lse = []
+            for X in (La, Lb):  # X becomes p(.|x): one exponential per entry
+                top = X.max(axis=1, keepdims=True)
+                if not np.all(np.isfinite(top)):
+                    raise NonFiniteValueError("the log-odds of a context are not finite in binary64 "
+                                              "(|f(x)| |g_0(y)| beyond 1.8e308): no distance can be computed")
+                X -= top
+                np.exp(X, out=X)
+                total = X.sum(axis=1, keepdims=True)
+                X /= total
+                lse.append(top[:, 0] + np.log(total[:, 0]))
+            kl = np.maximum(np.einsum("ij,ij->i", La, D) - lse[0] + lse[1], 0.0)
+            np.subtract(La, Lb, out=T)
+            np.abs(T, out=T)
+            tv = 0.5 * T.sum(axis=1)
+            kl_sum += float(kl.sum())
+            tv_sum += float(tv.sum())
+            kl_max = max(kl_max, float(kl.max()))
+            tv_max = max(tv_max, float(tv.max()))
+            del La, Lb
+            if progress is not None:
+                progress(i + r, m)
     return {"max_abs_log_odds_diff": worst, "witness": {"x": where[0], "y": where[1],
                                                         "context": a.contexts[where[0]], "token": a.tokens[where[1]]},
-            "rel_log_odds_diff": float(np.sqrt(e2) / np.sqrt(l2)) if l2 > 0 else (0.0 if e2 == 0 else float("inf")),
+            "rel_log_odds_diff": (e2[0] / l2[0]) * math.sqrt(e2[1] / l2[1]) if l2[1] > 0 else
+            (0.0 if e2[1] == 0 else float("inf")),
             "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max}
 
 
@@ -187,10 +219,18 @@ def _joint(a, b, fa: Factored | None, fb: Factored | None) -> tuple[Factored, Fa
     return factor_pair(a, b)
 
 
-def _core(f: Factored, k: int | None = None) -> np.ndarray:
-    """``Q_c^T L Q_t`` (or of its rank-``k`` truncation) in the joint coordinates of :func:`factor_pair`."""
-    k = f.s.size if k is None else k
-    return (f.W_F @ (f.U[:, :k] * f.s[:k])) @ (f.W_G @ f.Vt[:k].T).T
+def _core(f: Factored, s: np.ndarray) -> np.ndarray:
+    """``Q_c^T L Q_t`` in the joint coordinates of :func:`factor_pair`, with singular values ``s``."""
+    return (f.W_F @ (f.U * s)) @ (f.W_G @ f.Vt.T).T
+
+
+def _common_scale(fa: Factored, fb: Factored) -> tuple[np.ndarray, np.ndarray]:
+    """Both models' singular values divided by one power of two that brings the
+    larger ``sigma_1`` to about one: a bound of ratios computed there is the
+    bound at any scale, with no overflow or underflow in between."""
+    c = max(fa.s_exp, fb.s_exp)
+    with np.errstate(under="ignore"):
+        return np.ldexp(fa.s_unit, fa.s_exp - c), np.ldexp(fb.s_unit, fb.s_exp - c)
 
 
 def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = None) -> dict:
@@ -224,13 +264,14 @@ def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = 
     out["angles_context"] = [float(t) for t in ang_c]
     out["angles_token"] = [float(t) for t in ang_t]
     out["sin_max"] = float(np.sin(max(ang_c.max(), ang_t.max())))
-    rho = np.finfo(float).eps * max(a.m, a.n, a.d, b.d) * (fa.s[0] + fb.s[0])
-    E = _core(fb) - _core(fa)
+    sa, sb = _common_scale(fa, fb)
+    rho = np.finfo(float).eps * max(a.m, a.n, a.d, b.d) * (sa[0] + sb[0])
+    E = _core(fb, sb) - _core(fa, sa)
     best, best_delta = float("inf"), None
-    for (fp, fq, Eq) in ((fa, fb, E), (fb, fa, -E)):
+    for (fp, sp, fq, sq, Eq) in ((fa, sa, fb, sb, E), (fb, sb, fa, sa, -E)):
         # q perturbed (singular vectors U~ = Q_c W_F~ U~', V~ = Q_t W_G~ V~'), p unperturbed
-        sk = fq.s[k - 1]
-        sk1 = fp.s[k] if k < fp.s.size else 0.0
+        sk = sq[k - 1]
+        sk1 = sp[k] if k < sp.size else 0.0
         delta = sk - sk1
         if delta <= 0:
             continue
@@ -239,7 +280,7 @@ def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = 
         # L~ (backward stability), so the rounding level joins the residuals
         bound = (residual + rho) / delta
         if bound < best:
-            best, best_delta = bound, float(delta)
+            best, best_delta = bound, float(np.ldexp(delta, max(fa.s_exp, fb.s_exp)))
     out["bound"] = float(min(best, 1.0))  # a sine is at most 1 whatever the gap
     out["delta"] = best_delta
     return out

@@ -32,12 +32,13 @@ come from the small core ``R_F R_G^T`` (at most ``d x d``).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 
-from allornone.errors import InputFormatError
+from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance, svd_noise
 
 __all__ = ["Factored", "factor", "factor_pair", "Spectra", "analyse", "rank_profile", "largest_gap",
@@ -71,6 +72,10 @@ class Factored:
     Vt: np.ndarray
     W_F: np.ndarray | None = None
     W_G: np.ndarray | None = None
+    s_unit: np.ndarray | None = None
+    """``s`` divided by ``2^s_exp``: the same singular values at a scale about
+    one, exact where ``s`` itself would underflow (logits near 1e-300)."""
+    s_exp: int = 0
 
     def svd_R(self, which: str):
         """The SVD of ``R_F`` or ``R_G`` (``which``: ``"F"`` or ``"G"``), computed once."""
@@ -124,12 +129,35 @@ def _thin_qr(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.eye(X.shape[0]), X
 
 
+def _pow2(X: np.ndarray) -> int:
+    """The exponent of the largest entry of ``X`` (0 for a zero matrix)."""
+    top = float(np.abs(X).max()) if X.size else 0.0
+    return math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0
+
+
+def _core_svd(R_F: np.ndarray, R_G: np.ndarray):
+    """SVD of ``R_F R_G^T`` with both factors scaled by powers of two to entries
+    about one (exact), so that the product neither overflows nor underflows
+    while the singular values of ``L`` themselves are representable.
+
+    Raises :class:`~allornone.errors.NonFiniteValueError` when they are not."""
+    eF, eG = _pow2(R_F), _pow2(R_G)
+    core = np.ldexp(R_F, -eF) @ np.ldexp(R_G, -eG).T
+    U, s0, Vt = scipy.linalg.svd(core, full_matrices=False, check_finite=False)
+    with np.errstate(over="ignore", under="ignore"):
+        s = np.ldexp(s0, eF + eG)
+    if not np.all(np.isfinite(s)):
+        raise NonFiniteValueError("the log-odds F G_0^T overflow binary64: their largest singular value is about "
+                                  f"2^{eF + eG + _pow2(s0[:1])}")
+    return U, s, Vt, s0, eF + eG
+
+
 def factor(model) -> Factored:
     """The factored SVD of the model's ``L`` (arrays of the size of ``F`` and ``G_0``)."""
     Q_F, R_F = _thin_qr(np.asarray(model.F))
     Q_G, R_G = _thin_qr(np.asarray(model.G0))
-    U, s, Vt = scipy.linalg.svd(R_F @ R_G.T, full_matrices=False, check_finite=False)
-    return Factored(s, Q_F, R_F, Q_G, R_G, U, Vt)
+    U, s, Vt, s0, e = _core_svd(R_F, R_G)
+    return Factored(s, Q_F, R_F, Q_G, R_G, U, Vt, s_unit=s0, s_exp=e)
 
 
 #: Tokens per block of the joint token QR (at least ``d + d~``; see :func:`joint_token_r`).
@@ -205,8 +233,8 @@ def factor_pair(a, b, progress=None) -> tuple[Factored, Factored]:
     for cols in (slice(0, d1), slice(d1, None)):
         W_F, R_F = _thin_qr(R_c[:, cols])
         W_G, R_G = _thin_qr(R_t[:, cols])
-        U, s, Vt = scipy.linalg.svd(R_F @ R_G.T, full_matrices=False, check_finite=False)
-        out.append(Factored(s, Q_c @ W_F, R_F, None, R_G, U, Vt, W_F, W_G))
+        U, s, Vt, s0, e = _core_svd(R_F, R_G)
+        out.append(Factored(s, Q_c @ W_F, R_F, None, R_G, U, Vt, W_F, W_G, s0, e))
     return out[0], out[1]
 
 

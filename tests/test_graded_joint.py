@@ -115,3 +115,57 @@ def test_distances_read_a_common_offset_at_the_log_odds_scale():
     r = graded.distances(a, shifted)
     assert r["max_abs_log_odds_diff"] <= 1e-13 * np.abs(a.log_odds()).max()
     assert r["kl_max"] <= 1e-13 and r["tv_max"] <= 1e-13
+
+
+def _scaled_pair(e: int):
+    """A pair with ``F`` and ``G`` scaled by ``2^(e/2)`` each (exactly), ``L`` by ``2^e``."""
+    rng = np.random.default_rng(11)
+    F, G = rng.standard_normal((8, 3)), rng.standard_normal((10, 3))
+    G2 = G + 1e-6 * rng.standard_normal((10, 3))
+    h = e // 2
+    return (FloatModel(np.ldexp(F, h), np.ldexp(G, e - h)), FloatModel(np.ldexp(F, h), np.ldexp(G2, e - h)))
+
+
+@pytest.mark.parametrize("e", [-1060, -600, 500, 1000])
+def test_wedin_bound_and_angles_do_not_depend_on_the_scale(e):
+    """Scaling ``L`` and ``L~`` alike by ``2^e`` (``F`` and ``G`` each by
+    ``2^(e/2)``, all entries normal numbers): angles and the bound are ratios
+    and must not move -- at ``2^-1060`` the log-odds are subnormal, where a
+    bound formed from them would round to zero."""
+    a, b = _scaled_pair(0)
+    ref = graded.wedin_bound(a, b, 2)
+    a, b = _scaled_pair(e)
+    w = graded.wedin_bound(a, b, 2)
+    assert w["sin_max"] <= w["bound"]
+    assert w["bound"] == pytest.approx(ref["bound"], rel=1e-9)
+    assert w["sin_max"] == pytest.approx(ref["sin_max"], rel=1e-6)
+
+
+def test_relative_distance_of_huge_log_odds():
+    """Log-odds near 1e250: their squares overflow, the relative Frobenius
+    distance must not (it is a ratio)."""
+    a, b = _scaled_pair(0)
+    want = graded.distances(a, b)["rel_log_odds_diff"]
+    a, b = _scaled_pair(830)
+    got = graded.distances(a, b)["rel_log_odds_diff"]
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_log_odds_beyond_binary64_are_a_clear_error(tmp_path):
+    from click.testing import CliRunner
+
+    from allornone.errors import NonFiniteValueError
+    from allornone.theorems.cli import main
+
+    a, b = _scaled_pair(1200)
+    with pytest.raises(NonFiniteValueError, match="overflow binary64"):
+        graded.compare(a, b)
+    with pytest.raises(NonFiniteValueError, match="not finite"):
+        graded.distances(a, b)
+    for name, m in (("a", a), ("b", b)):
+        np.savez(tmp_path / f"{name}.npz", features=np.asarray(m.F), weight=np.asarray(m.G))
+    res = CliRunner().invoke(main, ["compare", "--features", f"{tmp_path / 'a.npz'}:features", "--head",
+                                    f"{tmp_path / 'a.npz'}:weight", "--features", f"{tmp_path / 'b.npz'}:features",
+                                    "--head", f"{tmp_path / 'b.npz'}:weight"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1 and "overflow binary64" in res.output
