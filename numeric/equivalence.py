@@ -368,6 +368,17 @@ def _columns(tol, res, nat, err) -> Decision:
     return Decision(truth, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
 
 
+def _witnessed(tol, res, nat, post, prior) -> Decision:
+    """:func:`_columns` for the residuals of a computed witness: "holds" is
+    judged against ``post`` (the rounding of the residual itself), "fails"
+    against ``prior`` (which also counts the witness's distance from the best
+    one); undecided when they disagree."""
+    holds = _columns(tol, res, nat, post)
+    if holds.holds:
+        return holds
+    return _columns(tol, res, nat, prior)
+
+
 def _informative(tol, err: float, nat: float) -> bool:
     """Whether an error bound ``err`` leaves room to tell a zero residual from
     a quantity of natural size ``nat`` (it is ``gap`` times smaller, or
@@ -470,18 +481,34 @@ def linear_identification(a, b) -> FloatIdentification:
     # the two systems, context by context and token by token (an infinite error
     # bound times a zero row is no bound: NaN, which leaves the check undecided)
     R1 = Fa.T - Ap @ Fb.T
+    # Two bounds per context and per token. ``post``: the rounding of the
+    # residual of the computed A_p itself (Higham: |fl(A_p f) - A_p f| <=
+    # gamma_d |A_p| |f|, so ||.|| <= gamma_d ||A_p||_F ||f||) plus the data
+    # errors -- A_p is a witness, so a small residual shows the conditions
+    # consistent whatever A_p's own error. ``prior`` adds that error (dA_p
+    # times the data): a large residual shows them inconsistent only beyond it.
+    g = (d + 2) * _U / (1 - (d + 2) * _U) + 2 * max(a.input_error, b.input_error)
+    nApF = float(np.linalg.norm(Ap)) if Ap.size else 0.0
     with np.errstate(invalid="ignore", over="ignore"):
-        e1 = c * (np.linalg.norm(Fa, axis=1) + nAp * np.linalg.norm(Fb, axis=1)) + dAp * np.linalg.norm(Fb, axis=1)
-        e2 = (c * (np.linalg.norm(Ga, axis=1) * nAp + np.linalg.norm(Gb, axis=1)) + dAp * np.linalg.norm(Ga, axis=1)
-              + np.linalg.norm(Eb, axis=1) + nAp * np.linalg.norm(Ea, axis=1))
-    nat1 = np.linalg.norm(Fa, axis=1)
+        nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
+        nGa, nGb = np.linalg.norm(Ga, axis=1), np.linalg.norm(Gb, axis=1)
+        data2 = np.linalg.norm(Eb, axis=1) + nAp * np.linalg.norm(Ea, axis=1)
+        post1 = g * (nFa + nApF * nFb)
+        post2 = g * (nGa * nApF + nGb) + data2
+        e1 = np.maximum(c * (nFa + nAp * nFb) + dAp * nFb, post1)
+        e2 = np.maximum(c * (nGa * nAp + nGb) + dAp * nGa + data2, post2)
     R2 = Ga @ Ap - Gb
-    nat2 = np.linalg.norm(Gb, axis=1)
-    consistent = Decision.all([_columns(tol, np.linalg.norm(R1, axis=0), nat1, e1),
-                               _columns(tol, np.linalg.norm(R2, axis=1), nat2, e2)])
+    r1, r2 = np.linalg.norm(R1, axis=0), np.linalg.norm(R2, axis=1)
+    consistent = Decision.all([_witnessed(tol, r1, nFa, post1, e1), _witnessed(tol, r2, nGb, post2, e2)])
     if not decided:
         return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                    "a rank of the structure is undecided")
+    ranks = ((sa.basis_SF.shape[0], rF), (rG, sb.basis_SG.shape[0]))
+    if any(x != y for x, y in ranks):
+        # decided ranks that differ: no invertible A, whatever the residuals say
+        return FloatIdentification(Decision(Truth.FAILS, consistent.residual, consistent.tolerance), None,
+                                   "an invertible A preserves ranks: rank F {} vs {}, rank G_0 {} vs {}".format(
+                                       *ranks[0], *ranks[1]))
     if not consistent.holds:
         return FloatIdentification(consistent, None, "the linear conditions on A are inconsistent"
                                    if consistent.fails else "consistency of the linear conditions is undecided")
@@ -490,13 +517,33 @@ def linear_identification(a, b) -> FloatIdentification:
     # the free directions are brought to the size of A_p (A scales with the
     # models' units: f -> s f, f~ -> s~ f~ gives A -> (s / s~) A)
     unit = nAp if nAp > 0 else 1.0
-    noise = dAp + fl.svd_noise(2 * d, unit) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
+    # Where one system alone fixes A (rank F~ = d, or rank G_0 = d) the solution
+    # A* is unique, and A_p's distance from it is measured, not propagated:
+    # (A_p - A*) F~^T = -R_1 gives |A_p - A*| <= |R_1| / sigma_d(F~), and
+    # G_0 (A_p - A*) = R_2 gives |R_2| / sigma_d(G_0); |R| counts its rounding
+    # (and the data error of G_0), sigma_d its own (less the data error).
+    measured = [dAp]
+    if rF == d:
+        low = sF - fl.svd_noise(max(Fb.shape), float(fl.norm2(Fb)))
+        if low > 0:
+            measured.append((float(np.linalg.norm(r1)) + float(np.linalg.norm(post1))) / low)
+    if rG == d:
+        low = sG - fl.svd_noise(max(Ga.shape), float(fl.norm2(Ga))) - float(np.linalg.norm(Ea))
+        if low > 0:
+            measured.append((float(np.linalg.norm(r2)) + float(np.linalg.norm(post2))) / low)
+    noise = min(measured) + fl.svd_noise(2 * d, unit) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
     r1, d1 = tol.rank(np.linalg.svd(np.hstack([Ap, KG * unit]), compute_uv=False), noise=noise, reference=unit)
     r2, d2 = tol.rank(np.linalg.svd(np.vstack([Ap, KF.T * unit]), compute_uv=False), noise=noise, reference=unit)
     if not (d1 and d2):
         return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                    "the largest rank on the solution set is undecided")
     if min(r1, r2) < d:
+        # a singular value counted as zero is only known to be at most about
+        # twice the noise: "singular" needs that to be zero at rtol
+        if noise > tol.rtol * unit:
+            return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
+                                       f"the largest rank on the solution set looks {min(r1, r2)} < d = {d}, but "
+                                       "the error of A_p is not resolved at rtol")
         return FloatIdentification(Decision(Truth.FAILS, consistent.residual, consistent.tolerance), None,
                                    f"every solution is singular (largest rank {min(r1, r2)} < d = {d})")
     rng = np.random.default_rng(0)

@@ -1,0 +1,50 @@
+"""Corollary 6 in floats: the computed map is a witness.
+
+Instances from the metamorphic harness (``allornone.theorems.invariance``),
+decided exactly and in floats on the same exactly representable numbers:
+
+* a change of basis of condition about 1e4 on each side, where the a priori
+  error of the computed ``A_p`` (about 1e-3 of the data) left consistency
+  undecided although ``A_p``'s own residual is 1e-12: consistency is judged on
+  that residual and its rounding, so the verdict is decided and agrees;
+* ill-conditioned maps (``sigma_min(A*) / |A*|`` about 1e-11): ``A_p`` looks
+  singular within its error, and "every solution is singular" would contradict
+  the exact verdict; it is undecided unless the error is resolved at ``rtol``;
+* a hidden component that makes ``rank F~ = 3`` against ``rank F = 2``: no
+  invertible map can exist, which decided ranks show directly.
+"""
+import pytest
+
+from allornone.decision import Truth
+from allornone.numeric import equivalence as feq
+from allornone.theorems import get_record
+from allornone.theorems import invariance as inv
+
+
+def _pair(name, index):
+    _, inst = inv.transform_instance("cor6", name, 0, index)
+    exact = get_record("cor6").evaluate(inst, "exact").atoms["linearly_identified"].truth
+    a, b = (m.to_float() for m in inst.models)
+    return a, b, exact
+
+
+def test_consistency_is_judged_on_the_witness_residual():
+    a, b, exact = _pair("change of basis", 0)
+    r = feq.linear_identification(a, b)
+    assert exact is Truth.HOLDS
+    assert r.decision.truth is Truth.HOLDS and r.A is not None, r.reason
+
+
+@pytest.mark.parametrize("index", [55, 70])
+def test_singular_looking_map_is_not_called_singular_unless_resolved(index):
+    a, b, exact = _pair("change of basis", index)
+    r = feq.linear_identification(a, b)
+    assert exact is Truth.HOLDS
+    assert r.decision.truth is not Truth.FAILS, r.reason
+
+
+def test_ranks_that_differ_rule_out_an_invertible_map():
+    a, b, exact = _pair("hidden components", 22)
+    r = feq.linear_identification(a, b)
+    assert exact is Truth.FAILS
+    assert r.decision.truth is Truth.FAILS and "preserves ranks" in r.reason
