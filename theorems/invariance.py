@@ -377,6 +377,10 @@ def _integer_columns(X: ql.QMatrix) -> list:
     return [[v * _denominators_lcm([c]) for v in c] for c in cols]
 
 
+#: Draws of the coefficients of hidden components before an instance is skipped.
+HIDDEN_DRAWS = 8
+
+
 def _hidden_components(rng, raw: _Raw, rid: str) -> None:
     acted = False
     for j in range(len(raw.F)):
@@ -384,18 +388,32 @@ def _hidden_components(rng, raw: _Raw, rid: str) -> None:
         L = m.log_odds()
         top = 10 ** rng.uniform(0, math.log10(MAX_HIDDEN))
         # SF ∩ M^perp = F^T ker(L^T) and SG ∩ N^perp = G_0^T ker(L): directions no logit sees
-        for rows, X, kernel in ((raw.F, m.F, ql.nullspace(L.T)), (raw.G, m.G0, ql.nullspace(L))):
+        for which, (X, kernel) in enumerate(((m.F, ql.nullspace(L.T)), (m.G0, ql.nullspace(L)))):
             if kernel.shape[1] == 0:
                 continue
             dirs = [h for h in _integer_columns(X.T @ kernel) if any(h)]
             if not dirs:
                 continue
             acted = True
-            for r in rows[j]:
-                for h in dirs:
-                    c = rng.randint(-int(top), int(top)) // max(int(max(abs(v) for v in h)), 1)
-                    for t, v in enumerate(h):
-                        r[t] += c * v
+            rows = raw.F if which == 0 else raw.G
+            # the components stay inside SF (SG), but random coefficients can
+            # still cancel a direction of it (small integer models): then SF, M
+            # or N would move and the transform is no symmetry -- draw again
+            for _ in range(HIDDEN_DRAWS):
+                new = [list(r) for r in rows[j]]
+                for r in new:
+                    for h in dirs:
+                        c = rng.randint(-int(top), int(top)) // max(int(max(abs(v) for v in h)), 1)
+                        for t, v in enumerate(h):
+                            r[t] += c * v
+                mat = ql.as_qmatrix(new)
+                if which == 1:
+                    mat = ExactModel(raw.F[j], new, raw.like[j].pivot).G0
+                if ql.rank(mat) == ql.rank(X):
+                    rows[j] = new
+                    break
+            else:
+                raise _Skip("every draw of hidden components cancelled a direction of SF or SG")
     if not acted:
         raise _Skip("no direction in SF ∩ M^perp or SG ∩ N^perp")
 

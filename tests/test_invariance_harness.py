@@ -1,0 +1,19 @@
+"""The harness's transforms are symmetries: exact verdicts do not move.
+
+Hidden components are added with random integer coefficients along directions
+of ``SF ∩ M^perp`` and ``SG ∩ N^perp``; on small integer models a draw can
+cancel a direction of ``SG`` (here ``rank G_0`` fell from 3 to 2, which moved
+``N`` and the verdicts of Theorem 14 and steering). Such draws are redrawn.
+"""
+import pytest
+
+from allornone.symbolic import linalg as ql
+from allornone.theorems import invariance as inv
+
+
+@pytest.mark.parametrize("rid, index", [("thm14", 43), ("thm14", 86), ("steering", 57)])
+def test_hidden_components_keep_the_ranks_and_the_exact_verdicts(rid, index):
+    base, inst = inv.transform_instance(rid, "hidden components", 1, index)
+    for before, after in zip(base.models, inst.models):
+        assert ql.rank(after.F) == ql.rank(before.F) and ql.rank(after.G0) == ql.rank(before.G0)
+    assert inv.check(rid, "hidden components", 1, index)["exact_changed"] == []
