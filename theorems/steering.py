@@ -175,7 +175,13 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
         diff = FT - FS
         named = isinstance(gamma, TokenPairs)
         u = UNIT_ROUNDOFF
-        per_row = thm14.readout_error(model, diff, basis, P, g_error, in_N=named or gamma_in_N) \
+        direct = None
+        if named and not gamma_error:
+            # what the contexts see of a token readout's error, measured; the
+            # computed differences are off the exact ones by their rounding,
+            # which reads the basis's whole error (below)
+            direct = thm14._token_direct(model, gamma, basis, [t for _, t in pairs], [s for s, _ in pairs])
+        per_row = thm14.readout_error(model, diff, basis, P, g_error, in_N=named or gamma_in_N, direct=direct) \
             + 1.01 * u * (norm2(np.abs(diff) @ np.abs(P))
                           + norm2(diff) * (2 * g_error + 4 * math.sqrt(model.d) * u))
         extra = 2 * per_row

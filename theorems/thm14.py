@@ -201,7 +201,7 @@ def _silent_coordinates(model):
     return ~(np.any(G0, axis=0) | np.any(E0, axis=0))
 
 
-def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = False) -> float:
+def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = False, direct=None) -> float:
     """Float side: a bound on the spectral norm of the error of ``rows @ P``
     (the readouts ``P_Γ f`` of the given rows of ``F``, or of differences of
     rows) against the exact ``rows P_Γ``.
@@ -216,7 +216,15 @@ def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = 
     exactly zero in the coordinates where ``G_0`` is (:func:`_silent_coordinates`),
     both ``P`` and the exact ``P_Γ`` vanish there, and the first two parts act
     only on the rest of each row: a hidden coordinate of ``f``, however large,
-    enters neither. (Without ``in_N`` only the rounding part is so confined.)"""
+    enters neither. (Without ``in_N`` only the rounding part is so confined.)
+
+    ``direct = (a, delta)`` measures instead what the rows see of the basis's
+    error: ``|rows (Q - Z)| <= a + |rows| delta`` for the basis ``Q`` and a basis
+    ``Z`` of the exact ``Γ`` within ``1/gap`` of it (:func:`_token_readout_residual`).
+    The fit of ``rows Q Q^T`` then differs from that of ``rows Z Q^T`` -- consistent
+    exactly when the exact readouts are, with the same misfit up to that
+    ``1/gap`` -- by at most that much, which replaces the angle's part when
+    smaller."""
     import math
 
     import numpy as np
@@ -233,7 +241,10 @@ def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = 
     # (|E| <= |A| entrywise gives ||E||_2 <= || |A| ||_2)
     product = 1.01 * (model.d + 2) * u * norm2(np.abs(rows) @ np.abs(P))
     n_gamma = n_live if in_N else norm2(rows)
-    return float(2 * gamma_error * n_gamma + 4 * math.sqrt(model.d) * u * n_live + product)
+    part = 2 * gamma_error * n_gamma
+    if direct is not None:
+        part = min(part, direct[0] + direct[1] * n_live)
+    return float(part + 4 * math.sqrt(model.d) * u * n_live + product)
 
 
 def _gamma_with_error(model, gamma):
@@ -265,6 +276,74 @@ def _gamma_with_error(model, gamma):
     basis = np.linalg.svd(G)[0][:, :r]
     error = eps + (bound / sv[r - 1] if r else 0.0)
     return basis, be.projector_onto_rows(basis.T), decided and model.structure.decided, float(error)
+
+
+def _token_readout_residual(model, T, basis):
+    r"""Float side: what the contexts see of the error of the computed basis
+    ``Q`` of a token readout ``Γ_T``, measured, for a basis ``Z`` of the exact
+    ``Γ_T`` and any ``rows`` that combine rows of ``F`` (``R_rows`` the same
+    combination of the rows of ``R``); None when it cannot be formed (a
+    declared input error, entries too large to split). Returns
+    ``(R, R_err, C, delta)``: ``R`` and an entrywise bound on its error, so
+    that ``|rows (Q - Z)| <= |R_rows C| + | |R_err|_rows | |C| + |rows| delta``.
+
+    The token differences ``d = g(a) - g(b)`` lie in ``SG``, and ``P_N d`` differs
+    from ``d`` by a part in ``SG ∩ N^⊥ ⊆ SF^⊥``: ``F P_N d = F d`` exactly (F4),
+    whatever ``P_N`` makes of a hidden component. With ``G = P_N D`` as
+    computed and ``Q = G C + Δ`` (``C = V_r S_r^{-1}`` from the SVD of ``G``,
+    ``Δ`` measured), ``Z = P_N D C`` (exact ``P_N``, exact differences) spans
+    ``Γ_T`` when its dimension is decided, and
+    ``F (Q - Z) = (F G - F D) C + F Δ``. ``R = F G - F D`` is formed with correctly
+    rounded dot products, the differences ``D`` with the exact error of their
+    subtraction (TwoSum), so the large terms of a hidden component of ``g`` cancel
+    exactly; its entries are then accurate to half an ulp."""
+    from allornone.numeric import linalg as fl
+
+    if model.input_error or basis.shape[1] == 0:
+        return None
+    u = fl.UNIT_ROUNDOFF
+    G = readouts.token_readout(model, T)
+    ga = np.vstack([model.G[a] for a, _ in T.pairs]).T
+    gb = np.vstack([model.G[b] for _, b in T.pairs]).T
+    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
+    U, S, Vt = np.linalg.svd(G, full_matrices=False)
+    r = basis.shape[1]
+    if r > S.size or S[r - 1] <= 0:
+        return None
+    C = Vt[:r].T / S[:r]
+    # Δ = Q - G C, measured, plus the rounding of the product G C
+    delta = fl.norm2(basis - G @ C) + 1.01 * (G.shape[1] + 2) * u * fl.norm2(np.abs(G) @ np.abs(C))
+    F = model.F
+    R = np.empty((F.shape[0], G.shape[1]))
+    Rerr = np.empty_like(R)
+    for j in range(G.shape[1]):
+        cols = [(F, np.broadcast_to(G[:, j], F.shape)), (F, np.broadcast_to(-D[:, j], F.shape)),
+                (F, np.broadcast_to(-E[:, j], F.shape))]
+        out = fl.rounded_dots(cols)
+        if out is None:
+            return None
+        R[:, j] = out[0]
+        # half an ulp of each value, and what underflow may have lost
+        Rerr[:, j] = u * np.abs(out[0]) + out[1]
+    return R, Rerr, C, float(delta)
+
+
+def _token_direct(model, T, basis, plus, minus=()):
+    """``(a, delta)`` for :func:`readout_error` on the rows ``F[plus] - F[minus]``
+    (``minus`` empty, or as long as ``plus``) of a token readout's basis, from
+    :func:`_token_readout_residual`; None when that is not available."""
+    from allornone.numeric.linalg import norm2
+
+    tok = _token_readout_residual(model, T, basis)
+    if tok is None:
+        return None
+    R, Rerr, C, delta = tok
+    Rr, Er = R[list(plus)], Rerr[list(plus)]
+    if len(minus):
+        Rr, Er = Rr - R[list(minus)], Er + Rerr[list(minus)]
+        # (the subtraction's rounding, half an ulp of each entry)
+        Er = Er + 1.01 * 2.0 ** -53 * np.abs(Rr)
+    return float(norm2(Rr @ C) + norm2(Er) * norm2(C)), delta
 
 
 def _check_result(model, result, cls=None, what: str = "result"):
@@ -554,7 +633,11 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         # the readouts carry the rounding of F P_Γ and the error of Γ itself (a
         # token readout lies in N by construction; a given Γ when the caller says so)
         named = isinstance(gamma, readouts.TokenPairs)
-        y_error = readout_error(model, FT, basis, P, float(gamma_error) + own_error, in_N=named or gamma_in_N)
+        direct = None
+        if named and not gamma_error:
+            direct = _token_direct(model, gamma, basis, [t for _, t in pairs])
+        y_error = readout_error(model, FT, basis, P, float(gamma_error) + own_error, in_N=named or gamma_in_N,
+                                direct=direct)
     X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading, y_error)
     decided = r_decided and g_decided
     if not decided:
