@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from allornone.decision import Truth
 from allornone.numeric import FloatModel
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
@@ -207,10 +208,26 @@ def test_kernel_dimension_known_from_gamma_in_N(monkeypatch):
 def test_readouts_seen_depends_on_the_readouts_dimension_only():
     """An instance whose fit on Γ_T has an undecided input subspace Γ_q: whether
     Γ_T != {0} is still decided (and right)."""
-    _, inst = transform_instance("thm14", "change of basis", 0, 14)
+    _, inst = transform_instance("thm14", "change of basis", 0, 30)
     fa, fb = (m.to_float() for m in inst.models)
     an = thm14._analyse((fa, fb), inst.params)
     r = an.results[("T", "M")]
     assert r.gamma_decided and not r.decided
     exact = get_record("thm14").evaluate(inst, "exact").atoms["readouts_seen"]
     assert not an.seen.undecided and an.seen.truth is exact.truth
+
+
+# -- the modelling tolerance is relative to the readouts -------------------------------
+
+def test_tolerance_is_relative_to_the_readouts_not_to_hidden_components():
+    """A change of basis of condition ~1e8 makes |F| |P_Γ| ~1e9 times the readouts
+    of the twin's token readout, whose exact misfit is 1.8e-3 (readouts ~1e6):
+    rtol times |F| |P_Γ| would call it a fit once the readouts' error bound is
+    tight. Judged against the readouts, it is not."""
+    _, inst = transform_instance("thm14", "change of basis", 0, 173)
+    b = inst.models[1]
+    T = thm14._params_tokens(b, inst.params)
+    exact = thm14.relational_linearity(b, inst.params["pairs"], T, "M")
+    assert exact.decision.truth is Truth.FAILS
+    flt = thm14.relational_linearity(b.to_float(), inst.params["pairs"], T, "M")
+    assert not flt.holds

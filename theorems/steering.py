@@ -185,7 +185,10 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
             + 1.01 * u * (norm2(np.abs(diff) @ np.abs(P))
                           + norm2(diff) * (2 * g_error + 4 * math.sqrt(model.d) * u))
         extra = 2 * per_row
-        dec = be.vanishes(be.minus_row(D, 0), be.vstack(FS, FT), P, extra=extra)
+        # the modelling tolerance is relative to the readouts' differences, not
+        # to |f| |P_Γ|, which counts hidden components that P_Γ cancels; their
+        # rounding is in extra
+        dec = be.vanishes(be.minus_row(D, 0), D, extra=extra)
         if dec.holds and np.any(D) and extra * be.tolerance.gap > norm2(D):
             dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     if not decided:

@@ -638,7 +638,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             direct = _token_direct(model, gamma, basis, [t for _, t in pairs])
         y_error = readout_error(model, FT, basis, P, float(gamma_error) + own_error, in_N=named or gamma_in_N,
                                 direct=direct)
-    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading, y_error)
+    # The modelling tolerance is relative to the readouts themselves: |F_{S⊕q}| |P_Γ|
+    # counts a hidden component of f that P_Γ cancels (a change of basis of
+    # condition 1e8 makes it 1e8 times the readouts), which would let rtol
+    # cover an exact misfit. Their rounding is in y_error (readout_error).
+    y_scale = be.scale(FT, P) if be.exact else be.scale(Y)
+    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, y_scale, reading, y_error)
     decided = r_decided and g_decided
     if not decided:
         decision = _undecided(decision)
