@@ -231,3 +231,17 @@ def test_tolerance_is_relative_to_the_readouts_not_to_hidden_components():
     assert exact.decision.truth is Truth.FAILS
     flt = thm14.relational_linearity(b.to_float(), inst.params["pairs"], T, "M")
     assert not flt.holds
+
+
+def test_largest_column_norm_neither_underflows_nor_overflows():
+    """The fit's error is taken per column (the residual is judged entry by entry);
+    the column norms are scaled first: squares of 1e-170 underflow to zero, and
+    a bound of zero would call any misfit of such readouts unresolved noise-free."""
+    for size in (1e-170, 1.0, 1e170):
+        A = np.full((9, 4), size)
+        A[:, 1] *= 2
+        got = thm14._largest_column_norm(A)
+        assert 6 * size <= got <= 6 * size * (1 + 1e-12)
+        naive = float(np.sqrt(np.max(np.sum(A * A, axis=0))))
+        if size != 1.0:
+            assert not (6 * size <= naive < np.inf)     # the unscaled form fails here

@@ -419,8 +419,12 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     Theta, norm_error, ambiguous = _unscaled_minimum_norm(Xs, Theta_s, rank, c, inputs, bound, sv, model.tolerance)
     X = be.hstack(inputs, ones)
     # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
-    # and the readouts carry their own error, which a least-squares residual passes on
-    extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s) + y_error
+    # and the readouts carry their own error, which a least-squares residual passes on.
+    # The residual is judged by its largest entry, and each column's residual moves
+    # by at most that times its own readouts' (and coefficients') norm: the largest
+    # column norm, not the spectral norm of all of them (up to sqrt(d) larger)
+    nY, nT = _largest_column_norm(Y), _largest_column_norm(Theta_s)
+    extra = (bound / sv[rank - 1] * nY if rank else 0.0) + noise * nT + y_error
     # the modelling tolerance is relative to the readouts; the rounding of X Θ is
     # at the size of |X| |Θ|, which a badly conditioned basis makes much larger
     size = max(be.scale(Xs, Theta_s), y_scale)
@@ -440,6 +444,21 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     if ambiguous:
         dec.detail["intercept_in_span"] = True
     return X, Theta, (dec if decided else _undecided(dec)), rank, decided
+
+
+def _largest_column_norm(A) -> float:
+    """An upper bound on the largest Euclidean norm of a column of ``A`` (float
+    side), the matrix scaled by a power of two first so that no square overflows
+    or underflows (a column of entries ``1e-170`` is not of norm zero)."""
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    if not A.size or not np.any(A):
+        return 0.0
+    e = int(fl.row_exponents(np.array([[float(np.max(np.abs(A)))]]))[0])
+    B = np.ldexp(A, -e)
+    return float(np.ldexp(np.sqrt(np.max(np.sum(B * B, axis=0))) * (1 + 4 * fl.UNIT_ROUNDOFF * A.shape[0]), e))
 
 
 def _unscaled_minimum_norm(Xs, Theta_s, rank: int, c: float, inputs, bound: float, sv, tol):
