@@ -788,11 +788,12 @@ def _transport_gamma(model, twin, gamma, cert):
     return Ut, ok, float(error), float(readout)
 
 
-def _kernel_residual(model, twin, gamma, P, cert, Ut) -> float:
-    r"""Float side: an a posteriori bound ``tau`` on ``||(I - P_Γ) B* ũ_j||``
-    (Frobenius over the columns ``ũ_j`` of ``Ut``, orthonormal columns in the
-    computed ``Ñ``), for the exact ``P_Γ`` and ``B*``; ``inf`` when it cannot
-    be formed. By Courant--Fischer the singular values of the exact
+def _kernel_residual(model, twin, gamma, P, cert, Ut) -> tuple[float, float]:
+    r"""Float side: ``(tau, eta)``: an a posteriori bound ``tau`` on
+    ``||(I - P_Γ) B* ũ_j||`` (Frobenius over the columns ``ũ_j`` of ``Ut``,
+    orthonormal columns in the computed ``Ñ``), for the exact ``P_Γ`` and ``B*``,
+    and ``eta`` on the part of ``Ut`` off the exact ``SG~`` (``inf`` unless
+    ``Ut`` vanishes where ``g~_0`` does); ``inf`` when they cannot be formed. By Courant--Fischer the singular values of the exact
     ``(I - P_Γ) B*`` on ``Ñ`` beyond the computed rank are then at most about
     ``tau``, and the computed kernel is within ``tau / sigma_r`` of the exact one.
 
