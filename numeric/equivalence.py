@@ -330,13 +330,28 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None
     nEXt = np.linalg.norm(EXt, axis=1) if EXt is not None and on_t else 0.0
     dY = ((eps + c) * fl.norm2(X) + (np.linalg.norm(EX) if EX is not None else 0.0)) if on else 0.0
     dZ = ((eps_t + c) * fl.norm2(Xt) + (np.linalg.norm(EXt) if EXt is not None else 0.0)) if on_t else 0.0
-    dW = (dY + nW * dZ) / smin if k else 0.0
+    dW = _solution_error(dY, dZ, nW, smin) if k else 0.0
     WZ = W @ Z
     R = Y - WZ
     res = np.linalg.norm(R, axis=0)
     nat = np.linalg.norm(Y, axis=0) + np.linalg.norm(WZ, axis=0)
     err = column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, np.linalg.norm(Z, axis=0))
     return W, _columns(tol, res, nat, err), dW, nW
+
+
+def _solution_error(dY: float, dZ: float, nW: float, smin: float) -> float:
+    """A bound on ``|W - W0|`` for ``W = Y' Z'^+`` computed from ``Y' = Y + dY``,
+    ``Z' = Z + dZ`` (norms at most ``dY``, ``dZ``; ``Z'`` of ``k``-th singular
+    value ``smin``) and the exact ``W0 = Y Z^+`` with ``Y = W0 Z`` (the EL
+    relation holding exactly, ``Z`` of rank ``k``):
+    ``W - W0 = dY Z'^+ + W0 (P_col(Z') - P_col(Z)) - W0 dZ Z'^+``, and Wedin's
+    theorem bounds the projectors' distance by ``dZ / smin``, so
+    ``|W - W0| <= (dY + 2 |W0| dZ) / smin`` with ``|W0| <= nW + |W - W0|``:
+    ``(dY + 2 nW dZ) / (smin - 2 dZ)``. When ``2 dZ`` reaches ``smin`` the
+    perturbation may exceed what it perturbs and there is no bound (inf)."""
+    if not smin > 2 * dZ:
+        return math.inf
+    return (dY + 2 * nW * dZ) / (smin - 2 * dZ)
 
 
 def column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, nZ):
@@ -346,7 +361,15 @@ def column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, nZ):
     through ``|W| = nW``, and the error ``dW`` of ``W`` itself at the size
     ``nZ`` of the projected twin column. (A side whose projector is exactly
     zero passes zeros.)"""
-    return (eps + c) * nX + nEX + nW * ((eps_t + c) * nXt + nEXt) + dW * nZ
+    # (an unbounded error of W leaves a column unbounded unless the twin's raw
+    # column is exactly zero: then so is its projection, exactly)
+    nZ = np.asarray(nZ, dtype=float)
+    if math.isfinite(dW):
+        moved = dW * nZ
+    else:
+        raw_zero = (np.asarray(nXt) == 0) & (np.asarray(nEXt) == 0)
+        moved = np.where(raw_zero, 0.0, math.inf)
+    return (eps + c) * nX + nEX + nW * ((eps_t + c) * nXt + nEXt) + moved
 
 
 def _columns(tol, res, nat, err) -> Decision:

@@ -109,7 +109,7 @@ def _constant_rows(be, D, *factors):
     return be.vanishes(be.minus_row(D, 0), *factors)
 
 
-def steering(model, pairs, gamma, gamma_error: float = 0.0) -> Steering:
+def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False) -> Steering:
     r"""Decide linear steering for the query ``pairs`` on
     ``Γ = span(columns of gamma)``: is there ``v`` with
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma (f(s) + v)` for every pair?
@@ -126,6 +126,10 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0) -> Steering:
         Float side: a bound on the error of ``gamma`` itself when it was
         computed (the sine of the angle to the exact ``Γ``, e.g. a transported
         readout), which the readouts then carry at the size of the rows of ``F``.
+    gamma_in_N : bool
+        Float side: the exact ``Γ`` lies in ``N`` (a transported ``Γ~``), so its
+        error reaches only the coordinates in which ``g_0`` is not identically
+        zero (:func:`allornone.theorems.thm14.readout_error`).
 
     Returns
     -------
@@ -162,11 +166,29 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0) -> Steering:
 
         from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
 
-        # the readouts carry the error of Γ (a token readout's P_N) and of the
-        # subtraction, at the size of the raw rows
-        raw = norm2(be.vstack(FS, FT))
-        extra = 2 * (2 * g_error + 8 * math.sqrt(model.d) * UNIT_ROUNDOFF) * raw
-        dec = be.vanishes(be.minus_row(D, 0), be.vstack(FS, FT), P, extra=extra)
+        # each row of D carries the error of Γ (a token readout's P_N, a
+        # transported Γ~) and the rounding of the product, confined to the
+        # coordinates that can carry a readout (thm14.readout_error), and the
+        # subtraction's rounding (at most u |f(s⊕q) - f(s)| entrywise, read
+        # through P); a row of the residual D - 1 D[0] is the difference of two
+        # rows of D
+        diff = FT - FS
+        named = isinstance(gamma, TokenPairs)
+        u = UNIT_ROUNDOFF
+        direct = None
+        if named and not gamma_error:
+            # what the contexts see of a token readout's error, measured; the
+            # computed differences are off the exact ones by their rounding,
+            # which reads the basis's whole error (below)
+            direct = thm14._token_direct(model, gamma, basis, [t for _, t in pairs], [s for s, _ in pairs])
+        per_row = thm14.readout_error(model, diff, basis, P, g_error, in_N=named or gamma_in_N, direct=direct) \
+            + 1.01 * u * (norm2(np.abs(diff) @ np.abs(P))
+                          + norm2(diff) * (2 * g_error + 4 * math.sqrt(model.d) * u))
+        extra = 2 * per_row
+        # the modelling tolerance is relative to the readouts' differences, not
+        # to |f| |P_Γ|, which counts hidden components that P_Γ cancels; their
+        # rounding is in extra
+        dec = be.vanishes(be.minus_row(D, 0), D, extra=extra)
         if dec.holds and np.any(D) and extra * be.tolerance.gap > norm2(D):
             dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     if not decided:
@@ -275,7 +297,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     if not thm14.gamma_in_N(model, result.gamma).holds:
         raise thm14.TransportError("Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
     be = model.backend
-    gt, gt_decided, gt_error = thm14._transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error, gt_readout = thm14._transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = thm14._gamma(twin, gt)
     pairs = result.pairs
     FS = twin.F[[s for s, _ in pairs], :]
@@ -289,7 +311,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
     if not gt_decided and not fit.fails:
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
-    verified = steering(twin, pairs, gt, gt_error)
+    verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
     identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=_map_error(model, twin, cert, gt_error))
     if not be.exact and (not gt_decided or not (model.structure.decided and twin.structure.decided)):
@@ -388,11 +410,11 @@ def _analyse(models, params) -> _Analysis:
     gamma = thm14._as_matrix(a, params["gamma"], "gamma")
     T = tokens(params["tokens"])
     cert = thm5.el_certificate(a, b)
-    gamma_t, gt_decided, gt_error = thm14._transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided, _, gt_readout = thm14._transport_gamma(a, b, gamma, cert)
     be = a.backend
     results = {
         "steered": steering(a, pairs, gamma),
-        "steered~": steering(b, pairs, gamma_t, gt_error),
+        "steered~": steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True),
         "steered_T": steering(a, pairs, T),
         "steered_T~": steering(b, pairs, T),
         "raw_steered": steering(a, pairs, be.eye(a.d)),

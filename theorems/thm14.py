@@ -187,6 +187,66 @@ def _resolved_rank(X, scale, tol, noise: float, size: float | None = None):
     return r, decided, sv, bound
 
 
+def _silent_coordinates(model):
+    """Float side: the coordinates in which every ``g_0(y)`` is exactly zero
+    (a boolean mask). ``G - g(y_0)`` is measured with TwoSum and the declared
+    input error, so a coordinate whose difference and error both vanish is zero
+    in the exact ``G_0`` too: ``SG`` -- hence ``N`` and every readout in it --
+    has no component there."""
+    import numpy as np
+
+    from allornone.numeric.linalg import difference_with_error
+
+    G0, E0 = difference_with_error(model.G, model.pivot, model.input_error)
+    return ~(np.any(G0, axis=0) | np.any(E0, axis=0))
+
+
+def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = False, direct=None) -> float:
+    """Float side: a bound on the spectral norm of the error of ``rows @ P``
+    (the readouts ``P_Γ f`` of the given rows of ``F``, or of differences of
+    rows) against the exact ``rows P_Γ``.
+
+    Three parts. The computed ``P`` is the projector onto the span of
+    ``basis`` up to ``4 sqrt(d) u`` (rounding, orthonormality); that span is
+    within the angle ``gamma_error`` of the exact ``Γ`` (twice that in the
+    projector); and the product is rounded, entrywise at most
+    ``gamma_(d+2) |rows| |P|`` (Higham), so that a coordinate in which ``P`` is
+    zero costs nothing, however large. When the exact ``Γ`` lies in ``N``
+    (``in_N``: a token readout, a transported ``Γ~``) and the computed basis is
+    exactly zero in the coordinates where ``G_0`` is (:func:`_silent_coordinates`),
+    both ``P`` and the exact ``P_Γ`` vanish there, and the first two parts act
+    only on the rest of each row: a hidden coordinate of ``f``, however large,
+    enters neither. (Without ``in_N`` only the rounding part is so confined.)
+
+    ``direct = (a, delta)`` measures instead what the rows see of the basis's
+    error: ``|rows (Q - Z)| <= a + |rows| delta`` for the basis ``Q`` and a basis
+    ``Z`` of the exact ``Γ`` within ``1/gap`` of it (:func:`_token_readout_residual`).
+    The fit of ``rows Q Q^T`` then differs from that of ``rows Z Q^T`` -- consistent
+    exactly when the exact readouts are, with the same misfit up to that
+    ``1/gap`` -- by at most that much, which replaces the angle's part when
+    smaller."""
+    import math
+
+    import numpy as np
+
+    from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+    u = UNIT_ROUNDOFF
+    if rows.size == 0 or basis.shape[1] == 0:
+        return 0.0
+    silent = _silent_coordinates(model)
+    confined = bool(np.any(silent)) and not np.any(basis[silent])
+    live = rows[:, ~silent] if confined else rows
+    n_live = norm2(live)
+    # (|E| <= |A| entrywise gives ||E||_2 <= || |A| ||_2)
+    product = 1.01 * (model.d + 2) * u * norm2(np.abs(rows) @ np.abs(P))
+    n_gamma = n_live if in_N else norm2(rows)
+    part = 2 * gamma_error * n_gamma
+    if direct is not None:
+        part = min(part, direct[0] + direct[1] * n_live)
+    return float(part + 4 * math.sqrt(model.d) * u * n_live + product)
+
+
 def _gamma_with_error(model, gamma):
     """:func:`_gamma` and a bound on the error of the basis (float side: the
     sine of the angle to the exact ``Γ``; a token readout ``Γ_T`` is computed
@@ -216,6 +276,74 @@ def _gamma_with_error(model, gamma):
     basis = np.linalg.svd(G)[0][:, :r]
     error = eps + (bound / sv[r - 1] if r else 0.0)
     return basis, be.projector_onto_rows(basis.T), decided and model.structure.decided, float(error)
+
+
+def _token_readout_residual(model, T, basis):
+    r"""Float side: what the contexts see of the error of the computed basis
+    ``Q`` of a token readout ``Γ_T``, measured, for a basis ``Z`` of the exact
+    ``Γ_T`` and any ``rows`` that combine rows of ``F`` (``R_rows`` the same
+    combination of the rows of ``R``); None when it cannot be formed (a
+    declared input error, entries too large to split). Returns
+    ``(R, R_err, C, delta)``: ``R`` and an entrywise bound on its error, so
+    that ``|rows (Q - Z)| <= |R_rows C| + | |R_err|_rows | |C| + |rows| delta``.
+
+    The token differences ``d = g(a) - g(b)`` lie in ``SG``, and ``P_N d`` differs
+    from ``d`` by a part in ``SG ∩ N^⊥ ⊆ SF^⊥``: ``F P_N d = F d`` exactly (F4),
+    whatever ``P_N`` makes of a hidden component. With ``G = P_N D`` as
+    computed and ``Q = G C + Δ`` (``C = V_r S_r^{-1}`` from the SVD of ``G``,
+    ``Δ`` measured), ``Z = P_N D C`` (exact ``P_N``, exact differences) spans
+    ``Γ_T`` when its dimension is decided, and
+    ``F (Q - Z) = (F G - F D) C + F Δ``. ``R = F G - F D`` is formed with correctly
+    rounded dot products, the differences ``D`` with the exact error of their
+    subtraction (TwoSum), so the large terms of a hidden component of ``g`` cancel
+    exactly; its entries are then accurate to half an ulp."""
+    from allornone.numeric import linalg as fl
+
+    if model.input_error or basis.shape[1] == 0:
+        return None
+    u = fl.UNIT_ROUNDOFF
+    G = readouts.token_readout(model, T)
+    ga = np.vstack([model.G[a] for a, _ in T.pairs]).T
+    gb = np.vstack([model.G[b] for _, b in T.pairs]).T
+    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
+    U, S, Vt = np.linalg.svd(G, full_matrices=False)
+    r = basis.shape[1]
+    if r > S.size or S[r - 1] <= 0:
+        return None
+    C = Vt[:r].T / S[:r]
+    # Δ = Q - G C, measured, plus the rounding of the product G C
+    delta = fl.norm2(basis - G @ C) + 1.01 * (G.shape[1] + 2) * u * fl.norm2(np.abs(G) @ np.abs(C))
+    F = model.F
+    R = np.empty((F.shape[0], G.shape[1]))
+    Rerr = np.empty_like(R)
+    for j in range(G.shape[1]):
+        cols = [(F, np.broadcast_to(G[:, j], F.shape)), (F, np.broadcast_to(-D[:, j], F.shape)),
+                (F, np.broadcast_to(-E[:, j], F.shape))]
+        out = fl.rounded_dots(cols)
+        if out is None:
+            return None
+        R[:, j] = out[0]
+        # half an ulp of each value, and what underflow may have lost
+        Rerr[:, j] = u * np.abs(out[0]) + out[1]
+    return R, Rerr, C, float(delta)
+
+
+def _token_direct(model, T, basis, plus, minus=()):
+    """``(a, delta)`` for :func:`readout_error` on the rows ``F[plus] - F[minus]``
+    (``minus`` empty, or as long as ``plus``) of a token readout's basis, from
+    :func:`_token_readout_residual`; None when that is not available."""
+    from allornone.numeric.linalg import norm2
+
+    tok = _token_readout_residual(model, T, basis)
+    if tok is None:
+        return None
+    R, Rerr, C, delta = tok
+    Rr, Er = R[list(plus)], Rerr[list(plus)]
+    if len(minus):
+        Rr, Er = Rr - R[list(minus)], Er + Rerr[list(minus)]
+        # (the subtraction's rounding, half an ulp of each entry)
+        Er = Er + 1.01 * 2.0 ** -53 * np.abs(Rr)
+    return float(norm2(Rr @ C) + norm2(Er) * norm2(C)), delta
 
 
 def _check_result(model, result, cls=None, what: str = "result"):
@@ -291,8 +419,12 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     Theta, norm_error, ambiguous = _unscaled_minimum_norm(Xs, Theta_s, rank, c, inputs, bound, sv, model.tolerance)
     X = be.hstack(inputs, ones)
     # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
-    # and the readouts carry their own error, which a least-squares residual passes on
-    extra = (bound / sv[rank - 1] * fl.norm2(Y) if rank else 0.0) + noise * fl.norm2(Theta_s) + y_error
+    # and the readouts carry their own error, which a least-squares residual passes on.
+    # The residual is judged by its largest entry, and each column's residual moves
+    # by at most that times its own readouts' (and coefficients') norm: the largest
+    # column norm, not the spectral norm of all of them (up to sqrt(d) larger)
+    nY, nT = _largest_column_norm(Y), _largest_column_norm(Theta_s)
+    extra = (bound / sv[rank - 1] * nY if rank else 0.0) + noise * nT + y_error
     # the modelling tolerance is relative to the readouts; the rounding of X Θ is
     # at the size of |X| |Θ|, which a badly conditioned basis makes much larger
     size = max(be.scale(Xs, Theta_s), y_scale)
@@ -312,6 +444,21 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     if ambiguous:
         dec.detail["intercept_in_span"] = True
     return X, Theta, (dec if decided else _undecided(dec)), rank, decided
+
+
+def _largest_column_norm(A) -> float:
+    """An upper bound on the largest Euclidean norm of a column of ``A`` (float
+    side), the matrix scaled by a power of two first so that no square overflows
+    or underflows (a column of entries ``1e-170`` is not of norm zero)."""
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    if not A.size or not np.any(A):
+        return 0.0
+    e = int(fl.row_exponents(np.array([[float(np.max(np.abs(A)))]]))[0])
+    B = np.ldexp(A, -e)
+    return float(np.ldexp(np.sqrt(np.max(np.sum(B * B, axis=0))) * (1 + 4 * fl.UNIT_ROUNDOFF * A.shape[0]), e))
 
 
 def _unscaled_minimum_norm(Xs, Theta_s, rank: int, c: float, inputs, bound: float, sv, tol):
@@ -436,6 +583,8 @@ class RelationalLinearity:
     scale: float = 0.0
     """Float side: the scale of the readouts (``max(|X| |Θ|, |F_{S⊕q}| |P_Γ|)``)
     against which the residual was judged."""
+    gamma_decided: bool = True
+    """Float side: whether the dimension of ``Γ`` (of a token readout ``Γ_T``, computed through ``P_N``) was decided."""
 
     @property
     def holds(self) -> bool:
@@ -454,7 +603,8 @@ class RelationalLinearity:
         return None if self.gamma_q is None else self.gamma_q.shape[1]
 
 
-def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0) -> RelationalLinearity:
+def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0,
+                         gamma_in_N: bool = False) -> RelationalLinearity:
     r"""Decide whether ``model`` is relationally linear for the query given by
     ``pairs`` on ``Γ = span(columns of gamma)``:
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
@@ -466,6 +616,9 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     (float side) bounds the error of ``gamma`` itself when it was computed (the
     sine of the angle to the exact ``Γ``), which the readouts then carry at the
     size of the rows of ``F``.
+    With ``gamma_in_N`` the caller asserts that the exact ``Γ`` lies in ``N``
+    (a transported ``Γ~``): its error then reaches only the coordinates in
+    which ``g_0`` is not identically zero (:func:`readout_error`).
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [2, 0], [3, 0], [2, 1], [4, 1], [6, 1]], [[0, 0], [1, 0]])
@@ -492,23 +645,29 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     pairs = _check_pairs(model, pairs)
     be = model.backend
     basis, P, g_decided, own_error = _gamma_with_error(model, gamma)
-    gamma_error = float(gamma_error) + own_error
     FT = model.F[[t for _, t in pairs], :]
     Y = FT @ P
     y_error = 0.0
     if not be.exact:
-        import math
-
-        from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
-
-        # the readouts carry the rounding of F P_Γ and the error of Γ itself
-        y_error = (2 * float(gamma_error) + 4 * math.sqrt(model.d) * UNIT_ROUNDOFF) * norm2(FT)
-    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, be.scale(FT, P), reading, y_error)
+        # the readouts carry the rounding of F P_Γ and the error of Γ itself (a
+        # token readout lies in N by construction; a given Γ when the caller says so)
+        named = isinstance(gamma, readouts.TokenPairs)
+        direct = None
+        if named and not gamma_error:
+            direct = _token_direct(model, gamma, basis, [t for _, t in pairs])
+        y_error = readout_error(model, FT, basis, P, float(gamma_error) + own_error, in_N=named or gamma_in_N,
+                                direct=direct)
+    # The modelling tolerance is relative to the readouts themselves: |F_{S⊕q}| |P_Γ|
+    # counts a hidden component of f that P_Γ cancels (a change of basis of
+    # condition 1e8 makes it 1e8 times the readouts), which would let rtol
+    # cover an exact misfit. Their rounding is in y_error (readout_error).
+    y_scale = be.scale(FT, P) if be.exact else be.scale(Y)
+    X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, y_scale, reading, y_error)
     decided = r_decided and g_decided
     if not decided:
         decision = _undecided(decision)
     res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank, rank == len(pairs),
-                              decided=decided, rank_decided=r_decided,
+                              decided=decided, rank_decided=r_decided, gamma_decided=g_decided,
                               scale=max(be.scale(X, Theta), be.scale(FT, P)))
     if decision.holds:
         d = model.d
@@ -573,29 +732,176 @@ def _equivalent_certificate(a, b, certificate):
 
 
 def _transport_gamma(model, twin, gamma, cert):
-    """``(Γ~, decided, error)``: ``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a
-    basis of ``ker (I - P_Γ) B* V``; ``error`` bounds the sine of the angle
-    between the computed and the exact ``Γ~`` (float side; 0 when exact)."""
+    """``(Γ~, decided, error, readout_error)``: ``Γ~ = V C`` for a basis ``V`` of
+    ``Ñ`` and ``C`` a basis of ``ker (I - P_Γ) B* V``; ``error`` bounds the sine
+    of the angle between the computed and the exact ``Γ~``, ``readout_error``
+    what the twin's contexts can see of it (float side; 0 when exact): the
+    computed basis ``Q`` is within ``readout_error`` (Frobenius) of a basis ``Z``
+    of the exact ``Γ~`` up to a part that every ``f~(x)`` is orthogonal to, and
+    off ``Z`` only in coordinates where ``g~_0`` is not identically zero, so that
+    ``|F~ (Q - Z)| <= |F~ restricted to those| readout_error``
+    (:func:`_kernel_residual`). It never exceeds ``error``."""
     be = model.backend
     _, P, decided = _gamma(model, gamma)
     V = twin.basis_N
     if V.shape[1] == 0:
-        return be.zeros(twin.d, 0), decided, 0.0
+        return be.zeros(twin.d, 0), decided, 0.0, 0.0
     K = (be.eye(model.d) - P) @ cert.B @ V
     if be.exact:
         C = ql.nullspace(K)
-        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0
-    # K carries the errors of B* and of the basis of N~ (at the size of B*)
-    from allornone.numeric.linalg import norm2
+        return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0, 0.0
+    from allornone.numeric.linalg import _rank_of, norm2
 
+    # K carries the errors of B* and of the basis of N~ (at the size of B*)
     eps_N = twin.structure.errors.get("N", 0.0)
     noise = cert.errors.get("B", 0.0) + eps_N * norm2(cert.B)
     scale = be.scale(P, cert.B, V)
-    r, ok, sv, bound = _resolved_rank(K, scale, twin.tolerance, noise, scale)
+    tol = twin.tolerance
+    r, ok, sv, bound = _rank_of(K, scale, tol, noise)
+    Ut = V @ np.linalg.svd(K)[2][r:].T
     # the kernel moves by the noise over the smallest singular value kept out of it
     error = eps_N + (bound / sv[r - 1] if r else 0.0)
+    readout = error
+    low = float(sv[r - 1]) - bound if r else np.inf
+    if Ut.shape[1] and low > 0:
+        # The a priori noise composes the worst cases of B*, P_N and P~; measure
+        # instead how far the computed kernel is from the exact one
+        # (:func:`_kernel_residual`; it rests on EL1-EL3, which L = L~ gives by
+        # Theorem 5): within the tolerance, the cut directions are zero, and the
+        # kernel is off by that over sigma_r (Courant--Fischer, Weyl)
+        equivalent = cert.decision.holds or thm5.same_distribution(model, twin).holds
+        with np.errstate(over="ignore", invalid="ignore"):
+            tau, eta = _kernel_residual(model, twin, gamma, P, cert, Ut) if equivalent else (np.inf, np.inf)
+        if np.isfinite(tau):
+            error = min(error, eps_N + (tau / low if r else 0.0))
+            readout = min(error, eta + (tau / low if r else 0.0))
+        if r < min(K.shape) and not _resolves(tol, noise, scale) and not _resolves(tol, tau, scale):
+            # The kernel's dimension is also known when Γ ⊆ N is decided: EL3
+            # makes B* a bijection from Ñ onto N, so dim Γ~ = dim Γ; a computed
+            # rank that agrees with it (its kept singular values clear of the
+            # noise band) cuts no direction that might be merely small.
+            ok = equivalent and ok and Ut.shape[1] == _gamma(model, gamma)[0].shape[1] \
+                and decided and gamma_in_N(model, gamma).holds
+    elif r < min(K.shape) and not _resolves(tol, noise, scale):
+        ok = False
     ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
-    return V @ np.linalg.svd(K)[2][r:].T, ok, float(error)
+    return Ut, ok, float(error), float(readout)
+
+
+def _kernel_residual(model, twin, gamma, P, cert, Ut) -> tuple[float, float]:
+    r"""Float side: ``(tau, eta)``: an a posteriori bound ``tau`` on
+    ``||(I - P_Γ) B* ũ_j||`` (Frobenius over the columns ``ũ_j`` of ``Ut``,
+    orthonormal columns in the computed ``Ñ``), for the exact ``P_Γ`` and ``B*``,
+    and ``eta`` on the part of ``Ut`` off the exact ``SG~`` (``inf`` unless
+    ``Ut`` vanishes where ``g~_0`` does); ``inf`` when they cannot be formed. By Courant--Fischer the singular values of the exact
+    ``(I - P_Γ) B*`` on ``Ñ`` beyond the computed rank are then at most about
+    ``tau``, and the computed kernel is within ``tau / sigma_r`` of the exact one.
+
+    Needs EL1--EL3 (the caller checks them, or ``L = L~``). Then the exact
+    ``u = B* ũ`` lies in ``N`` and reads the contexts as ``ũ`` does: ``B*``
+    vanishes on ``Ñ^⊥`` (so on the part ``ũ_⊥`` of ``ũ`` off ``SG~``), and
+    ``F u = F~ P~ ũ_S = F~ ũ_S`` for the part ``ũ_S`` in ``SG~`` (F4, EL1, EL3;
+    ``SG~ ∩ Ñ^⊥ ⊆ SF~^⊥``). Likewise ``F`` does not see the part of any vector
+    in ``SG ∩ N^⊥``. So for the computed ``u_c = B_c ũ``, ``e = P_N P_SG u_c - u``
+    lies in ``N`` with ``F e = (F u_c - F~ ũ) - F (I - P_SG) u_c + F~ ũ_⊥``, and
+    ``F`` is injective on ``N``: ``|e| <= |F e| / sigma_min(F|N)``.
+
+    The residual ``F u_c - F~ ũ`` is formed with correctly rounded dot products
+    (contexts scaled by common powers of two), so the large terms of a hidden
+    component cancel exactly. The parts off ``SG`` and ``SG~`` are bounded by
+    what the vectors have off the computed bases of ``SG`` (measured) plus those
+    bases' angles -- not by the angles of ``N`` and ``Ñ``, which divide by the
+    cosines between ``SF`` and ``SG`` -- and are read by ``F`` only in the
+    coordinates where ``g_0`` is not identically zero (the vectors vanish in the
+    others, checked, as does every exact ``SG``: :func:`_silent_coordinates`)."""
+    import math
+
+    from allornone.numeric import linalg as fl
+    from allornone.numeric.equivalence import _common_exponents
+
+    u = fl.UNIT_ROUNDOFF
+    if Ut.shape[1] == 0:
+        return 0.0, 0.0
+    VN = model.basis_N
+    G = _as_matrix(model, gamma, "gamma") if not isinstance(gamma, readouts.TokenPairs) else None
+    if VN.shape[1] == 0 or G is None or G.shape[1] == 0:
+        return math.inf, math.inf
+    F, Ft = model.F, twin.F
+    ex = _common_exponents(F, Ft)
+    Fs, Fts = fl.scale_rows(F, ex), fl.scale_rows(Ft, ex)
+    Uc = cert.B @ Ut
+    d, dt = model.d, twin.d
+    sa, sb = model.structure, twin.structure
+
+    def confined(silent, vectors):
+        return bool(np.any(silent)) and not np.any(vectors[silent])
+
+    def live_norm(X, silent, vectors):
+        # F reads a vector that vanishes where g_0 does only in the other coordinates
+        return fl.norm2(X[:, ~silent] if confined(silent, vectors) else X)
+
+    def off_sg(X, BG, eG, dim):
+        # |(I - P_SG) X|_F for the exact SG: off the computed basis (measured,
+        # with the rounding of the two products) plus the basis's angle
+        nX = float(np.linalg.norm(X))
+        meas = float(np.linalg.norm(X - BG.T @ (BG @ X)))
+        return meas + (eG + 4 * (dim + 2) * u) * nX * 1.01
+
+    sil_a, sil_b = _silent_coordinates(model), _silent_coordinates(twin)
+    eta_b = off_sg(Ut, sb.basis_SG, sb.errors.get("SG", 0.0), dt)
+    Fb_live = live_norm(Fts, sil_b, Ut)
+    Fb_live_confined = confined(sil_b, Ut) or not np.any(sil_b)
+
+    def residual(Uc):
+        # F u_c - F~ ũ, each entry correctly rounded (error: half an ulp of itself)
+        res = np.empty((F.shape[0], Ut.shape[1]))
+        tiny = 0.0
+        for j in range(Ut.shape[1]):
+            out = fl.rounded_dots([(Fs, np.broadcast_to(Uc[:, j], Fs.shape)),
+                                   (Fts, np.broadcast_to(-Ut[:, j], Fts.shape))])
+            if out is None:
+                return None, 0.0
+            res[:, j] = out[0]
+            tiny += out[1]
+        return res, tiny
+
+    # The bound holds for any u_c; B_c ũ carries the certificate's own error,
+    # which iterative refinement on the accurate residual removes: a step
+    # within the computed N by least squares on F (the bases are the model's own)
+    res, tiny = residual(Uc)
+    if res is None:
+        return math.inf, math.inf
+    FV = Fs @ VN
+    for _ in range(2):
+        step = VN @ np.linalg.lstsq(FV, res, rcond=None)[0]
+        new_res, new_tiny = residual(Uc - step)
+        if new_res is None or not np.linalg.norm(new_res) < np.linalg.norm(res):
+            break
+        Uc, res, tiny = Uc - step, new_res, new_tiny
+    eta_a = off_sg(Uc, sa.basis_SG, sa.errors.get("SG", 0.0), d)
+    Fa_live = live_norm(Fs, sil_a, np.hstack([Uc, VN]))
+    n_Fe = float(np.linalg.norm(res)) * (1 + 2 * u) + tiny * math.sqrt(res.size) \
+        + Fa_live * eta_a + Fb_live * eta_b
+    # sigma_min of F on the exact N, from F on the computed basis and the angle of N
+    e_v = sa.errors.get("N", 0.0) + 4 * math.sqrt(d) * u
+    s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (d + 2) * u * float(
+        np.linalg.norm(np.abs(Fs) @ np.abs(VN)))
+    low = s_min * (1 - 2 * e_v) - Fa_live * e_v
+    if low <= 0 or not math.isfinite(n_Fe):
+        return math.inf, math.inf
+    nU = float(np.linalg.norm(Uc))
+    # u_c - u = e + (I - P_N P_SG) u_c: its part off the computed N (measured)
+    # and the angle of N, and its part off SG
+    off_N = float(np.linalg.norm(Uc - VN @ (VN.T @ Uc))) + (e_v + 4 * (d + 2) * u) * nU * 1.01
+    e_u = n_Fe / low + off_N + eta_a
+    # (I - P_Γ) u_c with the computed projector, plus its error: the basis of Γ
+    # was computed from the given columns (Wedin: their SVD's backward error
+    # over the smallest kept singular value)
+    g_err = fl.row_basis_with_error(G.T, model.backend.scale(G), model.tolerance)[2]
+    kappa = float(np.linalg.norm(Uc - P @ Uc)) * 1.01 + (2 * g_err + 8 * math.sqrt(d) * u) * nU
+    tau, eta = float(kappa + e_u), float(eta_b if Fb_live_confined else math.inf)
+    # (a sum of squares may overflow at the extremes of binary64: no bound then)
+    return (tau if math.isfinite(tau) else math.inf), (eta if math.isfinite(eta) else math.inf)
 
 
 def transport_gamma(model, twin, gamma, certificate=None):
@@ -665,7 +971,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
                              "(Appendix D.1); Theorem 14 does not transport it")
     if not gamma_in_N(model, result.gamma).holds:
         raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
-    gt, gt_decided, gt_error = _transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error, _ = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
     bt = Pt @ cert.B.T @ result.b
@@ -968,11 +1274,12 @@ def _analyse(models, params) -> _Analysis:
 
         token_pair(a, params["probe"], "probe")
     cert = thm5.el_certificate(a, b)
-    gamma_t, gt_decided, gt_error = _transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided, _, gt_readout = _transport_gamma(a, b, gamma, cert)
     results = {}
-    for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_error)):
+    # (the twin's readouts on Γ~ carry what its contexts can see of Γ~'s error)
+    for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_readout)):
         for reading in READINGS:
-            r = relational_linearity(model, pairs, g, reading, gamma_error=g_err)
+            r = relational_linearity(model, pairs, g, reading, gamma_error=g_err, gamma_in_N=bool(name))
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             results[(name, reading)] = r if gt_decided or not name else _mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
@@ -985,7 +1292,9 @@ def _analyse(models, params) -> _Analysis:
             results[(name + "T", reading)] = relational_linearity(model, pairs, T, reading)
     criteria = tuple(log_odds_criterion(m, pairs, T) for m in (a, b))
     dims = [gamma_t.shape[1], results[("T", "M")].dim_gamma]
-    seen = a.backend.decision(min(dims) > 0, decided=gt_decided and results[("T", "M")].decided,
+    # whether a readout is {0} is a question about its dimension alone, not
+    # about the fit on it (the regressors' rank, Γ_q)
+    seen = a.backend.decision(min(dims) > 0, decided=gt_decided and results[("T", "M")].gamma_decided,
                               dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
     out = _Analysis(gamma, gamma_t, cert, thm5.same_distribution(a, b), gamma_in_N(a, gamma), results, enough,
                     T, gamma_T, criteria, seen)
