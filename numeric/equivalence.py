@@ -502,7 +502,10 @@ def linear_identification(a, b) -> FloatIdentification:
     Fb_pinv, sF = _pinv_parts(Fb, rF)
     A0 = (Fb_pinv @ Fa).T
     nA0 = float(fl.norm2(A0)) if A0.size else 0.0
-    dA0 = (c * (fl.norm2(Fa) + nA0 * fl.norm2(Fb)) / sF) if rF else 0.0
+    # the solves' errors with the rotation of the column spaces counted
+    # (_solution_error); where the systems are inconsistent no A exists, and
+    # these bounds serve only "fails" verdicts, which are then right anyway
+    dA0 = _solution_error(c * fl.norm2(Fa), c * fl.norm2(Fb), nA0, sF) if rF else 0.0
     P_perp = np.eye(d) - sb.P_F
     D = Gb - Ga @ A0
     Ga_pinv, sG = _pinv_parts(Ga, rG)
@@ -510,9 +513,12 @@ def linear_identification(a, b) -> FloatIdentification:
     Ap = A0 + X @ P_perp
     nAp = float(fl.norm2(Ap))
     nD = float(fl.norm2(D)) if D.size else 0.0
-    dAp = dA0 * (1 + (fl.norm2(Ga) / sG if rG else 0.0)) + (
-        (c * (nD + fl.norm2(Ga) * fl.norm2(X)) + np.linalg.norm(Eb) + np.linalg.norm(Ea) * nA0)
-        / sG if rG else 0.0) + sb.errors.get("SF", 0.0) * float(fl.norm2(X))
+    nX, nGa = float(fl.norm2(X)), float(fl.norm2(Ga))
+    with np.errstate(invalid="ignore", over="ignore"):
+        # D = G~_0 - G_0 A_0 carries the products' rounding, the data errors and A_0's error
+        dD = c * (nD + nGa * nA0) + nGa * dA0 + float(np.linalg.norm(Eb)) + float(np.linalg.norm(Ea)) * nA0
+        dX = _solution_error(dD, c * nGa + float(np.linalg.norm(Ea)), nX, sG) if rG else 0.0
+        dAp = dA0 + dX + sb.errors.get("SF", 0.0) * nX
     # the two systems, context by context and token by token (an infinite error
     # bound times a zero row is no bound: NaN, which leaves the check undecided)
     R1 = Fa.T - Ap @ Fb.T

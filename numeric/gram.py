@@ -705,7 +705,7 @@ def _certificate(a, b, P: _Pair, tol) -> feq.FloatCertificate:
     n2b = grow * fl.norm2(Rb) + eps
     dY = ((eN + c) * n2a + nEa) if on else 0.0
     dZ = ((tN + c) * n2b + nEb) if on_t else 0.0
-    dW = (dY + nW * dZ) / smin if sb.k else 0.0
+    dW = feq._solution_error(dY, dZ, nW, smin) if sb.k else 0.0
     err = (((eN + c) * nXa + nEa) if on else 0.0) + nW * (((tN + c) * nXb + nEb) if on_t else 0.0) + dW * (grow * nZ + eps)
     # measured: the residual in [lo, hi]; the route's own rounding goes to the bound
     sides = (1.0 if on else 0.0) + (nW if on_t else 0.0)
