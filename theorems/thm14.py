@@ -604,7 +604,7 @@ class RelationalLinearity:
 
 
 def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0,
-                         gamma_in_N: bool = False) -> RelationalLinearity:
+                         gamma_in_N: bool = False, _through=None) -> RelationalLinearity:
     r"""Decide whether ``model`` is relationally linear for the query given by
     ``pairs`` on ``Γ = span(columns of gamma)``:
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
@@ -657,6 +657,24 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             direct = _token_direct(model, gamma, basis, [t for _, t in pairs])
         y_error = readout_error(model, FT, basis, P, float(gamma_error) + own_error, in_N=named or gamma_in_N,
                                 direct=direct)
+        # A transported Γ~ (``_through``, :func:`_twin_readout_residual`): the
+        # readouts (F~_T Q) Q^T from correctly rounded F~_T Q, against a basis Z of
+        # the exact Γ~ that the contexts see through the original model. Y' =
+        # F~_T Z Q^T fits exactly when the exact readouts do (Q^T Q is invertible),
+        # and |Y - Y'| <= |F~_T (Q - Z)| |Q| plus the rounding of the product.
+        tw = _through(basis) if _through is not None and not named else None
+        if tw is not None:
+            from allornone.numeric import linalg as fl
+
+            FQ, R, Rerr = tw[:3]
+            idx = [t for _, t in pairs]
+            FQt = FQ[idx]
+            Yd = FQt @ basis.T
+            nQ = fl.norm2(basis) * (1 + 4 * fl.UNIT_ROUNDOFF)
+            e_d = (fl.norm2(R[idx]) + fl.norm2(Rerr[idx])) * 1.01 * nQ \
+                + 1.01 * (basis.shape[1] + 2) * fl.UNIT_ROUNDOFF * fl.norm2(np.abs(FQt) @ np.abs(basis.T))
+            if e_d < y_error:
+                Y, y_error = Yd, float(e_d)
     # The modelling tolerance is relative to the readouts themselves: |F_{S⊕q}| |P_Γ|
     # counts a hidden component of f that P_Γ cancels (a change of basis of
     # condition 1e8 makes it 1e8 times the readouts), which would let rtol
@@ -902,6 +920,98 @@ def _kernel_residual(model, twin, gamma, P, cert, Ut) -> tuple[float, float]:
     tau, eta = float(kappa + e_u), float(eta_b if Fb_live_confined else math.inf)
     # (a sum of squares may overflow at the extremes of binary64: no bound then)
     return (tau if math.isfinite(tau) else math.inf), (eta if math.isfinite(eta) else math.inf)
+
+
+def _twin_readout_residual(model, twin, gamma, basis):
+    r"""Float side: the twin's readouts on a computed basis ``Q`` of ``Γ~``,
+    measured through the original model's contexts. Returns
+    ``(FQ, R, R_err, Rc)`` (one row per context) or None: ``FQ`` is ``F~ Q``, each
+    entry correctly rounded, and ``|F~[x] (Q - Z)| <= |R[x]| + R_err[x]``
+    (entrywise) for a basis ``Z`` of the exact ``Γ~`` within ``1/gap`` of ``Q``.
+
+    Needs ``Γ ⊆ N`` and EL1--EL3 (the caller checks them, or ``L = L~``). Then
+    ``B*`` maps ``Ñ`` onto ``N``, and for ``ũ ∈ Ñ`` the exact ``F B* ũ = F~ ũ``
+    (:func:`_kernel_residual`). For any ``Rc`` the columns ``w = G Rc`` of the
+    given ``G`` lie in ``Γ ⊆ N``, so ``Z = (B*|Ñ)^{-1}(G Rc)`` lies in ``Γ~`` and
+    ``F~ Z = (F G) Rc`` exactly: the twin's readouts are the original model's,
+    and ``F~ (Q - Z) = F~ Q - (F G) Rc`` is measured with correctly rounded dot
+    products -- neither the certificate's error nor that of ``Γ~`` enters.
+    ``Rc`` is the least-squares fit of ``F~ Q`` by ``F G``.
+
+    ``Z`` is close to ``Q``: ``e = P_Ñ P_SG~ Q - Z`` lies in ``Ñ``, on which
+    ``F~`` is injective, with ``F~ e = F~ (Q - Z) - F~ (I - P_SG~) Q`` (``F~`` does
+    not see ``SG~ ∩ Ñ^⊥``), and ``Q - Z = e + (I - P_Ñ P_SG~) Q``; the parts off
+    ``Ñ`` and ``SG~`` are measured off the computed bases plus their angles. So
+    ``Z`` has the dimension of ``Q`` and the fit of ``F~ Z`` has the misfit of
+    the exact readouts up to that factor; beyond ``1/gap`` the bound is not used."""
+    import math
+
+    from allornone.numeric import linalg as fl
+
+    if isinstance(gamma, readouts.TokenPairs) or model.input_error or twin.input_error or basis.shape[1] == 0:
+        return None
+    u = fl.UNIT_ROUNDOFF
+    G = _as_matrix(model, gamma, "gamma")
+    F, Ft = model.F, twin.F
+    r, rg = basis.shape[1], G.shape[1]
+    if rg == 0:
+        return None
+
+    def dots(A, X):
+        # A X, each entry correctly rounded; (values, underflow bound)
+        out, tiny = np.empty((A.shape[0], X.shape[1])), 0.0
+        for j in range(X.shape[1]):
+            got = fl.rounded_dots([(A, np.broadcast_to(X[:, j], A.shape))])
+            if got is None:
+                return None, 0.0
+            out[:, j], tiny = got[0], tiny + got[1]
+        return out, tiny
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        FQ, t1 = dots(Ft, basis)
+        H, t2 = dots(F, G)
+        if FQ is None or H is None:
+            return None
+        Rc = np.linalg.lstsq(H, FQ, rcond=None)[0]
+        HR = H @ Rc
+        R = FQ - HR
+        # FQ and H to half an ulp (and underflow), the product H Rc (Higham) with
+        # H's own error carried by |Rc|, and the subtraction's rounding
+        Rerr = 1.01 * u * (np.abs(FQ) + np.abs(R)) + 1.01 * (rg + 3) * u * (np.abs(H) @ np.abs(Rc)) \
+            + t1 + t2 * float(np.abs(Rc).sum())
+        if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Rerr))):
+            return None
+        # how far Z is from Q, in rows scaled by powers of two (exact; any scaling
+        # of the contexts keeps F~ injective on Ñ)
+        ex = fl.row_exponents(Ft)
+        Fs = fl.scale_rows(Ft, ex)
+        Rs = fl.scale_rows(np.abs(R) + Rerr, ex)
+        sb = twin.structure
+        V, dt = twin.basis_N, twin.d
+        if V.shape[1] < r:
+            return None
+        silent = _silent_coordinates(twin)
+        # (F~ reads vectors that vanish where g~_0 does only in the other coordinates)
+        confined = np.any(silent) and not np.any(basis[silent]) and not np.any(V[silent])
+        live = Fs[:, ~silent] if confined else Fs
+        BG = sb.basis_SG
+        nQ = float(np.linalg.norm(basis))
+        eta = float(np.linalg.norm(basis - BG.T @ (BG @ basis))) \
+            + (sb.errors.get("SG", 0.0) + 4 * (dt + 2) * u) * nQ * 1.01
+        e_v = sb.errors.get("N", 0.0) + 4 * math.sqrt(dt) * u
+        FV = Fs @ V
+        s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (dt + 2) * u * float(
+            np.linalg.norm(np.abs(Fs) @ np.abs(V)))
+        n_live = fl.norm2(live)
+        low = s_min * (1 - 2 * e_v) - n_live * e_v
+        if not low > 0:
+            return None
+        e = (float(np.linalg.norm(Rs)) * 1.01 + n_live * eta) / low
+        off_N = float(np.linalg.norm(basis - V @ (V.T @ basis))) + (e_v + 4 * (dt + 2) * u) * nQ * 1.01
+        close = e + off_N + eta
+    if not (math.isfinite(close) and close * twin.tolerance.gap <= 1.0):
+        return None
+    return FQ, R, Rerr, Rc
 
 
 def transport_gamma(model, twin, gamma, certificate=None):
@@ -1277,9 +1387,18 @@ def _analyse(models, params) -> _Analysis:
     gamma_t, gt_decided, _, gt_readout = _transport_gamma(a, b, gamma, cert)
     results = {}
     # (the twin's readouts on Γ~ carry what its contexts can see of Γ~'s error)
+    same = thm5.same_distribution(a, b)
+    in_N = gamma_in_N(a, gamma)
+    # (the twin's readouts measured through the original model's contexts need
+    # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
+    through = None
+    if not a.backend.exact and in_N.holds and (cert.decision.holds or same.holds):
+        def through(basis):
+            return _twin_readout_residual(a, b, gamma, basis)
     for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_readout)):
         for reading in READINGS:
-            r = relational_linearity(model, pairs, g, reading, gamma_error=g_err, gamma_in_N=bool(name))
+            r = relational_linearity(model, pairs, g, reading, gamma_error=g_err, gamma_in_N=bool(name),
+                                     _through=through if name else None)
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             results[(name, reading)] = r if gt_decided or not name else _mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
@@ -1296,7 +1415,7 @@ def _analyse(models, params) -> _Analysis:
     # about the fit on it (the regressors' rank, Γ_q)
     seen = a.backend.decision(min(dims) > 0, decided=gt_decided and results[("T", "M")].gamma_decided,
                               dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
-    out = _Analysis(gamma, gamma_t, cert, thm5.same_distribution(a, b), gamma_in_N(a, gamma), results, enough,
+    out = _Analysis(gamma, gamma_t, cert, same, in_N, results, enough,
                     T, gamma_T, criteria, seen)
     _CACHE[a] = (weakref.ref(b), params, out)
     return out
