@@ -301,3 +301,13 @@ def test_twin_readouts_through_f_need_the_closeness_of_z(monkeypatch):
     far = basis + 1e-2 * rng.standard_normal(basis.shape)
     far /= np.linalg.norm(far, axis=0)
     assert thm14._twin_readout_residual(a, b, gamma, far) is None
+
+
+@pytest.mark.parametrize("index, truth", [(24, Truth.HOLDS), (19, Truth.FAILS)])
+def test_twin_steering_through_f_decides_the_twin(index, truth):
+    # steering in the twin on Γ~ after a change of basis of the pair: decided only
+    # with the twin's readouts measured through f
+    _, inst = transform_instance("steering", "change of basis", 0, index)
+    rec = get_record("steering")
+    assert rec.evaluate(inst, "exact").atoms["steered~"].truth is truth
+    assert rec.evaluate(inst, "float").atoms["steered~"].truth is truth

@@ -109,7 +109,7 @@ def _constant_rows(be, D, *factors):
     return be.vanishes(be.minus_row(D, 0), *factors)
 
 
-def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False) -> Steering:
+def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False, _through=None) -> Steering:
     r"""Decide linear steering for the query ``pairs`` on
     ``Γ = span(columns of gamma)``: is there ``v`` with
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma (f(s) + v)` for every pair?
@@ -184,6 +184,22 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
         per_row = thm14.readout_error(model, diff, basis, P, g_error, in_N=named or gamma_in_N, direct=direct) \
             + 1.01 * u * (norm2(np.abs(diff) @ np.abs(P))
                           + norm2(diff) * (2 * g_error + 4 * math.sqrt(model.d) * u))
+        # A transported Γ~ (``_through``: thm14._twin_readout_residual): the
+        # differences (F~_T Q - F~_S Q) Q^T from correctly rounded F~ Q, against
+        # (F~_T - F~_S) Z Q^T for a basis Z of the exact Γ~ within 1/gap of Q,
+        # which is steered exactly when the exact readouts are; each F~ Q is off
+        # F~ Z by |R| + R_err and its half ulp, the subtraction rounds once
+        tw = _through(basis) if _through is not None and not named else None
+        if tw is not None:
+            FQ, R, Rerr = tw[:3]
+            it, is_ = [t for _, t in pairs], [s for s, _ in pairs]
+            dQ = FQ[it] - FQ[is_]
+            off = np.abs(R[it]) + np.abs(R[is_]) + Rerr[it] + Rerr[is_] \
+                + u * (np.abs(FQ[it]) + np.abs(FQ[is_]) + np.abs(dQ))
+            nQ = norm2(basis) * (1 + 4 * u)
+            e_d = 1.01 * norm2(off) * nQ + 1.01 * (basis.shape[1] + 2) * u * norm2(np.abs(dQ) @ np.abs(basis.T))
+            if e_d < per_row:
+                D, per_row = dQ @ basis.T, float(e_d)
         extra = 2 * per_row
         # the modelling tolerance is relative to the readouts' differences, not
         # to |f| |P_Γ|, which counts hidden components that P_Γ cancels; their
@@ -412,9 +428,16 @@ def _analyse(models, params) -> _Analysis:
     cert = thm5.el_certificate(a, b)
     gamma_t, gt_decided, _, gt_readout = thm14._transport_gamma(a, b, gamma, cert)
     be = a.backend
+    same, in_N = thm5.same_distribution(a, b), thm14.gamma_in_N(a, gamma)
+    # (the twin's readouts measured through the original model's contexts need
+    # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
+    through = None
+    if not be.exact and in_N.holds and (cert.decision.holds or same.holds):
+        def through(basis):
+            return thm14._twin_readout_residual(a, b, gamma, basis)
     results = {
         "steered": steering(a, pairs, gamma),
-        "steered~": steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True),
+        "steered~": steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True, _through=through),
         "steered_T": steering(a, pairs, T),
         "steered_T~": steering(b, pairs, T),
         "raw_steered": steering(a, pairs, be.eye(a.d)),
@@ -429,7 +452,6 @@ def _analyse(models, params) -> _Analysis:
     dims = (gamma_t.shape[1], results["steered_T"].dim_gamma)
     evidence = be.decision(len(pairs) >= 2 and min(dims) > 0, decided=gt_decided and results["steered_T"].decided,
                            pairs=len(pairs), dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
-    same, in_N = thm5.same_distribution(a, b), thm14.gamma_in_N(a, gamma)
     transported = None
     if same.holds and cert.decision.holds and in_N.holds and results["steered"].holds:
         transported = transport_steering(a, b, results["steered"], cert)

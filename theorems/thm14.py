@@ -661,7 +661,7 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         # readouts (F~_T Q) Q^T from correctly rounded F~_T Q, against a basis Z of
         # the exact Γ~ that the contexts see through the original model. Y' =
         # F~_T Z Q^T fits exactly when the exact readouts do (Q^T Q is invertible),
-        # and |Y - Y'| <= |F~_T (Q - Z)| |Q| plus the rounding of the product.
+        # and |Y - Y'| <= |F~_T Q_computed - F~_T Z| |Q| plus the rounding of the product.
         tw = _through(basis) if _through is not None and not named else None
         if tw is not None:
             from allornone.numeric import linalg as fl
@@ -671,7 +671,8 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             FQt = FQ[idx]
             Yd = FQt @ basis.T
             nQ = fl.norm2(basis) * (1 + 4 * fl.UNIT_ROUNDOFF)
-            e_d = (fl.norm2(R[idx]) + fl.norm2(Rerr[idx])) * 1.01 * nQ \
+            # (F~_T Q is off the exact F~_T Q by half an ulp, besides R's own bound)
+            e_d = (fl.norm2(R[idx]) + fl.norm2(Rerr[idx]) + fl.UNIT_ROUNDOFF * fl.norm2(FQt)) * 1.01 * nQ \
                 + 1.01 * (basis.shape[1] + 2) * fl.UNIT_ROUNDOFF * fl.norm2(np.abs(FQt) @ np.abs(basis.T))
             if e_d < y_error:
                 Y, y_error = Yd, float(e_d)
