@@ -311,3 +311,32 @@ def test_twin_steering_through_f_decides_the_twin(index, truth):
     rec = get_record("steering")
     assert rec.evaluate(inst, "exact").atoms["steered~"].truth is truth
     assert rec.evaluate(inst, "float").atoms["steered~"].truth is truth
+
+
+def test_token_through_bounds_the_exact_residual():
+    # F (Q - Z) for Z = P_N D C: F P_N D = F D exactly, so F Q - (F D) C is the
+    # exact residual; the computed one is within R_err of it
+    _, inst = transform_instance("thm14", "change of basis", 0, 7)
+    em = inst.models[1]
+    m = inst.realise("float")[1]
+    T = thm14._params_tokens(m, inst.params)
+    basis = thm14._gamma_with_error(m, T)[0]
+    FQ, R, Rerr = thm14._token_through(m, T, basis)
+    G = thm14.readouts.token_readout(m, T)
+    C = np.linalg.svd(G, full_matrices=False)[2][:basis.shape[1]].T / np.linalg.svd(G, compute_uv=False)[:basis.shape[1]]
+    F = [[Fraction(v) for v in row] for row in em.F.to_fractions()]
+    Gx = [[Fraction(v) for v in row] for row in em.G.to_fractions()]
+    D = [[Gx[a][k] - Gx[b][k] for a, b in T.pairs] for k in range(m.d)]
+    exact = [[x - y for x, y in zip(r1, r2)]
+             for r1, r2 in zip(_matmul(F, _fractions(basis)), _matmul(_matmul(F, D), _fractions(C)))]
+    assert np.any(R)
+    for i, row in enumerate(exact):
+        for j, v in enumerate(row):
+            assert abs(v - Fraction(float(R[i, j]))) <= Fraction(float(Rerr[i, j]))
+
+
+def test_token_readouts_through_f_decide():
+    _, inst = transform_instance("thm14", "change of basis", 0, 7)
+    rec = get_record("thm14")
+    assert rec.evaluate(inst, "exact").atoms["rel_lin_T~"].truth is Truth.HOLDS
+    assert rec.evaluate(inst, "float").atoms["rel_lin_T~"].truth is Truth.HOLDS

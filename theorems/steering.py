@@ -190,6 +190,8 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
         # which is steered exactly when the exact readouts are; each F~ Q is off
         # F~ Z by |R| + R_err and its half ulp, the subtraction rounds once
         tw = _through(basis) if _through is not None and not named else None
+        if named and not gamma_error:
+            tw = thm14._token_through(model, gamma, basis)
         if tw is not None:
             FQ, R, Rerr = tw[:3]
             it, is_ = [t for _, t in pairs], [s for s, _ in pairs]

@@ -328,6 +328,56 @@ def _token_readout_residual(model, T, basis):
     return R, Rerr, C, float(delta)
 
 
+def _token_through(model, T, basis):
+    r"""Float side: ``(FQ, R, R_err)`` as :func:`_twin_readout_residual` gives
+    them, for the computed basis ``Q`` of a token readout ``Γ_T``: ``FQ = F Q``
+    correctly rounded and ``|F[x] (Q - Z)| <= |R[x]| + R_err[x]`` for the basis
+    ``Z = P_N D C`` of the exact ``Γ_T`` of :func:`_token_readout_residual`
+    (within ``1/gap`` of ``Q`` by the rank decision). ``F P_N D = F D`` exactly
+    (F4), so ``F (Q - Z) = F Q - (F D) C``, with ``F Q`` and ``F D`` (the exact
+    differences, TwoSum) correctly rounded: neither ``|F|`` nor ``Q``'s distance
+    from ``G C`` enters. None when it cannot be formed."""
+    from allornone.numeric import linalg as fl
+
+    if model.input_error or basis.shape[1] == 0:
+        return None
+    u = fl.UNIT_ROUNDOFF
+    G = readouts.token_readout(model, T)
+    ga = np.vstack([model.G[a] for a, _ in T.pairs]).T
+    gb = np.vstack([model.G[b] for _, b in T.pairs]).T
+    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
+    U, S, Vt = np.linalg.svd(G, full_matrices=False)
+    r = basis.shape[1]
+    if r > S.size or S[r - 1] <= 0:
+        return None
+    C = Vt[:r].T / S[:r]
+    F = model.F
+    FQ = np.empty((F.shape[0], r))
+    FD = np.empty((F.shape[0], D.shape[1]))
+    tiny = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(r):
+            out = fl.rounded_dots([(F, np.broadcast_to(basis[:, j], F.shape))])
+            if out is None:
+                return None
+            FQ[:, j], tiny = out[0], tiny + out[1]
+        t_fd = 0.0
+        for j in range(D.shape[1]):
+            out = fl.rounded_dots([(F, np.broadcast_to(D[:, j], F.shape)), (F, np.broadcast_to(E[:, j], F.shape))])
+            if out is None:
+                return None
+            FD[:, j], t_fd = out[0], t_fd + out[1]
+        FDC = FD @ C
+        R = FQ - FDC
+        # F Q and F D to half an ulp (and underflow), the product (F D) C
+        # (Higham) with F D's own error carried by |C|, the subtraction's rounding
+        Rerr = 1.01 * u * (np.abs(FQ) + np.abs(R)) + 1.01 * (D.shape[1] + 3) * u * (np.abs(FD) @ np.abs(C)) \
+            + tiny + t_fd * float(np.abs(C).sum())
+    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Rerr))):
+        return None
+    return FQ, R, Rerr
+
+
 def _token_direct(model, T, basis, plus, minus=()):
     """``(a, delta)`` for :func:`readout_error` on the rows ``F[plus] - F[minus]``
     (``minus`` empty, or as long as ``plus``) of a token readout's basis, from
@@ -663,6 +713,8 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         # F~_T Z Q^T fits exactly when the exact readouts do (Q^T Q is invertible),
         # and |Y - Y'| <= |F~_T Q_computed - F~_T Z| |Q| plus the rounding of the product.
         tw = _through(basis) if _through is not None and not named else None
+        if named and not gamma_error:
+            tw = _token_through(model, gamma, basis)
         if tw is not None:
             from allornone.numeric import linalg as fl
 
