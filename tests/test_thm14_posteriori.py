@@ -340,3 +340,33 @@ def test_token_readouts_through_f_decide():
     rec = get_record("thm14")
     assert rec.evaluate(inst, "exact").atoms["rel_lin_T~"].truth is Truth.HOLDS
     assert rec.evaluate(inst, "float").atoms["rel_lin_T~"].truth is Truth.HOLDS
+
+
+# -- reading M decided on the logits of S ------------------------------------------------
+
+@pytest.mark.parametrize("transform, index, atoms", [
+    ("change of basis", 24, ("rel_lin_M", "rel_lin_M~", "rel_lin_T_M~")),   # planted reading M: holds
+    ("change of basis", 5, ("rel_lin_M", "rel_lin_M~", "rel_lin_T_M~")),    # D.1: reading M fails
+    ("hidden coordinates", 3, ("rel_lin_M", "rel_lin_M~", "rel_lin_T_M~")),  # not relationally linear
+    ("hidden coordinates", 13, ("rel_lin_M",)),                              # D.1 with a hidden coordinate
+])
+def test_reading_M_decided_on_the_logits(transform, index, atoms):
+    # the error of P_M (at the size of the raw rows) leaves these open; the same
+    # system on [L_S, 1] decides them, and agrees with the exact verdict
+    _, inst = transform_instance("thm14", transform, 0, index)
+    rec = get_record("thm14")
+    exact, got = rec.evaluate(inst, "exact").atoms, rec.evaluate(inst, "float").atoms
+    for atom in atoms:
+        assert got[atom].truth is exact[atom].truth, atom
+
+
+def test_logit_regressors_span_the_projected_inputs_exactly():
+    # the premise: col(F_S P_M) = col(F_S G_0^T) on exact models, hidden components
+    # and coordinates included
+    for transform, index in (("change of basis", 5), ("hidden coordinates", 3), ("hidden components", 0)):
+        _, inst = transform_instance("thm14", transform, 0, index)
+        for m in inst.models:
+            S = [s for s, _ in inst.params["pairs"]]
+            FS = m.F[S, :]
+            X, L = FS @ m.projector_M, FS @ m.G0.T
+            assert ql.rank(X) == ql.rank(L) == ql.rank(m.backend.hstack(X, L))

@@ -486,6 +486,16 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
         # within the tolerance of the readouts cannot tell a small misfit from
         # none: a change of basis of condition 1e8 shrinks an exact misfit that much
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    on_logits = False
+    if reading == "M" and (dec.undecided or not decided) and model.structure.decided:
+        # the same question without P_M: the fit on the logits of S decides it
+        # where the error of P_M leaves it open (both decisions are sound; they
+        # differ only in what they leave undecided)
+        alt = _regress_logits(model, pairs, Y, y_scale, y_error)
+        if alt is not None:
+            # (its rank, that of [F_S P_M, 1], is decided there too; Θ and the
+            # rank reported stay those of the fit on P_M, undecided as they were)
+            dec, on_logits = Decision(alt.truth, dec.residual, dec.tolerance, {**dec.detail, "on_logits": alt}), True
     decided = decided and (reading == "any" or model.structure.decided)
     # how far the fitted map can be from the exact one: (dY + dX |Θ|) / sigma_r
     if rank:
@@ -493,7 +503,58 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
         dec.detail["theta_error"] = norm_error(e_s)
     if ambiguous:
         dec.detail["intercept_in_span"] = True
-    return X, Theta, (dec if decided else _undecided(dec)), rank, decided
+    return X, Theta, (dec if decided or on_logits else _undecided(dec)), rank, decided
+
+
+def _regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
+    r"""Float side, reading ``M``: whether ``Y`` fits ``[F_S P_M, 1]``, decided on
+    ``[L_S, 1]`` instead (``L_S = F_S G_0^T``, the logits of the contexts ``S``);
+    None when it cannot be formed.
+
+    Exactly, ``G_0 P_M f = G_0 f`` for every context (the logits see only the
+    ``M``-component), so ``L_S = F_S B_M (B_M^T G_0^T)`` for a basis ``B_M`` of
+    ``M``, and ``B_M^T G_0^T`` (``k x n``) has rank ``k = rank L``: the columns of
+    ``L_S`` span those of ``F_S P_M``. The two systems are consistent together,
+    and ``L_S`` carries neither ``P_M`` nor its error: its entries are formed
+    with correctly rounded dot products (``G_0 = G - g(y_0)`` split exactly by
+    TwoSum), accurate to half an ulp."""
+    import math
+
+    from allornone.numeric import linalg as fl
+
+    if model.input_error or not len(pairs):
+        return None
+    u = fl.UNIT_ROUNDOFF
+    FS = model.F[[s for s, _ in pairs], :]
+    D, E = fl._two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
+    n = D.shape[0]
+    L = np.empty((FS.shape[0], n))
+    tiny = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for y in range(n):
+            out = fl.rounded_dots([(FS, np.broadcast_to(D[y], FS.shape)), (FS, np.broadcast_to(E[y], FS.shape))])
+            if out is None:
+                return None
+            L[:, y], tiny = out[0], tiny + out[1]
+        if not np.all(np.isfinite(L)):
+            return None
+        # (the entrywise error, half an ulp, bounds the spectral norm's through |.|)
+        noise = 1.01 * u * fl.norm2(np.abs(L)) + tiny * math.sqrt(L.size)
+        ones = np.ones((len(pairs), 1))
+        c = float(np.ldexp(1.0, fl.row_exponents(np.array([[float(np.max(np.abs(L))) or 1.0]]))[0]))
+        Xs = np.hstack([L, c * ones])
+        rank, decided, sv, bound = _resolved_rank(Xs, None, model.tolerance, noise)
+        if not decided:
+            return None
+        Theta = fl.pinv(Xs, rank) @ Y
+        nY, nT = _largest_column_norm(Y), _largest_column_norm(Theta)
+        extra = (bound / sv[rank - 1] * nY if rank else 0.0) + noise * nT + y_error
+        size = max(model.backend.scale(Xs, Theta), y_scale)
+        dec = model.tolerance.decide(float(np.abs(Xs @ Theta - Y).max()) if Y.size else 0.0, y_scale,
+                                     extra + 64 * u * size)
+    if dec.holds and np.any(Y) and not _resolves(model.tolerance, extra, y_scale):
+        return None
+    return dec if not dec.undecided else None
 
 
 def _largest_column_norm(A) -> float:
@@ -735,7 +796,9 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     y_scale = be.scale(FT, P) if be.exact else be.scale(Y)
     X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, y_scale, reading, y_error)
     decided = r_decided and g_decided
-    if not decided:
+    # (a verdict decided on the logits stands although the rank on P_M does not;
+    # Γ_q, read off Θ, stays undecided with it)
+    if not (decided or ("on_logits" in decision.detail and g_decided)):
         decision = _undecided(decision)
     res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank, rank == len(pairs),
                               decided=decided, rank_decided=r_decided, gamma_decided=g_decided,
