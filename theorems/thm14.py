@@ -328,6 +328,11 @@ def _token_readout_residual(model, T, basis):
     return R, Rerr, C, float(delta)
 
 
+# Most entries recomputed with correctly rounded dot products by one a posteriori
+# bound (beyond, the bound is not formed and the propagated one stands).
+_REDO_LIMIT = 1 << 18
+
+
 def _token_through(model, T, basis):
     r"""Float side: ``(FQ, R, R_err)`` as :func:`_twin_readout_residual` gives
     them, for the computed basis ``Q`` of a token readout ``Γ_T``: ``FQ = F Q``
@@ -339,7 +344,7 @@ def _token_through(model, T, basis):
     from ``G C`` enters. None when it cannot be formed."""
     from allornone.numeric import linalg as fl
 
-    if model.input_error or basis.shape[1] == 0:
+    if model.input_error or basis.shape[1] == 0 or model.F.shape[0] * (basis.shape[1] + len(T.pairs)) > _REDO_LIMIT:
         return None
     u = fl.UNIT_ROUNDOFF
     G = readouts.token_readout(model, T)
@@ -522,7 +527,7 @@ def _regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
 
     from allornone.numeric import linalg as fl
 
-    if model.input_error or not len(pairs):
+    if model.input_error or not len(pairs) or len(pairs) * model.n > _REDO_LIMIT:
         return None
     u = fl.UNIT_ROUNDOFF
     FS = model.F[[s for s, _ in pairs], :]
@@ -1070,7 +1075,7 @@ def _twin_readout_residual(model, twin, gamma, basis):
     G = _as_matrix(model, gamma, "gamma")
     F, Ft = model.F, twin.F
     r, rg = basis.shape[1], G.shape[1]
-    if rg == 0:
+    if rg == 0 or Ft.shape[0] * (r + rg) > _REDO_LIMIT:
         return None
 
     def dots(A, X):
