@@ -370,3 +370,51 @@ def test_logit_regressors_span_the_projected_inputs_exactly():
             FS = m.F[S, :]
             X, L = FS @ m.projector_M, FS @ m.G0.T
             assert ql.rank(X) == ql.rank(L) == ql.rank(m.backend.hstack(X, L))
+
+
+# -- the kernel's dimension from dim Γ~ = dim (Γ ∩ N) ----------------------------------
+
+def _transport_case(transform, index):
+    _, inst = transform_instance("steering", transform, 0, index)
+    a, b = inst.models
+    fa, fb = a.to_float(), b.to_float()
+    gamma = np.array(inst.params["gamma"].to_numpy(), dtype=float)
+    cert = thm5.el_certificate(fa, fb)
+    gt, ok, err, _ = thm14._transport_gamma(fa, fb, gamma, cert)
+    exact = np.array(thm14.transport_gamma(a, b, inst.params["gamma"]).to_numpy(), dtype=float)
+    decided = thm14._gamma(fa, gamma)[2]
+    known = thm14._known_kernel_rank(fa, fb, gamma, cert, decided, fb.basis_N.shape[1])
+    return fa, fb, gamma, gt, ok, err, exact, known
+
+
+def _sine(Q, Z):
+    """The sine of the largest angle from span Q to span Z (same dimension)."""
+    Qo, Zo = np.linalg.qr(Q)[0], np.linalg.qr(Z)[0]
+    return float(np.linalg.norm(Qo - Zo @ (Zo.T @ Qo), 2))
+
+
+@pytest.mark.parametrize("transform, index, inside", [
+    ("change of basis", 26, True),       # the kept singular value in the tolerance's band
+    ("hidden components", 21, False),    # Γ ⊄ N, dim (Γ ∩ N) = 1
+    ("hidden components", 13, False),    # Γ ⊄ N, Γ~ = Ñ
+])
+def test_kernel_dimension_known_decides_the_transport(transform, index, inside):
+    """Where the computed rank of (I - P_Γ) B* on Ñ is undecided, or cuts a
+    direction under an unresolved bound, the known dimension dim Γ~ = dim (Γ ∩ N)
+    decides it: the same dimension as the exact Γ~, within the stated error."""
+    fa, fb, gamma, gt, ok, err, exact, known = _transport_case(transform, index)
+    assert thm14.gamma_in_N(fa, gamma).holds is inside
+    assert known == fb.basis_N.shape[1] - exact.shape[1]
+    assert ok and gt.shape[1] == exact.shape[1]
+    assert err < 1e-3 and _sine(gt, exact) <= err
+
+
+def test_kernel_dimension_known_needs_the_kept_singular_values_clear_of_the_noise(monkeypatch):
+    """The dimension is known, but the computed sigma_r* is below the noise: the
+    computed kernel may be anywhere (no bound below 1 on its angle), so the
+    transport stays undecided -- even where every error bound would count as
+    resolved."""
+    monkeypatch.setattr(thm14, "_resolves", lambda tol, error, size: True)
+    fa, fb, gamma, gt, ok, err, exact, known = _transport_case("hidden components", 30)
+    assert known == fb.basis_N.shape[1] - exact.shape[1]
+    assert not ok

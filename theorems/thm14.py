@@ -897,6 +897,23 @@ def _transport_gamma(model, twin, gamma, cert):
     scale = be.scale(P, cert.B, V)
     tol = twin.tolerance
     r, ok, sv, bound = _rank_of(K, scale, tol, noise)
+    equivalent = None
+    if not ok:
+        # The kernel's dimension is known when its premises are decided: EL3
+        # makes B* a bijection from Ñ onto N, so for Γ ⊆ N, dim Γ~ = dim Γ and
+        # the exact K has rank r* = dim Ñ - dim Γ. Then no tolerance has to
+        # tell its zero singular values from small ones: if the computed
+        # sigma_r* clears the noise, the computed kernel of dimension
+        # dim Ñ - r* is within bound / sigma_r* of the exact one (Wedin, with
+        # the exact sigma_{r*+1} = 0), whatever band the rank fell in.
+        equivalent = cert.decision.holds or thm5.same_distribution(model, twin).holds
+        known = _known_kernel_rank(model, twin, gamma, cert, decided, V.shape[1]) if equivalent else None
+        if known is not None:
+            # the noise above leaves out the error of a computed basis of Γ
+            # (a token readout's); count it here, where nothing else is checked
+            wide = bound + _gamma_with_error(model, gamma)[3] * norm2(cert.B)
+            if known == 0 or float(sv[known - 1]) > wide:
+                r, ok, bound = known, True, wide
     Ut = V @ np.linalg.svd(K)[2][r:].T
     # the kernel moves by the noise over the smallest singular value kept out of it
     error = eps_N + (bound / sv[r - 1] if r else 0.0)
@@ -908,23 +925,65 @@ def _transport_gamma(model, twin, gamma, cert):
         # (:func:`_kernel_residual`; it rests on EL1-EL3, which L = L~ gives by
         # Theorem 5): within the tolerance, the cut directions are zero, and the
         # kernel is off by that over sigma_r (Courant--Fischer, Weyl)
-        equivalent = cert.decision.holds or thm5.same_distribution(model, twin).holds
+        if equivalent is None:
+            equivalent = cert.decision.holds or thm5.same_distribution(model, twin).holds
         with np.errstate(over="ignore", invalid="ignore"):
             tau, eta = _kernel_residual(model, twin, gamma, P, cert, Ut) if equivalent else (np.inf, np.inf)
         if np.isfinite(tau):
             error = min(error, eps_N + (tau / low if r else 0.0))
             readout = min(error, eta + (tau / low if r else 0.0))
         if r < min(K.shape) and not _resolves(tol, noise, scale) and not _resolves(tol, tau, scale):
-            # The kernel's dimension is also known when Γ ⊆ N is decided: EL3
-            # makes B* a bijection from Ñ onto N, so dim Γ~ = dim Γ; a computed
-            # rank that agrees with it (its kept singular values clear of the
-            # noise band) cuts no direction that might be merely small.
-            ok = equivalent and ok and Ut.shape[1] == _gamma(model, gamma)[0].shape[1] \
-                and decided and gamma_in_N(model, gamma).holds
+            # The kernel's dimension is also known when Γ ⊆ N (or the
+            # dimension of Γ ∩ N) is decided: EL3 makes B* a bijection from Ñ
+            # onto N, so dim Γ~ = dim (Γ ∩ N); a computed rank that agrees
+            # with it (its kept singular values clear of the noise band) cuts
+            # no direction that might be merely small.
+            ok = equivalent and ok and r == _known_kernel_rank(model, twin, gamma, cert, decided, V.shape[1])
     elif r < min(K.shape) and not _resolves(tol, noise, scale):
         ok = False
     ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
     return Ut, ok, float(error), float(readout)
+
+
+def _known_kernel_rank(model, twin, gamma, cert, decided, n) -> int | None:
+    """Float side: the exact rank of ``(I - P_Γ) B*`` on ``Ñ`` (``n`` its
+    computed dimension), ``dim Ñ - dim Γ``, when every premise of
+    ``dim Γ~ = dim (Γ ∩ N)`` is decided: the dimensions of ``Γ``, ``N``,
+    ``Ñ`` and the certificate's, and ``Γ ⊆ N`` or else the dimension of
+    ``Γ ∩ N`` (the caller has decided EL1--EL3 or ``L = L~``, so that ``B*``
+    is a bijection from ``Ñ`` onto ``N``); ``None`` otherwise."""
+    if not (decided and model.structure.decided and twin.structure.decided and cert.decided):
+        return None
+    Q = _gamma(model, gamma)[0]
+    inside = gamma_in_N(model, gamma)
+    if inside.holds:
+        meet = Q.shape[1]
+    elif inside.fails:
+        # B* maps Γ~ onto Γ ∩ N, of dimension dim Γ - rank (I - P_N) Q for an
+        # orthonormal basis Q of Γ; P_N is off by the error of N, and Q by the
+        # sine of its angle to the exact Γ (an orthonormal basis of it is
+        # within twice that): a token readout's propagated error, or for a
+        # data matrix the SVD's backward error over its smallest kept
+        # singular value (Wedin; its rank is decided)
+        import numpy as np
+
+        from allornone.numeric.linalg import norm2, svd_noise
+
+        eQ = _gamma_with_error(model, gamma)[3]
+        if not isinstance(gamma, readouts.TokenPairs):
+            G = _as_matrix(model, gamma, "gamma")
+            sG = np.linalg.svd(G, compute_uv=False)
+            eQ = 4 * svd_noise(max(G.shape), float(sG[0])) / float(sG[Q.shape[1] - 1])
+        R = Q - model.projector_N @ Q
+        eps = model.structure.errors.get("N", 0.0)
+        cut, ok, _, _ = _resolved_rank(R, 1.0, model.tolerance, eps * norm2(Q) + 2 * eQ, 1.0)
+        if not ok:
+            return None
+        meet = Q.shape[1] - cut
+    else:
+        return None
+    known = n - meet
+    return known if 0 <= known <= n else None
 
 
 def _kernel_residual(model, twin, gamma, P, cert, Ut) -> tuple[float, float]:
