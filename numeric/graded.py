@@ -42,7 +42,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 import scipy.linalg
-from scipy.special import logsumexp
 
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError

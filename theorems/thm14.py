@@ -299,18 +299,11 @@ def _token_readout_residual(model, T, basis):
     exactly; its entries are then accurate to half an ulp."""
     from allornone.numeric import linalg as fl
 
-    if model.input_error or basis.shape[1] == 0:
+    parts = _token_parts(model, T, basis)
+    if parts is None:
         return None
+    G, D, E, C = parts
     u = fl.UNIT_ROUNDOFF
-    G = readouts.token_readout(model, T)
-    ga = np.vstack([model.G[a] for a, _ in T.pairs]).T
-    gb = np.vstack([model.G[b] for _, b in T.pairs]).T
-    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
-    U, S, Vt = np.linalg.svd(G, full_matrices=False)
-    r = basis.shape[1]
-    if r > S.size or S[r - 1] <= 0:
-        return None
-    C = Vt[:r].T / S[:r]
     # Δ = Q - G C, measured, plus the rounding of the product G C
     delta = fl.norm2(basis - G @ C) + 1.01 * (G.shape[1] + 2) * u * fl.norm2(np.abs(G) @ np.abs(C))
     F = model.F
@@ -326,6 +319,26 @@ def _token_readout_residual(model, T, basis):
         # half an ulp of each value, and what underflow may have lost
         Rerr[:, j] = u * np.abs(out[0]) + out[1]
     return R, Rerr, C, float(delta)
+
+
+def _token_parts(model, T, basis):
+    """``G = P_N D`` as computed, the token differences ``D + E = g(a) - g(b)``
+    exactly (TwoSum) and ``C = V_r S_r^{-1}`` from the SVD of ``G`` at the rank
+    of ``basis``; None when that rank exceeds what ``G`` holds, or when the
+    model declares an input error (the differences are then not exact)."""
+    from allornone.numeric import linalg as fl
+
+    if model.input_error or basis.shape[1] == 0:
+        return None
+    G = readouts.token_readout(model, T)
+    ga = np.vstack([model.G[a] for a, _ in T.pairs]).T
+    gb = np.vstack([model.G[b] for _, b in T.pairs]).T
+    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
+    _, S, Vt = np.linalg.svd(G, full_matrices=False)
+    r = basis.shape[1]
+    if r > S.size or S[r - 1] <= 0:
+        return None
+    return G, D, E, Vt[:r].T / S[:r]
 
 
 # Most entries recomputed with correctly rounded dot products by one a posteriori
@@ -344,18 +357,12 @@ def _token_through(model, T, basis):
     from ``G C`` enters. None when it cannot be formed."""
     from allornone.numeric import linalg as fl
 
-    if model.input_error or basis.shape[1] == 0 or model.F.shape[0] * (basis.shape[1] + len(T.pairs)) > _REDO_LIMIT:
+    parts = None if model.F.shape[0] * (basis.shape[1] + len(T.pairs)) > _REDO_LIMIT else \
+        _token_parts(model, T, basis)
+    if parts is None:
         return None
-    u = fl.UNIT_ROUNDOFF
-    G = readouts.token_readout(model, T)
-    ga = np.vstack([model.G[a] for a, _ in T.pairs]).T
-    gb = np.vstack([model.G[b] for _, b in T.pairs]).T
-    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
-    U, S, Vt = np.linalg.svd(G, full_matrices=False)
-    r = basis.shape[1]
-    if r > S.size or S[r - 1] <= 0:
-        return None
-    C = Vt[:r].T / S[:r]
+    G, D, E, C = parts
+    u, r = fl.UNIT_ROUNDOFF, basis.shape[1]
     F = model.F
     FQ = np.empty((F.shape[0], r))
     FD = np.empty((F.shape[0], D.shape[1]))
