@@ -14,7 +14,7 @@ from allornone.numeric import equivalence as feq
 from allornone.numeric.scale import b5_twin, random_model
 from allornone.theorems import thm5
 # the exact model of the same binary64 numbers, and a small integer model
-from test_float_soundness import _small_integer_model, exact_of
+from test_float_soundness import _scaled_pairs, _small_integer_model, exact_of
 
 
 def by_gram(a, b):
@@ -217,14 +217,10 @@ def test_a_small_bias_change_is_a_difference():
 
 @pytest.mark.parametrize("e", [-300, -40, 40, 300])
 def test_global_scaling_by_powers_of_two(e):
-    F, G = _small_integer_model(2)
-    s = 2.0 ** e
-    base = FloatModel(F, G)
-    G2 = G.copy()
-    G2[1, 1] += 1
-    r = by_gram(FloatModel(F * s, G / s), base)
+    base, same, moved = _scaled_pairs(e)
+    r = by_gram(same, base)
     assert r.verdict == "equivalent" and r.certificate.decision.holds
-    assert by_gram(FloatModel(F * s, G2 / s), base).verdict == "not equivalent"
+    assert by_gram(moved, base).verdict == "not equivalent"
 
 
 def test_entries_near_the_overflow_threshold():
