@@ -513,11 +513,11 @@ def linear_identification(a, b) -> FloatIdentification:
     Ap = A0 + X @ P_perp
     nAp = float(fl.norm2(Ap))
     nD = float(fl.norm2(D)) if D.size else 0.0
-    nX, nGa = float(fl.norm2(X)), float(fl.norm2(Ga))
+    nX, nG = float(fl.norm2(X)), float(fl.norm2(Ga))
     with np.errstate(invalid="ignore", over="ignore"):
         # D = G~_0 - G_0 A_0 carries the products' rounding, the data errors and A_0's error
-        dD = c * (nD + nGa * nA0) + nGa * dA0 + float(np.linalg.norm(Eb)) + float(np.linalg.norm(Ea)) * nA0
-        dX = _solution_error(dD, c * nGa + float(np.linalg.norm(Ea)), nX, sG) if rG else 0.0
+        dD = c * (nD + nG * nA0) + nG * dA0 + float(np.linalg.norm(Eb)) + float(np.linalg.norm(Ea)) * nA0
+        dX = _solution_error(dD, c * nG + float(np.linalg.norm(Ea)), nX, sG) if rG else 0.0
         dAp = dA0 + dX + sb.errors.get("SF", 0.0) * nX
     # the two systems, context by context and token by token (an infinite error
     # bound times a zero row is no bound: NaN, which leaves the check undecided)
@@ -539,8 +539,8 @@ def linear_identification(a, b) -> FloatIdentification:
         e1 = np.maximum(c * (nFa + nAp * nFb) + dAp * nFb, post1)
         e2 = np.maximum(c * (nGa * nAp + nGb) + dAp * nGa + data2, post2)
     R2 = Ga @ Ap - Gb
-    r1, r2 = np.linalg.norm(R1, axis=0), np.linalg.norm(R2, axis=1)
-    consistent = Decision.all([_witnessed(tol, r1, nFa, post1, e1), _witnessed(tol, r2, nGb, post2, e2)])
+    res1, res2 = np.linalg.norm(R1, axis=0), np.linalg.norm(R2, axis=1)
+    consistent = Decision.all([_witnessed(tol, res1, nFa, post1, e1), _witnessed(tol, res2, nGb, post2, e2)])
     if not decided:
         return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                    "a rank of the structure is undecided")
@@ -567,11 +567,11 @@ def linear_identification(a, b) -> FloatIdentification:
     if rF == d:
         low = sF - fl.svd_noise(max(Fb.shape), float(fl.norm2(Fb)))
         if low > 0:
-            measured.append((float(np.linalg.norm(r1)) + float(np.linalg.norm(post1))) / low)
+            measured.append((float(np.linalg.norm(res1)) + float(np.linalg.norm(post1))) / low)
     if rG == d:
         low = sG - fl.svd_noise(max(Ga.shape), float(fl.norm2(Ga))) - float(np.linalg.norm(Ea))
         if low > 0:
-            measured.append((float(np.linalg.norm(r2)) + float(np.linalg.norm(post2))) / low)
+            measured.append((float(np.linalg.norm(res2)) + float(np.linalg.norm(post2))) / low)
     noise = min(measured) + fl.svd_noise(2 * d, unit) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
     r1, d1 = tol.rank(np.linalg.svd(np.hstack([Ap, KG * unit]), compute_uv=False), noise=noise, reference=unit)
     r2, d2 = tol.rank(np.linalg.svd(np.vstack([Ap, KF.T * unit]), compute_uv=False), noise=noise, reference=unit)
