@@ -382,6 +382,11 @@ def _columns(tol, res, nat, err) -> Decision:
     if not np.all(np.isfinite(bound)):
         j = int(np.argmax(~np.isfinite(bound)))
         return Decision(Truth.UNDECIDED, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
+    if np.isnan(res).any():
+        # a residual lost to overflow (inf - inf) is no evidence either way;
+        # as a ratio it would compare false with every threshold and pass as "holds"
+        j = int(np.argmax(np.isnan(res)))
+        return Decision(Truth.UNDECIDED, float("nan"), (float(bound[j]), float(tol.gap * bound[j])))
     ratio = res / bound
     j = int(np.argmax(ratio))
     truth = (Truth.FAILS if ratio[j] > tol.gap else Truth.UNDECIDED if ratio[j] > 1 else Truth.HOLDS)

@@ -63,3 +63,17 @@ def test_theorem5_certificate_is_judged_as_a_witness(name, index):
     a, b = (m.to_float() for m in inst.models)
     cert = feq.el_certificate(a, b)
     assert [d.truth for d in (cert.el1, cert.el2, cert.el3)] == [Truth.HOLDS] * 3
+
+
+@pytest.mark.parametrize("where", [0, 1])
+def test_a_residual_lost_to_overflow_is_no_evidence(where):
+    """A NaN residual (``inf - inf``) compares false with every threshold; the
+    column test must call it undecided, not "holds"."""
+    import numpy as np
+
+    from allornone.numeric import linalg as fl
+
+    res = np.zeros(2)
+    res[where] = np.nan
+    d = feq._columns(fl.DEFAULT_TOLERANCE, res, np.ones(2), np.zeros(2))
+    assert d.truth is Truth.UNDECIDED
