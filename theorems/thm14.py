@@ -408,6 +408,116 @@ def _token_direct(model, T, basis, plus, minus=()):
     return float(norm2(Rr @ C) + norm2(Er) * norm2(C)), delta
 
 
+# -- a posteriori witnesses of a fit ------------------------------------------------------
+
+def _witness_regressors(model, pairs, reading):
+    """Float side: the regressors of :func:`_regress` for :func:`_fit_witness`,
+    ``(X, X_err)`` with an entrywise bound on their error against the exact
+    ones; None when they cannot be formed (a declared input error, too large).
+
+    Reading anything, ``[F_S, 1]``: the inputs themselves, exact. Reading
+    ``M``, ``[L_S, 1]``, whose column space is that of ``[F_S P_M, 1]``
+    exactly (:func:`_regress_logits`): the logits ``L_S = F_S G_0^T`` with
+    ``G_0 = G - g(y_0)`` split exactly by TwoSum, each entry correctly
+    rounded -- no ``P_M`` and no rank enter."""
+    from allornone.numeric import linalg as fl
+    from allornone.numeric.witness import rounded_matmul
+
+    FS = model.F[[s for s, _ in pairs], :]
+    ones = np.ones((len(pairs), 1))
+    if model.input_error or not len(pairs):
+        return None
+    if reading == "any":
+        return np.hstack([FS, ones]), 0.0
+    if len(pairs) * model.n * (model.d + 1) > _REDO_LIMIT:
+        return None
+    D, E = fl._two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
+    out = rounded_matmul([(FS, D.T), (FS, E.T)])
+    if out is None:
+        return None
+    L, L_err = out
+    return np.hstack([L, ones]), np.hstack([L_err, np.zeros((len(pairs), 1))])
+
+
+def _witness_readouts(model, rows, gamma, minus=None):
+    """Float side: the readouts of the contexts ``rows`` as values of linear
+    functionals that span the readout exactly, ``(Y, Y_err)``; None when they
+    cannot be formed.
+
+    ``P_Γ x = P_Γ y`` exactly when ``B^T x = B^T y`` for any ``B`` whose columns
+    span ``Γ``, so relational linearity on ``Γ`` is the consistency of the
+    readouts ``F_{S⊕q} B`` on the regressors, whichever spanning set. For a
+    ``Γ`` given as a matrix, ``B`` is that matrix. For a readout named by
+    tokens, ``Γ_T = span P_N (g_0(a) - g_0(b))``, and ``u^T f(x)`` is the
+    log-odds ``L[x, a] - L[x, b] = f(x)^T (g(a) - g(b))`` for those ``u``
+    (F4): no ``P_N`` enters. Either is formed with correctly rounded dot
+    products (the token differences split exactly by TwoSum). With ``minus``
+    (as many context indices as ``rows``), the differences of the readouts of
+    ``rows`` and ``minus``, each entry rounded once."""
+    from allornone.numeric import linalg as fl
+    from allornone.numeric.witness import rounded_matmul
+
+    if model.input_error:
+        return None
+    sides = [model.F[list(rows), :]]
+    if minus is not None:
+        sides.append(-model.F[list(minus), :])
+    if isinstance(gamma, readouts.TokenPairs):
+        ga = np.vstack([model.G[a] for a, _ in gamma.pairs]).T
+        gb = np.vstack([model.G[b] for _, b in gamma.pairs]).T
+        D, E = fl._two_sum(ga, -gb)          # g(a) - g(b) = D + E exactly
+        parts = [D, E]
+    else:
+        parts = [_as_matrix(model, gamma, "gamma")]
+    if len(rows) * model.d * parts[0].shape[1] * len(sides) > _REDO_LIMIT:
+        return None
+    return rounded_matmul([(Fr, B) for Fr in sides for B in parts])
+
+
+def _readouts_nonzero(model, gamma) -> bool | None:
+    """Float side: whether a readout is not ``{0}``, decided on its readouts
+    over every context; None when that cannot be told.
+
+    For ``Γ ⊆ N`` (a token readout always), ``u -> (f(x)^T u)_x`` is injective
+    (F6), so ``Γ != {0}`` exactly when some readout ``f(x)^T u`` is non-zero. The
+    readouts are formed correctly rounded with an error bound
+    (:func:`_witness_readouts`): an entry larger than its bound is non-zero
+    exactly, and entries that are all zero with a zero bound are exactly zero."""
+    out = _witness_readouts(model, range(model.m), gamma)
+    if out is None:
+        return None
+    Y, err = out
+    if np.any(np.abs(Y) > err):
+        return True
+    if not np.any(Y) and not np.any(err):
+        return False
+    return None
+
+
+def _fit_witness(model, pairs, reading, readout, decision: Decision) -> Decision | None:
+    """Float side: "holds", shown by a witness (:func:`allornone.numeric.witness.fit_witness`),
+    for a fit the propagated bounds leave undecided; None when none is found.
+
+    ``readout`` is ``(Y, Y_err)`` from :func:`_witness_readouts` (or the same
+    functionals measured elsewhere). A fit through inputs of condition ``1e8``
+    has an a priori error far above the tolerance, but the refined map's
+    residual, formed with correctly rounded dot products, is a rigorous bound
+    on the least misfit against the exact data: within ``rtol`` of each
+    readout's size, the readouts fit."""
+    from allornone.numeric.witness import fit_witness
+
+    if readout is None:
+        return None
+    regressors = _witness_regressors(model, pairs, reading)
+    if regressors is None:
+        return None
+    Y, Y_err = readout
+    X, X_err = regressors
+    if X.shape[0] * X.shape[1] * max(Y.shape[1], 1) > _REDO_LIMIT:
+        return None
+    return fit_witness(X, X_err, Y, Y_err, model.tolerance.rtol).decision(model.tolerance, **decision.detail)
+
+
 def _check_result(model, result, cls=None, what: str = "result"):
     """``result`` is a :class:`RelationalLinearity` (or ``cls``) computed on a
     model of ``model``'s realisation, dimension and context set."""
@@ -727,7 +837,7 @@ class RelationalLinearity:
 
 
 def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0,
-                         gamma_in_N: bool = False, _through=None) -> RelationalLinearity:
+                         gamma_in_N: bool = False, _through=None, _readouts=None) -> RelationalLinearity:
     r"""Decide whether ``model`` is relationally linear for the query given by
     ``pairs`` on ``Γ = span(columns of gamma)``:
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
@@ -812,6 +922,22 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     # Γ_q, read off Θ, stays undecided with it)
     if not (decided or ("on_logits" in decision.detail and g_decided)):
         decision = _undecided(decision)
+    if decision.undecided and not be.exact:
+        # A fit left open by the propagated bounds may still be shown by a
+        # witness: readouts spanning Γ exactly (the given basis, a token
+        # readout's log-odds, or -- ``_readouts`` -- a transported Γ~'s as the
+        # original model sees them), no rank decided. "Holds" only: a witness
+        # that cannot be found says nothing.
+        rows = [t for _, t in pairs]
+        if _readouts is not None:
+            readout = _readouts(rows)
+        elif isinstance(gamma, readouts.TokenPairs) or not (gamma_error or gamma_in_N):
+            readout = _witness_readouts(model, rows, gamma)
+        else:
+            readout = None
+        shown = _fit_witness(model, pairs, reading, readout, decision)
+        if shown is not None:
+            decision = shown
     res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank, rank == len(pairs),
                               decided=decided, rank_decided=r_decided, gamma_decided=g_decided,
                               scale=max(be.scale(X, Theta), be.scale(FT, P)))
@@ -1578,16 +1704,24 @@ def _analyse(models, params) -> _Analysis:
     in_N = gamma_in_N(a, gamma)
     # (the twin's readouts measured through the original model's contexts need
     # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
-    through = None
+    through = seen_through = None
     if not a.backend.exact and in_N.holds and (cert.decision.holds or same.holds):
         def through(basis):
             return _twin_readout_residual(a, b, gamma, basis)
+
+        def seen_through(rows):
+            # ũ^T f~(x) = (B* ũ)^T f(x): the twin's readouts on Γ~ are the
+            # original model's on Γ, whichever basis of Γ~ was computed
+            return _witness_readouts(a, rows, gamma)
     for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_readout)):
         for reading in READINGS:
             r = relational_linearity(model, pairs, g, reading, gamma_error=g_err, gamma_in_N=bool(name),
-                                     _through=through if name else None)
+                                     _through=through if name else None,
+                                     _readouts=seen_through if name else None)
             # a verdict on a Γ~ whose dimension was undecided is undecided too
-            results[(name, reading)] = r if gt_decided or not name else _mark_undecided(r)
+            # (a witness's does not rest on that basis)
+            keep = gt_decided or not name or "witness" in r.decision.detail
+            results[(name, reading)] = r if keep else _mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
     enough = a.backend.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
                                 ranks=[r.regressor_rank for r in trivial], pairs=len(pairs))
@@ -1602,10 +1736,27 @@ def _analyse(models, params) -> _Analysis:
     # about the fit on it (the regressors' rank, Γ_q)
     seen = a.backend.decision(min(dims) > 0, decided=gt_decided and results[("T", "M")].gamma_decided,
                               dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
+    if seen.undecided:
+        seen = _seen_on_readouts(a, gamma, T, in_N, same, cert, seen)
     out = _Analysis(gamma, gamma_t, cert, same, in_N, results, enough,
                     T, gamma_T, criteria, seen)
     _CACHE[a] = (weakref.ref(b), params, out)
     return out
+
+
+def _seen_on_readouts(model, gamma, T, in_N, same, cert, seen: Decision) -> Decision:
+    """Float side: ``Γ~ != {0}`` and ``Γ_T != {0}`` decided on readouts
+    (:func:`_readouts_nonzero`) where the dimensions were not. ``Γ_T ⊆ N``
+    always; ``dim Γ~ = dim Γ`` needs ``Γ ⊆ N`` and ``L = L~`` (``B*`` a bijection
+    from ``Ñ`` onto ``N``). Returns ``seen`` when it cannot be told."""
+    sides = [_readouts_nonzero(model, T)]
+    if in_N.holds and (cert.decision.holds or same.holds):
+        sides.append(_readouts_nonzero(model, gamma))
+    if False in sides:
+        return model.backend.decision(False, on_readouts=True)
+    if len(sides) == 2 and all(sides):
+        return model.backend.decision(True, on_readouts=True)
+    return seen
 
 
 def _params_tokens(model, params) -> TokenPairs:
