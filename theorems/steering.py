@@ -109,7 +109,8 @@ def _constant_rows(be, D, *factors):
     return be.vanishes(be.minus_row(D, 0), *factors)
 
 
-def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False, _through=None) -> Steering:
+def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False, _through=None,
+             _readouts=None) -> Steering:
     r"""Decide linear steering for the query ``pairs`` on
     ``Γ = span(columns of gamma)``: is there ``v`` with
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma (f(s) + v)` for every pair?
@@ -211,10 +212,41 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
             dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     if not decided:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    if dec.undecided and not be.exact:
+        # a translation left open by the propagated bounds may still be shown by
+        # a witness: the differences of readouts spanning Γ exactly, fitted by a
+        # constant (thm14._fit_witness; "holds" only)
+        shown = _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, _readouts, dec)
+        if shown is not None:
+            dec = shown
     out = Steering(dec, pairs, dec.residual, len(pairs) == 1, basis, P, decided=decided)
     if dec.holds:
         out.v = D[[0], :].T
     return out
+
+
+def _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, readouts_of, dec):
+    """Float side: "steered", shown by a witness, or None. The readouts of
+    ``f(s⊕q) - f(s)`` on functionals spanning ``Γ`` exactly
+    (:func:`thm14._witness_readouts`, or ``readouts_of`` for a transported
+    ``Γ~`` seen through the original model) are constant over the pairs when
+    the constant column fits them: a fit on the regressors ``[1]``."""
+    import numpy as np
+
+    plus, minus = [t for _, t in pairs], [s for s, _ in pairs]
+    if readouts_of is not None:
+        readout = readouts_of(plus, minus)
+    elif isinstance(gamma, TokenPairs) or not (gamma_error or gamma_in_N):
+        readout = thm14._witness_readouts(model, plus, gamma, minus)
+    else:
+        readout = None
+    if readout is None or model.input_error:
+        return None
+    from allornone.numeric.witness import fit_witness
+
+    Y, Y_err = readout
+    w = fit_witness(np.ones((len(pairs), 1)), 0.0, Y, Y_err, model.tolerance.rtol)
+    return w.decision(model.tolerance, **dec.detail)
 
 
 def log_odds_steering(source, pairs, T) -> Steering:
@@ -341,7 +373,39 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         err = _map_error(model, twin, cert, gt_error)
         if err * be.tolerance.gap > norm2(Wt) + norm2(Pt):
             identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
+    if not be.exact and identity.undecided and gt_decided and model.structure.decided and twin.structure.decided:
+        identity = _identity_by_inclusion(twin, gt, gt_error, identity)
     return TransportedSteering(gt, vt, fit, verified, Wt, identity)
+
+
+def _identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Decision:
+    """Float side: whether the transported map is ``P_Γ~``, decided as ``Γ~ ⊆ M~``.
+
+    For ``ũ ∈ Γ~`` (so ``u = B* ũ ∈ Γ``), ``W~^T ũ = P~_M~ A*^T P_M u`` is the
+    functional in ``M~`` that reads ``u^T f(x) = ũ^T f~(x)`` on every context;
+    so is ``P~_M~ ũ`` (F4, ``ũ ∈ Ñ ⊆ SG~``), and only one functional in
+    ``M~ ⊆ SF~`` reads given values on the contexts. Hence ``W~^T ũ = P~_M~ ũ``,
+    and ``W~ = P_Γ~`` exactly when ``P~_M~ ũ = ũ`` on ``Γ~``: ``Γ~ ⊆ M~``. Its
+    residual ``|(I - P~_M~) P_Γ~|`` is a sine, off the exact one by at most the
+    errors of the two subspaces (sines of their angles to the exact ones,
+    their dimensions decided) and the rounding; neither ``A*`` nor ``B*``
+    enters. Returns ``identity`` unless this decides it."""
+    import math
+
+    import numpy as np
+
+    from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+    if gt.shape[1] == 0:
+        return identity
+    Q = np.linalg.qr(gt)[0]
+    PM = twin.projector_M
+    resid = norm2(Q - PM @ Q)
+    extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * UNIT_ROUNDOFF
+    alt = twin.tolerance.decide(resid, 1.0, extra, by_inclusion=True)
+    if alt.holds and not thm14._resolves(twin.tolerance, extra, 1.0):
+        return identity
+    return identity if alt.undecided else alt
 
 
 def _map_error(model, twin, cert, gt_error: float) -> float:
@@ -418,6 +482,7 @@ class _Analysis:
     criteria: tuple
     evidence: Decision
     transported: TransportedSteering | None
+    gt_error: float = 0.0
 
 
 def _analyse(models, params) -> _Analysis:
@@ -428,36 +493,48 @@ def _analyse(models, params) -> _Analysis:
     gamma = thm14._as_matrix(a, params["gamma"], "gamma")
     T = tokens(params["tokens"])
     cert = thm5.el_certificate(a, b)
-    gamma_t, gt_decided, _, gt_readout = thm14._transport_gamma(a, b, gamma, cert)
+    gamma_t, gt_decided, gt_error, gt_readout = thm14._transport_gamma(a, b, gamma, cert)
     be = a.backend
     same, in_N = thm5.same_distribution(a, b), thm14.gamma_in_N(a, gamma)
     # (the twin's readouts measured through the original model's contexts need
     # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
-    through = None
+    through = seen_through = None
     if not be.exact and in_N.holds and (cert.decision.holds or same.holds):
         def through(basis):
             return thm14._twin_readout_residual(a, b, gamma, basis)
+
+        def seen_through(rows, minus):
+            # ũ^T f~(x) = (B* ũ)^T f(x): the twin's readouts on Γ~ are the
+            # original model's on Γ
+            return thm14._witness_readouts(a, rows, gamma, minus)
     results = {
         "steered": steering(a, pairs, gamma),
-        "steered~": steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True, _through=through),
+        "steered~": steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True, _through=through,
+                             _readouts=seen_through),
         "steered_T": steering(a, pairs, T),
         "steered_T~": steering(b, pairs, T),
         "raw_steered": steering(a, pairs, be.eye(a.d)),
         "raw_steered~": steering(b, pairs, b.backend.eye(b.d)),
     }
-    if not gt_decided:
+    if not gt_decided and "witness" not in results["steered~"].decision.detail:
         # a readout of undecided dimension may be too large (steering fails
         # spuriously) or too small (holds spuriously): neither verdict stands
+        # (a witness's readouts do not rest on the computed basis)
         r = results["steered~"]
         r.decision = Decision(Truth.UNDECIDED, r.decision.residual, r.decision.tolerance, r.decision.detail)
     criteria = tuple(log_odds_steering(m, pairs, T) for m in (a, b))
     dims = (gamma_t.shape[1], results["steered_T"].dim_gamma)
-    evidence = be.decision(len(pairs) >= 2 and min(dims) > 0, decided=gt_decided and results["steered_T"].decided,
+    # (a single pair is no evidence, whatever the readouts' dimensions)
+    evidence = be.decision(len(pairs) >= 2 and min(dims) > 0,
+                           decided=len(pairs) < 2 or (gt_decided and results["steered_T"].decided),
                            pairs=len(pairs), dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
+    if evidence.undecided and len(pairs) >= 2:
+        evidence = thm14._seen_on_readouts(a, gamma, T, in_N, same, cert, evidence)
     transported = None
     if same.holds and cert.decision.holds and in_N.holds and results["steered"].holds:
         transported = transport_steering(a, b, results["steered"], cert)
-    return _Analysis(cert, same, in_N, gamma_t, gt_decided, T, results, criteria, evidence, transported)
+    return _Analysis(cert, same, in_N, gamma_t, gt_decided, T, results, criteria, evidence, transported,
+                     float(gt_error))
 
 
 _CACHE: dict = {}
@@ -484,8 +561,18 @@ def decide(models, params) -> dict[str, Decision]:
     else:
         # nothing transported: no map to be the identity -- unless a float premise
         # was only undecided, and then neither is this
+        # (one premise that fails, decided, is enough: then nothing is transported
+        # exactly either, whatever the others are)
         premises = (an.same, an.cert.decision, an.in_N, an.results["steered"].decision)
-        out["identity~"] = models[0].backend.decision(False, decided=not any(d.undecided for d in premises))
+        out["identity~"] = models[0].backend.decision(
+            False, decided=any(d.fails for d in premises) or not any(d.undecided for d in premises))
+        a, b = models
+        if (not a.exact and an.cert.decision.undecided and an.same.holds and an.in_N.holds
+                and an.results["steered"].holds and an.gt_decided and a.structure.decided and b.structure.decided):
+            # L = L~ gives EL1--EL3 exactly (Theorem 5), so the exact certificate
+            # holds and the map is transported exactly; whether it is P_Γ~ is
+            # Γ~ ⊆ M~, which needs neither A* nor B* (_identity_by_inclusion)
+            out["identity~"] = _identity_by_inclusion(b, an.gamma_t, an.gt_error, out["identity~"])
     return out
 
 
