@@ -379,24 +379,24 @@ def test_masked_misfit_never_holds():
 # -- fit_witness: the error terms count ------------------------------------------
 
 
+def _err_instance(side: str):
+    """A consistent system whose regressors (``side == "X"``) or targets (``"Y"``)
+    carry an error of 1e-6 of their size: ``(X, Y, err, star)`` with ``star`` a
+    point of that error box (random signs) where the fit fails at 1e-9."""
+    X, Y = _consistent(5, 2, m=6) if side == "X" else _consistent(6, 3, m=6)
+    rng = np.random.default_rng(5 if side == "X" else 6)
+    A = X if side == "X" else Y
+    err = 1e-6 * np.abs(A).max(axis=0)[None, :] * np.ones_like(A)
+    return X, Y, err, _perturbed(A, err, rng.choice([-1, 1], size=A.shape))
+
+
 def _x_err_instance():
-    """A consistent system whose regressors carry an error of 1e-6 of their
-    size, and a point of that error box (random signs) where the fit fails at 1e-9."""
-    X, Y = _consistent(5, 2, m=6)
-    rng = np.random.default_rng(5)
-    X_err = 1e-6 * np.abs(X).max(axis=0)[None, :] * np.ones_like(X)
-    X_star = _perturbed(X, X_err, rng.choice([-1, 1], size=X.shape))
+    X, Y, X_err, X_star = _err_instance("X")
     return X, X_err, Y, X_star
 
 
 def _y_err_instance():
-    """A consistent system whose targets carry an error of 1e-6 of their size, and
-    a point of that error box where the fit fails at 1e-9."""
-    X, Y = _consistent(6, 3, m=6)
-    rng = np.random.default_rng(6)
-    Y_err = 1e-6 * np.abs(Y).max(axis=0)[None, :] * np.ones_like(Y)
-    Y_star = _perturbed(Y, Y_err, rng.choice([-1, 1], size=Y.shape))
-    return X, Y, Y_err, Y_star
+    return _err_instance("Y")
 
 
 def test_regressor_error_is_accounted_for():

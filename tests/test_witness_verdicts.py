@@ -205,3 +205,32 @@ def test_harness_instances_once_left_open_are_decided(rid, name, index, monkeypa
     monkeypatch.setattr(thm14, "_fit_witness", lambda *a, **k: None)
     before = rec.evaluate(inst, "float").atoms
     assert sum(not before[k].undecided for k in decided) < len(decided)
+
+
+# -- dim Γ_q on the readouts -------------------------------------------------------------------
+
+def test_input_dimension_on_readouts_matches_the_exact_fit():
+    """Through the shear (condition 1e8), ``dim Γ_q`` of the fit reading M is
+    decided on the readouts and equals the exact one."""
+    ex, m, pairs = _sheared()
+    exact = thm14.relational_linearity(ex, pairs, GAMMA, "M")
+    assert exact.holds
+    assert thm14._input_dimension_on_readouts(m, pairs, np.eye(2)) == exact.dim_gamma_q == 2
+
+
+def test_input_dimension_needs_the_ones_outside_the_inputs():
+    """Where ``1`` lies in the span of ``F_S P_M`` the minimum-norm map can read a
+    direction the readouts' differences do not show: the rule declines (None),
+    and the differences' rank alone would contradict the exact ``dim Γ_q``."""
+    S = [[1, 1], [2, 1], [-1, 1], [3, 1]]
+    F = S + [[2 * s[0] + 1, 1] for s in S]
+    G = [[0, 0], [1, 0], [0, 1]]
+    pairs = [(i, i + 4) for i in range(4)]
+    ex = ExactModel(F, G)
+    m = FloatModel([[float(v) for v in r] for r in F], [[float(v) for v in r] for r in G], 0)
+    exact = thm14.relational_linearity(ex, pairs, GAMMA, "M")
+    assert exact.holds and exact.dim_gamma_q == 2
+    assert thm14._input_dimension_on_readouts(m, pairs, np.eye(2)) is None
+    # what the rule would say without its check: rank of the readouts' differences
+    D, _ = thm14._witness_readouts(m, [4, 5, 6, 7][1:], np.eye(2), minus=[4, 4, 4])
+    assert np.linalg.matrix_rank(D) == 1 != exact.dim_gamma_q

@@ -474,6 +474,49 @@ def _witness_readouts(model, rows, gamma, minus=None):
     return rounded_matmul([(Fr, B) for Fr in sides for B in parts])
 
 
+def _input_dimension_on_readouts(model, pairs, gamma) -> int | None:
+    """Float side: ``dim Γ_q`` of a fit reading ``M`` that holds, decided on the
+    readouts; None when that cannot be told.
+
+    With ``X = [F_S P_M, 1]`` and ``Θ = X^+ Y`` the columns of ``Θ_W`` lie in
+    the row space of ``F_S P_M``, on which ``F_S P_M`` is injective, so
+    ``dim Γ_q = rank Θ_W = rank F_S P_M Θ_W``; where the fit is exact that is
+    ``Y - 1 Θ_1``, and when ``1`` is not in the column space of ``F_S P_M``
+    (that of ``L_S``), ``rank [Y, 1] = dim Γ_q + 1``. ``rank [Y, 1] - 1`` is the
+    rank of the differences ``Y[i] - Y[0]``, and ``Y`` may be any readouts
+    spanning ``Γ`` (:func:`_witness_readouts`). Both ranks are decided on
+    correctly rounded entries, against the spectral norm of their entrywise
+    error bounds (at most their Frobenius norm) and the SVD's backward error."""
+    from allornone.numeric.linalg import svd_noise
+
+    if len(pairs) < 2:
+        return None
+    rows = [t for _, t in pairs]
+    D = _witness_readouts(model, rows[1:], gamma, minus=[rows[0]] * (len(rows) - 1))
+    X = _witness_regressors(model, pairs, "M")
+    if D is None or X is None:
+        return None
+    tol = model.tolerance
+
+    def rank(A, err):
+        if not A.size:
+            return 0, True
+        # (scaled by a power of two, so that no square overflows)
+        e = float(np.ldexp(1.0, int(np.frexp(float(np.max(np.abs(A))) or 1.0)[1])))
+        sv = np.linalg.svd(A / e, compute_uv=False)
+        noise = float(np.linalg.norm(err / e)) * (1 + 1e-6) + svd_noise(max(A.shape), float(sv[0]) if sv.size else 0.0)
+        return tol.rank(sv, noise=noise)
+
+    L, L_err = X[0][:, :-1], X[1][:, :-1]
+    c = float(np.ldexp(1.0, int(np.frexp(float(np.max(np.abs(L))) if L.size else 1.0)[1])))
+    r_L, ok_L = rank(L, L_err)
+    r_L1, ok_L1 = rank(np.hstack([L, np.full((L.shape[0], 1), c)]), np.hstack([L_err, np.zeros((L.shape[0], 1))]))
+    if not (ok_L and ok_L1) or r_L1 != r_L + 1:
+        return None                     # 1 may lie in the span of the inputs
+    r_D, ok_D = rank(*D)
+    return r_D if ok_D else None
+
+
 def _readouts_nonzero(model, gamma) -> bool | None:
     """Float side: whether a readout is not ``{0}``, decided on its readouts
     over every context; None when that cannot be told.
@@ -1792,6 +1835,10 @@ def decide(models, params) -> dict[str, Decision]:
         k = a.effective_complexity()
         out["gamma_q_is_M"] = a.backend.decision(rm.dim_gamma_q == k, decided=rm.decided, dim_gamma_q=rm.dim_gamma_q,
                                                  k=k)
+        if out["gamma_q_is_M"].undecided and a.structure.decided:
+            dim = _input_dimension_on_readouts(a, rm.pairs, an.gamma)
+            if dim is not None:
+                out["gamma_q_is_M"] = a.backend.decision(dim == k, dim_gamma_q=dim, k=k, on_readouts=True)
     else:
         out["gamma_q_is_M"] = rm.decision  # no fit reading M: Γ_q = M fails where the fit does
     return out
