@@ -233,13 +233,8 @@ def _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, readouts_of,
     the constant column fits them: a fit on the regressors ``[1]``."""
     import numpy as np
 
-    plus, minus = [t for _, t in pairs], [s for s, _ in pairs]
-    if readouts_of is not None:
-        readout = readouts_of(plus, minus)
-    elif isinstance(gamma, TokenPairs) or not (gamma_error or gamma_in_N):
-        readout = thm14._witness_readouts(model, plus, gamma, minus)
-    else:
-        readout = None
+    source = thm14._witness_source(model, gamma, gamma_error, gamma_in_N, readouts_of)
+    readout = source([t for _, t in pairs], [s for s, _ in pairs]) if source is not None else None
     if readout is None or model.input_error:
         return None
     from allornone.numeric.witness import fit_witness
@@ -498,15 +493,11 @@ def _analyse(models, params) -> _Analysis:
     same, in_N = thm5.same_distribution(a, b), thm14.gamma_in_N(a, gamma)
     # (the twin's readouts measured through the original model's contexts need
     # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
-    through = seen_through = None
+    through = None
     if not be.exact and in_N.holds and (cert.decision.holds or same.holds):
         def through(basis):
             return thm14._twin_readout_residual(a, b, gamma, basis)
-
-        def seen_through(rows, minus):
-            # ũ^T f~(x) = (B* ũ)^T f(x): the twin's readouts on Γ~ are the
-            # original model's on Γ
-            return thm14._witness_readouts(a, rows, gamma, minus)
+    seen_through = thm14._seen_through(a, b, gamma, in_N, same, cert)
     results = {
         "steered": steering(a, pairs, gamma),
         "steered~": steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True, _through=through,

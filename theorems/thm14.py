@@ -474,6 +474,29 @@ def _witness_readouts(model, rows, gamma, minus=None):
     return rounded_matmul([(Fr, B) for Fr in sides for B in parts])
 
 
+def _witness_source(model, gamma, gamma_error: float, gamma_in_N: bool, seen=None):
+    """Float side: the readouts a witness may use for ``gamma`` on ``model``, as a
+    function ``(rows, minus=None) -> (Y, Y_err) or None``; None when there are
+    none. ``seen`` (:func:`_seen_through`) gives a transported ``Γ~``'s; a
+    readout named by tokens, or a ``Γ`` given exactly (no ``gamma_error``, not a
+    computed ``Γ~``), gives its own (:func:`_witness_readouts`)."""
+    if seen is not None:
+        return seen
+    if isinstance(gamma, readouts.TokenPairs) or not (gamma_error or gamma_in_N):
+        return lambda rows, minus=None: _witness_readouts(model, rows, gamma, minus)
+    return None
+
+
+def _seen_through(model, twin, gamma, in_N, same, cert):
+    """Float side: the twin's readouts on ``Γ~`` for a witness, where ``Γ ⊆ N``
+    and ``L = L~`` (or EL1--EL3) are decided: ``ũ^T f~(x) = (B* ũ)^T f(x)``, so
+    they are the original model's readouts on ``Γ``, whichever basis of ``Γ~``
+    was computed. None otherwise (and on the exact side)."""
+    if model.backend.exact or not (in_N.holds and (cert.decision.holds or same.holds)):
+        return None
+    return lambda rows, minus=None: _witness_readouts(model, rows, gamma, minus)
+
+
 def _input_dimension_on_readouts(model, pairs, gamma) -> int | None:
     """Float side: ``dim Γ_q`` of a fit reading ``M`` that holds, decided on the
     readouts; None when that cannot be told.
@@ -971,13 +994,8 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         # readout's log-odds, or -- ``_readouts`` -- a transported Γ~'s as the
         # original model sees them), no rank decided. "Holds" only: a witness
         # that cannot be found says nothing.
-        rows = [t for _, t in pairs]
-        if _readouts is not None:
-            readout = _readouts(rows)
-        elif isinstance(gamma, readouts.TokenPairs) or not (gamma_error or gamma_in_N):
-            readout = _witness_readouts(model, rows, gamma)
-        else:
-            readout = None
+        source = _witness_source(model, gamma, gamma_error, gamma_in_N, _readouts)
+        readout = source([t for _, t in pairs]) if source is not None else None
         shown = _fit_witness(model, pairs, reading, readout, decision)
         if shown is not None:
             decision = shown
@@ -1747,15 +1765,11 @@ def _analyse(models, params) -> _Analysis:
     in_N = gamma_in_N(a, gamma)
     # (the twin's readouts measured through the original model's contexts need
     # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
-    through = seen_through = None
+    through = None
     if not a.backend.exact and in_N.holds and (cert.decision.holds or same.holds):
         def through(basis):
             return _twin_readout_residual(a, b, gamma, basis)
-
-        def seen_through(rows):
-            # ũ^T f~(x) = (B* ũ)^T f(x): the twin's readouts on Γ~ are the
-            # original model's on Γ, whichever basis of Γ~ was computed
-            return _witness_readouts(a, rows, gamma)
+    seen_through = _seen_through(a, b, gamma, in_N, same, cert)
     for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_readout)):
         for reading in READINGS:
             r = relational_linearity(model, pairs, g, reading, gamma_error=g_err, gamma_in_N=bool(name),
