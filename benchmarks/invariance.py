@@ -6,7 +6,7 @@
 For every result and every transform that is a symmetry of it, ``N`` sampled
 exact instances are transformed, made exactly representable in binary64, and
 every atom is decided exactly and in floats on the same transformed instance
-(``allornone.theorems.invariance``). One line per cell: agree / contradict /
+(``allornone.theorems.engine.invariance``). One line per cell: agree / contradict /
 undecided, float errors, instances that could not be made representable, the
 separated ones and how many of those were undecided, and how many exact
 verdicts moved under a transform declared a symmetry (a defect of the harness,
@@ -22,7 +22,7 @@ import json
 import sys
 
 from allornone.errors import AllOrNoneError
-from allornone.theorems import invariance as inv
+from allornone.theorems.engine import invariance as inv
 
 
 def main(argv=None) -> int:

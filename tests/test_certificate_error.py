@@ -9,7 +9,7 @@ import pytest
 
 from allornone.numeric import equivalence as eq
 from allornone.theorems import thm5
-from allornone.theorems.invariance import check, transform_instance
+from allornone.theorems.engine.invariance import check, transform_instance
 
 
 @pytest.mark.parametrize("t", [1e-4, 1e-2, 0.2])

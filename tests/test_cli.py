@@ -7,7 +7,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from allornone.theorems.cli import main
+from allornone.theorems.engine.cli import main
 
 RESULT_FIELDS = {"id", "instances", "hypotheses_held", "conclusion_held", "exact_checked", "float_agreed",
                  "contradictions", "undecided", "max_float_residual", "verdict"}
@@ -62,7 +62,7 @@ def test_check_report_does_not_depend_on_jobs(runner, tmp_path):
 
 def _unknown_id_subprocess():
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # rich's default width: 80
-    return subprocess.run([sys.executable, "-m", "allornone.theorems.cli", "check", "thm99", "--trials", "1"],
+    return subprocess.run([sys.executable, "-m", "allornone.theorems.engine.cli", "check", "thm99", "--trials", "1"],
                           capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -115,8 +115,8 @@ def test_bad_trials_is_a_usage_error(runner):
 def test_check_reports_a_nonvacuity_witness_that_verify_reproduces(tmp_path):
     from rich.console import Console
 
-    from allornone.theorems.runner import run
-    from allornone.theorems.verify import verify_file
+    from allornone.theorems.engine.runner import run
+    from allornone.theorems.engine.verify import verify_file
 
     report = run(["thm5", "cor6", "lem8", "thm14"], trials=16, seed=2, generic_check=False)
     for r in report["results"]:
@@ -136,7 +136,7 @@ def test_check_reports_a_nonvacuity_witness_that_verify_reproduces(tmp_path):
 def test_list_prints_record_texts_literally():
     from click.testing import CliRunner
 
-    from allornone.theorems.cli import main
+    from allornone.theorems.engine.cli import main
 
     out = CliRunner().invoke(main, ["list"], terminal_width=200).output
     assert "L[x1] - L[x2]" in out.replace("\n", " ") or "L[x1]" in out

@@ -15,12 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from allornone.theorems import records
-from allornone.theorems.cli import main
+from allornone.theorems.engine.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "two_models.json"
 
-#: Mistakes that ``theorems/cli.py`` does not yet turn into one line (click's
+#: Mistakes that ``theorems/engine/cli.py`` does not yet turn into one line (click's
 #: usage errors print four; a --json path in a missing folder is a traceback
 #: after the work is done).
 
@@ -316,7 +316,7 @@ def test_edges_files_reproduce_with_verify_and_the_json_is_valid(tmp_path, monke
 
 
 def test_edges_file_names_are_ascii():
-    from allornone.theorems.edges import _slug
+    from allornone.theorems.engine.edges import _slug
 
     names = [f"{rid}-drop-{_slug(h.name)}.json" for rid, rec in records().items() for h in rec.hypotheses]
     assert all(n.isascii() and "--" not in n for n in names), names

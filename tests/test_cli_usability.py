@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from allornone.theorems.cli import main
-from allornone.theorems.edges import _shrink_text
+from allornone.theorems.engine.cli import main
+from allornone.theorems.engine.edges import _shrink_text
 
 SUBCOMMANDS = ("list", "check", "proof", "edges", "verify")
 

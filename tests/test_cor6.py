@@ -11,6 +11,7 @@ from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.theorems import cor6
 from allornone.theorems.cor6 import linear_identification
+from allornone.theorems.engine.record import Instance
 from allornone.theorems.thm5 import el_certificate, equivalence, same_distribution
 
 
@@ -102,7 +103,7 @@ def test_drop_diversity_counterexample():
     r = linear_identification(model, twin)
     # g_0(y2) = 0 would have to equal A^{-T} e2, impossible for an invertible A
     assert r.decision.fails and r.A is None
-    ev = cor6.RECORD.evaluate(cor6.Instance("drop diversity", (model, twin)), "exact")
+    ev = cor6.RECORD.evaluate(Instance("drop diversity", (model, twin)), "exact")
     assert ev.hypotheses.value == "fails" and ev.atoms["same_distribution"].holds
     assert ev.conclusion.value == "fails"
 
@@ -189,11 +190,11 @@ def test_one_diverse_model_suffices_on_an_instance():
     diverse = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
     flat = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [2, 0]])
     for pair in ((diverse, flat), (flat, diverse)):
-        ev = cor6.RECORD.evaluate(cor6.Instance("one diverse", pair), "exact")
+        ev = cor6.RECORD.evaluate(Instance("one diverse", pair), "exact")
         assert ev.hypotheses.value == "fails"  # the paper's hypothesis asks for both
         assert ev.conclusion.value == "holds" and _one_suffices_form(ev)
         assert ev.atoms["same_distribution"].fails and ev.atoms["linearly_identified"].fails
-        steps = dict((s.label, o) for s, o in cor6.RECORD.check_steps(cor6.Instance("one diverse", pair)))
+        steps = dict((s.label, o) for s, o in cor6.RECORD.check_steps(Instance("one diverse", pair)))
         assert steps["one diverse suffices"].applicable and steps["one diverse suffices"].decision.holds
 
 
@@ -201,7 +202,7 @@ def test_one_suffices_form_is_not_vacuous():
     # the check above would accept anything if it never saw L = L~ with one diverse model:
     # an equivalent pair, one diverse, satisfies it with both sides true
     model = ExactModel([[1, 0], [0, 1], [1, 1]], [[0, 0], [1, 0], [0, 1]])
-    ev = cor6.RECORD.evaluate(cor6.Instance("both", (model, gen.change_of_basis(model, [[1, 1], [0, 1]]))), "exact")
+    ev = cor6.RECORD.evaluate(Instance("both", (model, gen.change_of_basis(model, [[1, 1], [0, 1]]))), "exact")
     assert _one_suffices_form(ev) and ev.atoms["same_distribution"].holds and ev.atoms["linearly_identified"].holds
     # and it rejects a pair that would break it: same d, one diverse, L = L~, not identified
     # (impossible for models; built here from decided atoms to show the form is not a tautology)

@@ -1,6 +1,6 @@
 """Corollary 6 and Theorem 5 in floats: the computed maps are witnesses.
 
-Instances from the metamorphic harness (``allornone.theorems.invariance``),
+Instances from the metamorphic harness (``allornone.theorems.engine.invariance``),
 decided exactly and in floats on the same exactly representable numbers:
 
 * a change of basis of condition about 1e4 on each side, where the a priori
@@ -18,7 +18,7 @@ import pytest
 from allornone.decision import Truth
 from allornone.numeric import equivalence as feq
 from allornone.theorems import get_record
-from allornone.theorems import invariance as inv
+from allornone.theorems.engine import invariance as inv
 
 
 def _pair(name, index):

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from allornone.theorems.runner import check_instance, run
+from allornone.theorems.engine.runner import check_instance, run
 
 SEED = 20250101
 TRIALS = 1500

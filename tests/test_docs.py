@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from allornone.theorems.proofs import proof_subjects
+from allornone.theorems.engine.proofs import proof_subjects
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -216,7 +216,7 @@ def test_api_reference_lists_every_module():
     hook = _hook()
     mods = hook.api_modules()
     for name in ("allornone.errors", "allornone.symbolic.model", "allornone.numeric.model",
-                 "allornone.numeric.strategies", "allornone.theorems.verify", "allornone.theorems.thm14"):
+                 "allornone.numeric.strategies", "allornone.theorems.engine.verify", "allornone.theorems.thm14"):
         assert name in mods, name
     for folder, pkg in (("symbolic", "allornone.symbolic"), ("numeric", "allornone.numeric"),
                         ("theorems", "allornone.theorems")):

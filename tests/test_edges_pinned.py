@@ -8,8 +8,8 @@ import pytest
 from allornone.decision import Truth
 from allornone.symbolic import ExactModel
 from allornone.theorems import get_record
-from allornone.theorems.logic import evaluate3
-from allornone.theorems.record import Instance
+from allornone.theorems.engine.logic import evaluate3
+from allornone.theorems.engine.record import Instance
 
 
 def _check_drop(rid: str, hypothesis: str, inst: Instance) -> None:

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from allornone.decision import Truth
 from allornone.theorems import get_record, records
-from allornone.theorems.edges import (
+from allornone.theorems.engine.edges import (
     DEFAULT_BUDGET,
     SIZE_BOUND,
     drop_criterion,
@@ -21,7 +21,7 @@ from allornone.theorems.edges import (
     shrink,
     within_bound,
 )
-from allornone.theorems.verify import verify_file
+from allornone.theorems.engine.verify import verify_file
 
 #: Pairs where no counterexample exists, with the reason.
 KNOWN_SURVIVORS = {

@@ -262,7 +262,7 @@ def test_float_models_refuse_booleans_like_exact_ones():
 def test_theorem14_probe_must_be_a_token_pair(probe, error):
     import random
 
-    from allornone.theorems.record import Instance
+    from allornone.theorems.engine.record import Instance
 
     rec = thm14.RECORD
     inst = rec.sample(random.Random(0), 0)
@@ -337,7 +337,7 @@ RESOLVE_CASES = [
 
 @pytest.mark.parametrize("rid,name,index,atom", RESOLVE_CASES)
 def test_zero_decisions_need_an_error_bound_the_tolerance_resolves(rid, name, index, atom):
-    from allornone.theorems import invariance as inv
+    from allornone.theorems.engine import invariance as inv
 
     r = inv.check(rid, name, 0, index)
     assert r["outcome"] != "contradict", r
@@ -345,7 +345,7 @@ def test_zero_decisions_need_an_error_bound_the_tolerance_resolves(rid, name, in
 
 @pytest.mark.parametrize("rid,name,index,atom", RESOLVE_CASES)
 def test_without_the_resolution_rule_those_verdicts_contradict(monkeypatch, rid, name, index, atom):
-    from allornone.theorems import invariance as inv
+    from allornone.theorems.engine import invariance as inv
 
     monkeypatch.setattr(thm14, "_resolves", lambda tol, error, size: True)
     r = inv.check(rid, name, 0, index)
@@ -357,7 +357,7 @@ def test_without_the_resolution_rule_those_verdicts_contradict(monkeypatch, rid,
 @pytest.mark.parametrize("seed", range(6))
 def test_tiled_comparison_gives_the_same_verdicts(monkeypatch, seed):
     from allornone.numeric import equivalence as feq
-    from allornone.theorems import invariance as inv
+    from allornone.theorems.engine import invariance as inv
 
     cases = [(_cancelling(), _cancelling(2.0 ** -12)), (_cancelling(), _cancelling())]
     for name in ("hidden components", "per-token scaling", "common offset", "B.5 twin"):

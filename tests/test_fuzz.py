@@ -8,7 +8,7 @@ from allornone.errors import AllOrNoneError
 from allornone.numeric import FloatModel
 from allornone.symbolic import ExactModel
 from allornone.theorems import thm5
-from allornone.theorems.verify import verify_data
+from allornone.theorems.engine.verify import verify_data
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -111,7 +111,7 @@ def test_verify_command_on_nearly_valid_files(tmp_path_factory, data):
 
     from click.testing import CliRunner
 
-    from allornone.theorems.cli import main
+    from allornone.theorems.engine.cli import main
 
     folder = tmp_path_factory.mktemp("fuzz")
     path, out = folder / "m.json", folder / "r.json"

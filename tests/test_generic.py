@@ -3,8 +3,9 @@ import random
 
 import pytest
 
-from allornone.theorems import generic, records
-from allornone.theorems.generic import ALL_SHAPES, FAST_SHAPES, IDENTITIES, GenericShape, verify
+from allornone.theorems import records
+from allornone.theorems.engine import generic
+from allornone.theorems.engine.generic import ALL_SHAPES, FAST_SHAPES, IDENTITIES, GenericShape, verify
 
 
 def test_fast_shapes_all_identities_hold():
@@ -104,7 +105,7 @@ def test_numeric_evaluators_match_exact_evaluation(shape):
 
 def test_crossvalidate_detects_a_wrong_float_layer(monkeypatch):
     """A float layer that gets one quantity slightly wrong is reported above the limit."""
-    from allornone.theorems.runner import GENERIC_LIMIT
+    from allornone.theorems.engine.runner import GENERIC_LIMIT
 
     rec = records()["thm5"]
     insts = [rec.sample(random.Random(f"cv/{i}"), i) for i in range(24)]

@@ -155,7 +155,7 @@ def test_log_odds_beyond_binary64_are_a_clear_error(tmp_path):
     from click.testing import CliRunner
 
     from allornone.errors import NonFiniteValueError
-    from allornone.theorems.cli import main
+    from allornone.theorems.engine.cli import main
 
     a, b = _scaled_pair(1200)
     with pytest.raises(NonFiniteValueError, match="overflow binary64"):

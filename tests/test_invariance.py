@@ -16,8 +16,8 @@ import pytest
 
 from allornone.symbolic.model import ExactModel
 from allornone.theorems import get_record
-from allornone.theorems import invariance as inv
-from allornone.theorems.record import Instance
+from allornone.theorems.engine import invariance as inv
+from allornone.theorems.engine.record import Instance
 
 #: (result, transform) cells with contradictions in the full run (seed 0, 250 per cell)
 #: on the current float tolerance policy; remove a cell as the policy is fixed for it.

@@ -8,7 +8,7 @@ cancel a direction of ``SG`` (here ``rank G_0`` fell from 3 to 2, which moved
 import pytest
 
 from allornone.symbolic import linalg as ql
-from allornone.theorems import invariance as inv
+from allornone.theorems.engine import invariance as inv
 
 
 @pytest.mark.parametrize("rid, index", [("thm14", 43), ("thm14", 86), ("steering", 57)])

@@ -15,7 +15,7 @@ from allornone.symbolic import ExactModel
 from allornone.symbolic import parallel as planting
 from allornone.theorems import get_record
 from allornone.theorems.lem8 import RECORD, instance, parallel, proportional_log_odds
-from allornone.theorems.runner import run
+from allornone.theorems.engine.runner import run
 
 HIDDEN = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]])
 INVISIBLE = ExactModel([[1, 0], [3, 0]], [[0, 0], [1, 0], [0, 1], [0, 2]])

@@ -12,7 +12,7 @@ from allornone.symbolic import ExactModel
 from allornone.symbolic import parallel as planting
 from allornone.theorems import get_record, records
 from allornone.theorems.lem8ctx import RECORD, context_pair, instance, parallel_contexts, proportional_log_odds_rows
-from allornone.theorems.runner import run
+from allornone.theorems.engine.runner import run
 
 HIDDEN = ExactModel([[2, 1], [1, 0], [0, 0]], [[0, 0], [1, 0], [2, 0]])
 SAME = ExactModel([[1, 0], [0, 1], [0, 3], [0, 0]], [[0, 0], [1, 0], [2, 0]])

@@ -6,7 +6,7 @@ from rich.console import Console
 
 from allornone.errors import AllOrNoneError
 from allornone.theorems.constructions import CONSTRUCTIONS
-from allornone.theorems.proofs import print_proof, proof_subjects, resolve
+from allornone.theorems.engine.proofs import print_proof, proof_subjects, resolve
 
 
 def _run(subject, seed=0, generic=False):

@@ -77,14 +77,14 @@ def test_token_step_fails_on_readouts_outside_N(monkeypatch):
     differences g(a) - g(b) (not projected) on a model with a hidden token
     coordinate, it fails."""
     model = ExactModel([[1, 0, 0], [0, 1, 0], [1, 1, 0], [2, 1, 0]], [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 1]])
-    inst = thm14._inst("hidden token", model, gen.change_of_basis(model, rng=1), [(0, 2), (1, 3)], [[1], [0], [0]],
+    inst = thm14.record._inst("hidden token", model, gen.change_of_basis(model, rng=1), [(0, 2), (1, 3)], [[1], [0], [0]],
                        toks=[(3, 0)])
     step = next(s for s in thm14.RECORD.steps if s.label == "token readouts are log-odds")
     assert step.check(inst.models, inst.params).decision.holds
     monkeypatch.setattr(readouts, "token_readout",
                         lambda m, T: m.backend.hstack(*[m.unembedding_difference(a, b) for a, b in tokens(T)]))
-    thm14._CACHE.clear()
-    fresh = thm14._inst("hidden token", model, gen.change_of_basis(model, rng=1), [(0, 2), (1, 3)],
+    thm14.record._CACHE.clear()
+    fresh = thm14.record._inst("hidden token", model, gen.change_of_basis(model, rng=1), [(0, 2), (1, 3)],
                         [[1], [0], [0]], toks=[(3, 0)])
     assert step.check(fresh.models, fresh.params).decision.fails
 
@@ -94,12 +94,12 @@ def test_criterion_step_detects_a_disagreement(monkeypatch):
     representation-level verdict: with the criterion replaced by reading
     anything, the D.1 instance makes it fail."""
     ex = rel.d1_example()
-    inst = thm14._inst("D.1", ex.model, rel.d1_twin(ex.model), ex.pairs, ex.gamma, ex.probe)
+    inst = thm14.record._inst("D.1", ex.model, rel.d1_twin(ex.model), ex.pairs, ex.gamma, ex.probe)
     step = next(s for s in thm14.RECORD.steps if s.label == "criterion (f)")
     assert step.check(inst.models, inst.params).decision.holds
     monkeypatch.setattr(thm14, "log_odds_criterion",
                         lambda m, pairs, T: relational_linearity(m, pairs, T, "any"))
-    fresh = thm14._inst("D.1", ex.model, rel.d1_twin(ex.model), ex.pairs, ex.gamma, ex.probe)
+    fresh = thm14.record._inst("D.1", ex.model, rel.d1_twin(ex.model), ex.pairs, ex.gamma, ex.probe)
     assert step.check(fresh.models, fresh.params).decision.fails
 
 

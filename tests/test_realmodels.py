@@ -20,7 +20,7 @@ from allornone.errors import AllOrNoneError, InputFormatError, NonFiniteValueErr
 from allornone.numeric import FloatModel, Tolerance
 from allornone.numeric import graded, scale, spectra
 from allornone.numeric.loaders import load_array, load_head
-from allornone.theorems.cli import main
+from allornone.theorems.engine.cli import main
 
 DATA = Path(__file__).parent / "data"
 LSTM = DATA / "textgenrnn_head.npz"

@@ -7,7 +7,7 @@ import sympy
 from sympy import Identity
 
 from allornone.symbolic import generators as gen
-from allornone.theorems.rewrite import RULES, normal_form, same, symbols_for
+from allornone.theorems.engine.rewrite import RULES, normal_form, same, symbols_for
 
 
 def _instance(seed):

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from allornone.decision import Decision
 from allornone.symbolic import generators as gen
 from allornone.theorems import get_record, records
-from allornone.theorems import runner as rn
-from allornone.theorems.cli import main
-from allornone.theorems.record import StepOutcome
+from allornone.theorems.engine import runner as rn
+from allornone.theorems.engine.cli import main
+from allornone.theorems.engine.record import StepOutcome
 
 
 def _run(ids, trials=4, **kw):

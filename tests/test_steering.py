@@ -11,7 +11,7 @@ from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.theorems import get_record, records, steering as st
 from allornone.theorems import thm14
-from allornone.theorems.runner import run
+from allornone.theorems.engine.runner import run
 from allornone.theorems.steering import RECORD, log_odds_steering, steering, tokens, transport_steering
 
 PAIRS = [(0, 4), (1, 5), (2, 6), (3, 7)]
@@ -116,7 +116,7 @@ def test_criterion_step_detects_a_disagreement(monkeypatch):
     step = next(s for s in RECORD.steps if s.label == "criterion (f)")
     assert step.check(inst.models, inst.params).decision.holds
     monkeypatch.setattr(st, "log_odds_steering", lambda m, pairs, T: steering(m, pairs, m.backend.eye(m.d)))
-    st._CACHE.clear()
+    st.record._CACHE.clear()
     fresh = edge.build(random.Random(0))
     assert step.check(fresh.models, fresh.params).decision.fails
 

@@ -1,5 +1,5 @@
 """Every proof step and every fact can fail, and so can the runner's verdict:
-``check``'s self-test (:mod:`allornone.theorems.selftest`) gives each of them an
+``check``'s self-test (:mod:`allornone.theorems.engine.selftest`) gives each of them an
 instance built to break it. Here each case runs on its own, and the self-test is
 shown to notice when a check stops being able to fail."""
 import dataclasses
@@ -8,10 +8,10 @@ import pytest
 
 from allornone.decision import Decision, Truth
 from allornone.theorems import get_record, records
-from allornone.theorems import selftest as st
+from allornone.theorems.engine import selftest as st
 from allornone.theorems.constructions import CONSTRUCTIONS
 from allornone.theorems.facts import FACTS
-from allornone.theorems.record import StepOutcome
+from allornone.theorems.engine.record import StepOutcome
 
 
 @pytest.mark.parametrize("sid, label, index, breaker", st.STEP_CASES,
@@ -71,7 +71,7 @@ def test_the_self_test_notices_a_fact_that_cannot_fail(monkeypatch):
 
 
 def test_the_self_test_notices_a_runner_that_ignores_failed_steps(monkeypatch):
-    from allornone.theorems import runner
+    from allornone.theorems.engine import runner
 
     real = runner.ResultSummary.verdict
     monkeypatch.setattr(runner.ResultSummary, "verdict", property(

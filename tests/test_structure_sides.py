@@ -6,7 +6,7 @@ import numpy as np
 
 from allornone.symbolic import ExactModel
 from allornone.theorems import get_record, thm5
-from allornone.theorems.runner import instance_rng
+from allornone.theorems.engine.runner import instance_rng
 
 # d = 2, SF = span(e1), SG = span(e1 + e2): M = span(e1), N = span(e1 + e2)
 SKEW = ExactModel([[1, 0]], [[0, 0], [1, 1]])

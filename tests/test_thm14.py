@@ -18,8 +18,8 @@ from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
 from allornone.theorems import get_record, thm14, thm5
-from allornone.theorems.logic import evaluate3
-from allornone.theorems.runner import check_instance, run
+from allornone.theorems.engine.logic import evaluate3
+from allornone.theorems.engine.runner import check_instance, run
 
 REC = get_record("thm14")
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -27,7 +27,7 @@ FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthChe
 
 def planted_d2():
     """d = 2, two tokens, M = N = span e_0: f(s⊕q)_0 = 2 f(s)_0 + 1 on four pairs."""
-    return thm14._planted_d2()
+    return thm14.record._planted_d2()
 
 
 def agree(exact, flt):
@@ -84,7 +84,7 @@ def test_d1_counterexample_float_agrees():
 
 
 def test_d1_is_a_counterexample_to_dropping_gamma_q_in_M():
-    inst = thm14._edge_d1(random.Random(0))
+    inst = thm14.record._edge_d1(random.Random(0))
     ev = REC.evaluate(inst, "exact")
     truth = {REC.atoms[n]: d.truth for n, d in ev.atoms.items() if n in REC.atoms}
     for h in REC.hypotheses:
@@ -126,7 +126,7 @@ def test_boundary_gamma_zero():
 
 
 def test_boundary_gamma_q_equals_M():
-    inst = thm14._edge_gamma_q_M(random.Random(5))
+    inst = thm14.record._edge_gamma_q_M(random.Random(5))
     a, b = inst.models
     r = thm14.relational_linearity(a, inst.params["pairs"], inst.params["gamma"])
     assert r.holds and r.dim_gamma_q == a.effective_complexity() == 2
@@ -142,7 +142,7 @@ def test_boundary_too_few_pairs_is_flagged_trivial():
     assert r.holds and r.trivial and r.regressor_rank == 2
     rf = thm14.relational_linearity(ex.model.to_float(), pairs, ex.gamma, reading="any")
     assert rf.holds and rf.trivial
-    inst = thm14._edge_few_pairs(random.Random(0))
+    inst = thm14.record._edge_few_pairs(random.Random(0))
     ev = REC.evaluate(inst, "exact")
     assert ev.atoms["enough_pairs"].fails and ev.hypotheses is Truth.FAILS  # never counted as evidence
     assert not thm14.relational_linearity(ex.model, ex.pairs, ex.gamma, reading="any").trivial
@@ -314,7 +314,7 @@ def test_bad_gamma_and_reading():
 
 
 def test_transport_needs_equivalence():
-    inst = thm14._edge_not_same(random.Random(0))
+    inst = thm14.record._edge_not_same(random.Random(0))
     a, b = inst.models
     r = thm14.relational_linearity(a, inst.params["pairs"], inst.params["gamma"])
     with pytest.raises(thm14.NotEquivalentError):
@@ -450,7 +450,7 @@ def test_transport_probe_refuses_a_probe_outside_M():
 
 
 def test_transport_probe_needs_equivalence():
-    inst = thm14._edge_not_same(random.Random(0))
+    inst = thm14.record._edge_not_same(random.Random(0))
     a, b = inst.models
     p = thm14.linear_probing(a, inst.params["pairs"], 1, 0)
     with pytest.raises(thm14.NotEquivalentError, match="L != L~"):
@@ -491,7 +491,7 @@ def test_proof_steps_hold_on_a_planted_instance():
 
 
 def test_all_or_none_step_checked_on_d1_instances():
-    inst = thm14._edge_d1(random.Random(0))
+    inst = thm14.record._edge_d1(random.Random(0))
     outcomes = {s.label: o for s, o in REC.check_steps(inst, "exact")}
     assert outcomes["all or none (reading M)"].applicable
     assert outcomes["all or none (reading M)"].decision.holds  # both fail reading M

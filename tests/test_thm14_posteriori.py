@@ -15,7 +15,7 @@ from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.theorems import get_record, thm14, thm5
-from allornone.theorems.invariance import transform_instance
+from allornone.theorems.engine.invariance import transform_instance
 from allornone.theorems.readouts import tokens
 
 
@@ -210,7 +210,7 @@ def test_readouts_seen_depends_on_the_readouts_dimension_only():
     Γ_T != {0} is still decided (and right)."""
     _, inst = transform_instance("thm14", "change of basis", 0, 30)
     fa, fb = (m.to_float() for m in inst.models)
-    an = thm14._analyse((fa, fb), inst.params)
+    an = thm14.record._analyse((fa, fb), inst.params)
     r = an.results[("T", "M")]
     assert r.gamma_decided and not r.decided
     exact = get_record("thm14").evaluate(inst, "exact").atoms["readouts_seen"]
@@ -226,7 +226,7 @@ def test_tolerance_is_relative_to_the_readouts_not_to_hidden_components():
     tight. Judged against the readouts, it is not."""
     _, inst = transform_instance("thm14", "change of basis", 0, 173)
     b = inst.models[1]
-    T = thm14._params_tokens(b, inst.params)
+    T = thm14.record._params_tokens(b, inst.params)
     exact = thm14.relational_linearity(b, inst.params["pairs"], T, "M")
     assert exact.decision.truth is Truth.FAILS
     flt = thm14.relational_linearity(b.to_float(), inst.params["pairs"], T, "M")
@@ -319,7 +319,7 @@ def test_token_through_bounds_the_exact_residual():
     _, inst = transform_instance("thm14", "change of basis", 0, 7)
     em = inst.models[1]
     m = inst.realise("float")[1]
-    T = thm14._params_tokens(m, inst.params)
+    T = thm14.record._params_tokens(m, inst.params)
     basis = thm14._gamma_with_error(m, T)[0]
     FQ, R, Rerr = thm14._token_through(m, T, basis)
     G = thm14.readouts.token_readout(m, T)

@@ -14,7 +14,7 @@ from allornone.symbolic import generators as gen
 from allornone.symbolic import parallel as planting
 from allornone.theorems import get_record
 from allornone.theorems.lem8 import parallel
-from allornone.theorems.runner import run
+from allornone.theorems.engine.runner import run
 from allornone.theorems.thm15 import RECORD, shared_parallelism
 
 LINE = ExactModel([[1], [2]], [[0], [1], [2], [3]])

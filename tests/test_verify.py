@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from allornone import errors
-from allornone.theorems.cli import main
-from allornone.theorems.verify import load_file, verify_data, verify_file
+from allornone.theorems.engine.cli import main
+from allornone.theorems.engine.verify import load_file, verify_data, verify_file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "two_models.json"
@@ -152,7 +152,7 @@ def test_the_instance_parameters_table_matches_the_records():
     import re
 
     from allornone.theorems import records
-    from allornone.theorems.verify import _instance_shape
+    from allornone.theorems.engine.verify import _instance_shape
 
     text = (ROOT / "docs" / "file-format.md").read_text()
     documented = {}

@@ -14,7 +14,7 @@ from allornone.numeric import witness
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.theorems import get_record, steering, thm14
-from allornone.theorems.invariance import transform_instance
+from allornone.theorems.engine.invariance import transform_instance
 from allornone.theorems.readouts import tokens
 
 # A unimodular change of basis of condition about 1e8 (exact integer inverse).
@@ -182,7 +182,7 @@ def test_identity_by_inclusion_agrees_with_exact_and_catches_a_wrong_projector(m
 def test_identity_is_not_transported_when_a_premise_fails_decided():
     """No transport when ``L != L~`` is decided, whatever the certificate: "not the
     identity" is then decided on both sides."""
-    inst = steering._edge_not_same(__import__("random").Random(0)) if hasattr(steering, "_edge_not_same") else None
+    inst = steering.record._edge_not_same(__import__("random").Random(0)) if hasattr(steering, "_edge_not_same") else None
     if inst is None:
         pytest.skip("no such edge")
     rec = get_record("steering")
@@ -201,7 +201,7 @@ def test_harness_instances_once_left_open_are_decided(rid, name, index, monkeypa
     flt = rec.evaluate(inst, "float").atoms
     decided = [k for k, d in flt.items() if k.startswith("rel_lin") and not d.undecided]
     assert all(flt[k].truth is exact[k].truth for k in decided)
-    thm14._CACHE.clear()
+    thm14.record._CACHE.clear()
     monkeypatch.setattr(thm14, "_fit_witness", lambda *a, **k: None)
     before = rec.evaluate(inst, "float").atoms
     assert sum(not before[k].undecided for k in decided) < len(decided)

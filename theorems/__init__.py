@@ -1,4 +1,7 @@
-"""The results of the paper as theorem records, the runner and the CLI.
+"""The results of the paper, one package each: its user API (the functions a
+researcher calls) in ``__init__``, its record (statement, hypotheses, sampler,
+proof steps, edges) in ``record``. What runs the records -- runner, CLI,
+self-test, proofs, edges, verify -- is :mod:`allornone.theorems.engine`.
 
 >>> from allornone.theorems import records
 >>> list(records())[:2]
@@ -43,3 +46,15 @@ def get_record(rid: str):
     if rid not in recs:
         raise UnknownResultError(f"unknown result {rid!r}; implemented: {', '.join(recs)}")
     return recs[rid]
+
+
+#: Modules of :mod:`allornone.theorems.engine` that earlier versions kept in this
+#: package; ``from allornone.theorems import runner`` still finds them.
+_ENGINE_MODULES = frozenset({"cli", "edges", "generic", "invariance", "logic", "proofs", "record", "rewrite",
+                             "runner", "selftest", "verify"})
+
+
+def __getattr__(name: str):
+    if name in _ENGINE_MODULES:
+        return importlib.import_module(f"allornone.theorems.engine.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ r"""The paper's two constructions as annotated, checkable proofs.
   ``W``, ``b`` fit at all.
 
 A :class:`Construction` has the same ``steps`` (:class:`ProofStep`) as a theorem
-record, so :func:`allornone.theorems.proofs.print_proof` prints it the same way.
+record, so :func:`allornone.theorems.engine.proofs.print_proof` prints it the same way.
 
 >>> from allornone.theorems.constructions import CONSTRUCTIONS
 >>> c = CONSTRUCTIONS["d1"]
@@ -32,7 +32,7 @@ from allornone.decision import Decision
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
-from allornone.theorems.record import Instance, ProofStep, StepOutcome
+from allornone.theorems.engine.record import Instance, ProofStep, StepOutcome
 
 __all__ = ["Construction", "CONSTRUCTIONS", "get_construction", "affine_fit"]
 

@@ -8,7 +8,7 @@ each statement, proof dependencies off ``ProofStep.uses``. A node's status is
 never written by hand:
 
 * ``generic`` -- its identities hold as rational-function identities for the
-  generic shapes (``allornone.theorems.generic``) *and* its checks held on
+  generic shapes (``allornone.theorems.engine.generic``) *and* its checks held on
   every exact instance;
 * ``exact`` -- its checks held on every one of ``TRIALS`` exact instances;
 * ``float`` -- only float instances were available, and they held;
@@ -103,7 +103,7 @@ def _exact_models(n):
 
 
 def _generic_ok(names) -> tuple[bool, str]:
-    from allornone.theorems import generic
+    from allornone.theorems.engine import generic
 
     if not names:
         return True, ""
@@ -129,11 +129,12 @@ def _page(rid: str) -> str:
 
 
 def build_graph(trials: int = TRIALS) -> dict[str, Node]:
-    from allornone.theorems import generic, records
+    from allornone.theorems import records
+    from allornone.theorems.engine import generic
     from allornone.theorems.constructions import CONSTRUCTIONS
     from allornone.theorems.facts import FACTS
-    from allornone.theorems.logic import Predicate
-    from allornone.theorems.runner import check_instance
+    from allornone.theorems.engine.logic import Predicate
+    from allornone.theorems.engine.runner import check_instance
 
     nodes: dict[str, Node] = {}
     models = _exact_models(trials)

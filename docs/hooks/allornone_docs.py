@@ -196,7 +196,7 @@ def notion_target(name: str) -> tuple[str, str] | None:
 def uses_links(sid: str, uses, page_src: str) -> str:
     """The names a step uses, each a link: a fact, a step of the same proof, a
     definition, a result or a construction."""
-    from allornone.theorems.proofs import resolve
+    from allornone.theorems.engine.proofs import resolve
 
     labels = [s.label for s in resolve(sid).steps]
     out = []
@@ -221,7 +221,7 @@ def _md_text(text: str) -> str:
 
 
 def _subject(sid: str):
-    from allornone.theorems.proofs import resolve
+    from allornone.theorems.engine.proofs import resolve
 
     return resolve(sid)
 
@@ -237,7 +237,7 @@ def step_counts(sid: str, trials: int = TRIALS) -> tuple[int, dict]:
     """Over ``trials`` exact instances of ``sid``: ``(instances, {label: (applicable, held)})``.
     Records use the instances of ``allornone check --seed 0``; constructions
     their builds for seeds ``0 .. trials - 1``."""
-    from allornone.theorems.runner import instance_rng
+    from allornone.theorems.engine.runner import instance_rng
 
     subject = _subject(sid)
     counts = {s.label: [0, 0] for s in subject.steps}
@@ -260,7 +260,7 @@ def step_counts(sid: str, trials: int = TRIALS) -> tuple[int, dict]:
 @functools.lru_cache(maxsize=None)
 def worked_instance(sid: str):
     """The instance ``allornone proof ID`` shows (seed 0) and its checked steps."""
-    from allornone.theorems.proofs import find_instance
+    from allornone.theorems.engine.proofs import find_instance
 
     subject = _subject(sid)
     inst = subject.build(0) if _is_construction(subject) else find_instance(subject, 0)
@@ -314,7 +314,7 @@ def tex_matrix(value) -> str:
 
 
 def _value_text(value) -> str:
-    from allornone.theorems.proofs import format_value
+    from allornone.theorems.engine.proofs import format_value
 
     text = format_value(value)
     return text if len(text) <= 160 else text[:157] + "..."
@@ -326,7 +326,7 @@ def statement_tex(statement) -> str:
     from sympy import latex
     from sympy.logic.boolalg import And, Implies
 
-    from allornone.theorems.logic import Predicate
+    from allornone.theorems.engine.logic import Predicate
 
     def tex(e, wrap=False):
         t = latex(e).replace(r"\operatorname", r"\mathsf")
@@ -346,7 +346,7 @@ def record_markdown(rid: str, page_src: str) -> str:
     from sympy import latex
 
     from allornone.theorems import get_record
-    from allornone.theorems.logic import Predicate, readable
+    from allornone.theorems.engine.logic import Predicate, readable
 
     rec = get_record(rid)
     out = ["**Hypotheses.**" if rec.hypotheses else "**Hypotheses:** none beyond shared contexts, vocabulary and "
@@ -432,12 +432,12 @@ def example_markdown(sid: str, page_src: str) -> str:
 API_FIRST = ["allornone.errors", "allornone.decision", "allornone.model",
              "allornone.symbolic.model", "allornone.symbolic.linalg", "allornone.symbolic.generators",
              "allornone.numeric.model", "allornone.numeric.linalg", "allornone.numeric.strategies",
-             "allornone.theorems.record", "allornone.theorems.logic", "allornone.theorems.thm5",
+             "allornone.theorems.engine.record", "allornone.theorems.engine.logic", "allornone.theorems.thm5",
              "allornone.theorems.cor6", "allornone.theorems.lem8", "allornone.theorems.lem8ctx",
              "allornone.theorems.thm15", "allornone.theorems.thm14", "allornone.theorems.facts",
-             "allornone.theorems.constructions", "allornone.theorems.verify"]
+             "allornone.theorems.constructions", "allornone.theorems.engine.verify"]
 #: Modules whose public surface is elsewhere: the command line is documented by ``allornone -h``.
-API_SKIP = {"allornone.theorems.cli"}
+API_SKIP = {"allornone.theorems.engine.cli"}
 PACKAGE_TITLES = {"allornone": "Errors, decisions and the shared model base",
                   "allornone.symbolic": "Exact side: allornone.symbolic",
                   "allornone.numeric": "Float side: allornone.numeric",

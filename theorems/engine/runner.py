@@ -71,7 +71,7 @@ def evaluate_instance(rec, inst, index: int = 0) -> dict:
             # A candidate non-vacuity witness (every hypothesis holds and the
             # conclusion is not trivially true: its left side holds, k >= 1), as a file
             # that `allornone verify` reproduces.
-            from allornone.theorems.edges import instance_file
+            from allornone.theorems.engine.edges import instance_file
 
             expect = {"hypotheses": ex.hypotheses.value, "conclusion": ex.conclusion.value,
                       **{n: d.truth.value for n, d in ex.atoms.items()}}
@@ -240,7 +240,7 @@ def check_edges(rid: str, seed: int = 0) -> dict:
     the conclusion, a dropped hypothesis fails while the conclusion fails too,
     and every applicable proof step holds on it. The drop searches of
     ``allornone edges`` are not run here (they take minutes)."""
-    from allornone.theorems.logic import evaluate3
+    from allornone.theorems.engine.logic import evaluate3
 
     rec = get_record(rid)
     out = []
@@ -294,10 +294,10 @@ def _preload() -> None:
     """Import what the checks import on first use, before the workers are forked,
     so that each worker does not import it again."""
     import allornone.numeric.model  # noqa: F401
-    import allornone.theorems.edges  # noqa: F401
-    import allornone.theorems.generic  # noqa: F401
-    import allornone.theorems.proofs  # noqa: F401
-    import allornone.theorems.verify  # noqa: F401
+    import allornone.theorems.engine.edges  # noqa: F401
+    import allornone.theorems.engine.generic  # noqa: F401
+    import allornone.theorems.engine.proofs  # noqa: F401
+    import allornone.theorems.engine.verify  # noqa: F401
 
 
 def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
@@ -309,7 +309,7 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
     ``generic_check`` the symbolic identities of the proofs are also evaluated on
     float instances and compared with the float layer (``generic_crossvalidation``).
     With ``edges`` the records' declared edges are checked too (:func:`check_edges`);
-    with ``self_test`` the controls of :mod:`allornone.theorems.selftest` run
+    with ``self_test`` the controls of :mod:`allornone.theorems.engine.selftest` run
     (every step, fact and runner verdict shown failing on a broken instance).
     """
     ids = list(ids)
@@ -343,7 +343,7 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
             pool.shutdown()
     edge_reports = [check_edges(rid, seed) for rid in ids] if edges else None
     if self_test:
-        from allornone.theorems.selftest import run_self_test
+        from allornone.theorems.engine.selftest import run_self_test
 
         controls = run_self_test()
     else:
@@ -369,7 +369,7 @@ GENERIC_LIMIT = 1e-8
 
 
 def generic_crossvalidation(ids, seed: int, per_result: int, pool=None) -> dict:
-    """Evaluate both sides of every generic identity of :mod:`allornone.theorems.generic`
+    """Evaluate both sides of every generic identity of :mod:`allornone.theorems.engine.generic`
     (numerically) on float instances of the results, against the float layer's own
     computation of the same quantities; with ``pool``, one shape per worker task."""
     return start_generic_crossvalidation(ids, seed, per_result, pool)()
@@ -395,7 +395,7 @@ def start_generic_crossvalidation(ids, seed: int, per_result: int, pool=None) ->
     callable
         With no arguments: the report of :func:`generic_crossvalidation`.
     """
-    from allornone.theorems.generic import start_crossvalidation
+    from allornone.theorems.engine.generic import start_crossvalidation
 
     instances = [get_record(rid).sample(instance_rng(seed, rid, i), i) for rid in ids for i in range(per_result)]
     finish = start_crossvalidation(instances, seed=seed, pool=pool)

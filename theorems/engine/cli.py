@@ -131,7 +131,7 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from allornone.theorems.runner import run
+    from allornone.theorems.engine.runner import run
 
     ids = _ids(ids)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -204,7 +204,7 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
 def proof(rid, seed, generic):
     """The annotated proof of ID (a result, or the constructions b5 and d1), each
     step checked live on an exact instance."""
-    from allornone.theorems.proofs import print_proof, resolve
+    from allornone.theorems.engine.proofs import print_proof, resolve
 
     sys.exit(print_proof(resolve(rid), seed, console, generic=generic))
 
@@ -217,7 +217,7 @@ def proof(rid, seed, generic):
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path)
 def edges(rid, hypothesis, seed, json_path):
     """Each hypothesis of ID dropped (counterexample shown, saved under ./allornone-edges/) and each boundary case."""
-    from allornone.theorems.edges import print_edges, resolve_hypothesis
+    from allornone.theorems.engine.edges import print_edges, resolve_hypothesis
 
     rec = get_record(rid)
     if hypothesis is not None:
@@ -234,7 +234,7 @@ def edges(rid, hypothesis, seed, json_path):
 @click.option("--full", is_flag=True, help="print and write certificates whatever their size")
 def verify(path, json_path, full):
     """Verdicts of every applicable result on the models in FILE (JSON of rationals, or .npz of floats)."""
-    from allornone.theorems.verify import verify_file
+    from allornone.theorems.engine.verify import verify_file
 
     if json_path and Path(json_path).resolve() == Path(path).resolve():
         raise click.BadParameter("is FILE itself; the report would overwrite the models", param_hint="'--json'")

@@ -18,7 +18,7 @@ from sympy.logic.boolalg import And, Boolean, Implies
 
 from allornone.decision import Decision, Truth
 from allornone.symbolic.model import ExactModel
-from allornone.theorems.logic import evaluate, evaluate3
+from allornone.theorems.engine.logic import evaluate, evaluate3
 
 __all__ = ["Instance", "Hypothesis", "ProofStep", "StepOutcome", "Edge", "TheoremRecord", "Evaluation"]
 

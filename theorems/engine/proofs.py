@@ -6,7 +6,7 @@ an exact instance on which the hypotheses hold, and prints every step -- its
 claim, its reason (the facts or earlier steps it uses), the check run on the
 instance with the values that matter and its residual, ✓ or ✗. With
 ``generic=True`` the steps that are identities are also verified as identities
-of rational functions for small generic shapes (:mod:`allornone.theorems.generic`).
+of rational functions for small generic shapes (:mod:`allornone.theorems.engine.generic`).
 
 >>> from rich.console import Console
 >>> from allornone.theorems import get_record
@@ -22,7 +22,7 @@ import random
 import time
 
 from allornone.errors import AllOrNoneError
-from allornone.theorems.logic import readable
+from allornone.theorems.engine.logic import readable
 
 __all__ = ["format_value", "find_instance", "print_proof", "resolve", "proof_subjects"]
 
@@ -110,7 +110,7 @@ class _GenericRunner:
     """Runs generic identities once per (identity, shape) and remembers the results."""
 
     def __init__(self):
-        from allornone.theorems import generic
+        from allornone.theorems.engine import generic
 
         self.g = generic
         self.done: dict = {}

@@ -32,12 +32,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import sys
+import types
 from fractions import Fraction
 
 from allornone.decision import Decision
 from allornone.symbolic import ExactModel
 from allornone.symbolic import linalg as ql
-from allornone.theorems.record import Instance, ProofStep, StepOutcome
+from allornone.theorems.engine.record import Instance, ProofStep, StepOutcome
 
 __all__ = ["Patches", "BREAKERS", "STEP_CASES", "FACT_CASES", "RUNNER_CANARIES", "run_self_test",
            "check_step_case"]
@@ -50,8 +52,18 @@ class Patches:
         self._undo = []
 
     def setattr(self, obj, name, value):
-        self._undo.append((obj, name, getattr(obj, name)))
-        setattr(obj, name, value)
+        """Replace ``obj.name`` and, when ``obj`` is a module, every binding of the
+        same object that another module of the package took with ``from obj
+        import name`` (a result's record reads its API that way), so that a
+        breaker reaches every caller."""
+        old = getattr(obj, name)
+        targets = [obj]
+        if isinstance(obj, types.ModuleType):
+            targets += [m for key, m in list(sys.modules.items())
+                        if key.startswith("allornone.") and m is not obj and getattr(m, name, None) is old]
+        for target in targets:
+            self._undo.append((target, name, old))
+            setattr(target, name, value)
 
     def restore(self):
         while self._undo:
@@ -172,8 +184,8 @@ def _clear_caches():
     # analyses cached per instance must not outlive a breaker (nor predate it)
     from allornone.theorems import steering, thm14
 
-    thm14._CACHE.clear()
-    steering._CACHE.clear()
+    thm14.record._CACHE.clear()
+    steering.record._CACHE.clear()
 
 
 def _patched(target, name, replacement):
@@ -392,8 +404,8 @@ def _diverse_not_parallel():
     from allornone.symbolic import generators as gen
     from allornone.theorems import thm15
 
-    return thm15.instance("diverse, change of basis, wrong ratio", thm15._DIVERSE,
-                          gen.change_of_basis(thm15._DIVERSE, [[1, 1], [0, 1]]), (3, 2), (1, 0), 5)
+    return thm15.instance("diverse, change of basis, wrong ratio", thm15.record._DIVERSE,
+                          gen.change_of_basis(thm15.record._DIVERSE, [[1, 1], [0, 1]]), (3, 2), (1, 0), 5)
 
 
 #: Instances named in :data:`STEP_CASES` instead of a sampler index.
@@ -402,7 +414,7 @@ NAMED_INSTANCES = {"diverse, not parallel": _diverse_not_parallel}
 
 def _instance(sid, index):
     from allornone.theorems.constructions import CONSTRUCTIONS
-    from allornone.theorems.runner import instance_rng
+    from allornone.theorems.engine.runner import instance_rng
 
     if isinstance(index, str):
         return NAMED_INSTANCES[index]()
@@ -481,7 +493,7 @@ def _negating(decide, atom, realisation):
 def _canary_runs():
     """(name, record, instances) for the control and each canary, on Theorem 5."""
     from allornone.theorems import get_record
-    from allornone.theorems.runner import instance_rng
+    from allornone.theorems.engine.runner import instance_rng
 
     rec = get_record("thm5")
     insts = [rec.sample(instance_rng(0, "thm5", i), i) for i in range(5)]
@@ -555,7 +567,7 @@ RUNNER_CANARIES = ("a proof step fails", "a fact fails", "the statement fails",
 
 
 def _runner_verdict(rec, insts) -> str:
-    from allornone.theorems.runner import ResultSummary, evaluate_instance
+    from allornone.theorems.engine.runner import ResultSummary, evaluate_instance
 
     summary = ResultSummary(rec.id, rec.number, rec.title, sides_atom=rec.sides)
     for i, inst in enumerate(insts):

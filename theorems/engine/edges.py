@@ -48,10 +48,10 @@ from allornone.decision import Truth
 from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.symbolic import generators as gen
 from allornone.symbolic.model import ExactModel
-from allornone.theorems.logic import evaluate3
-from allornone.theorems.proofs import format_value
-from allornone.theorems.record import Instance
-from allornone.theorems.verify import dumps
+from allornone.theorems.engine.logic import evaluate3
+from allornone.theorems.engine.proofs import format_value
+from allornone.theorems.engine.record import Instance
+from allornone.theorems.engine.verify import dumps
 
 __all__ = [
     "DEFAULT_BUDGET",

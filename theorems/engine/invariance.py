@@ -87,8 +87,8 @@ from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
 from allornone.theorems import get_record, records
-from allornone.theorems.record import Instance
-from allornone.theorems.runner import instance_rng, versions
+from allornone.theorems.engine.record import Instance
+from allornone.theorems.engine.runner import instance_rng, versions
 
 __all__ = ["Transform", "TRANSFORMS", "NotRepresentable", "exact_binary64", "is_binary64", "separation",
            "transform_instance", "check", "run", "format_table", "UNIT_ROUNDOFF", "SEPARATION"]

@@ -629,7 +629,7 @@ def crossvalidate(float_instances, seed: int = 0, max_d: int = 3, pool=None) -> 
     of the same quantities.
 
     ``float_instances`` is an iterable of float models, or of
-    :class:`~allornone.theorems.record.Instance` objects (their float
+    :class:`~allornone.theorems.engine.record.Instance` objects (their float
     realisations are used). Models with ``d > max_d``, undecided ranks or a basis
     not in general position are skipped (and counted). The extra parameters
     (certificate matrices, B.5's ``T``, ``R``, ``phi``, ``psi``, the vectors
@@ -671,7 +671,7 @@ def start_crossvalidation(float_instances, seed: int = 0, max_d: int = 3, pool=N
     >>> report["checked"], report["shapes"]
     (1, ['d=2, dim SF=2, dim SG=2 (k=2)'])
     """
-    from allornone.theorems.record import Instance
+    from allornone.theorems.engine.record import Instance
 
     report = {"identities": {}, "projectors": 0.0, "checked": 0, "skipped": {}, "shapes": []}
 

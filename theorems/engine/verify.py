@@ -600,7 +600,7 @@ def _instance_shape(rid: str) -> tuple[int, tuple[str, ...]]:
 
 def _instance(models, q, where, realisation):
     from allornone.theorems import get_record
-    from allornone.theorems.record import Instance
+    from allornone.theorems.engine.record import Instance
 
     rid = q.get("result")
     try:

@@ -1,0 +1,421 @@
+r"""Linear steering (an addition of this project, as encoded here).
+
+The paper's summary names linear steering beside parallelism, relational
+linearity and linear probing. Encoded here as the case ``W = I`` of relational
+linearity: appending ``q`` *translates* the readout,
+
+    ``P_Γ f(s⊕q) = P_Γ (f(s) + v)``  for every pair ``(s, s⊕q)`` of the query,
+
+i.e. ``P_Γ (f(s⊕q) - f(s))`` is the same vector ``P_Γ v`` for every pair.
+
+* **Token form.** On a readout named by token pairs ``T`` (each model's own
+  ``Γ_T``, see :mod:`allornone.theorems.readouts`), every ``u = P_N(g(a) - g(b))``
+  reads the log-odds, so steering says ``ℓ_ab(s⊕q) - ℓ_ab(s) = c_ab`` for every
+  pair: a property of ``L`` alone (:func:`log_odds_steering`), hence all or none.
+* **General form.** For ``Γ ⊆ N`` and an equivalent model, with
+  ``Γ~ = (B*|Ñ)^{-1}(Γ)``: every ``ũ ∈ Γ~`` has ``ũ^T f~(x) = (B* ũ)^T f(x)`` for
+  every context (F4 and EL1-EL3), so ``P_Γ~(f~(s⊕q) - f~(s))`` is constant iff
+  ``P_Γ(f(s⊕q) - f(s))`` is: **Γ ⊆ N is the only condition** (beside ``L = L~``),
+  and the translation carries over as ``ũ^T ṽ = (B* ũ)^T v``. Theorem 14's
+  hypothesis ``Γ_q ⊆ M`` is not needed although ``W = I`` reads ``Γ_q = Γ``:
+  on readouts in ``N`` the identity factors through ``M``
+  (``u^T f(s) = (P_M u)^T f(s)`` for ``u ∈ N``, F4).
+* **The transported map.** Theorem 14's transport of ``W = P_Γ P_M`` (the same
+  translation, reading ``M``) gives ``W~^T ũ = P~_M~ ũ`` on ``Γ~``: it is the
+  identity matrix on ``Γ~`` only when ``Γ~ ⊆ M~``, which an equivalent model
+  need not satisfy (a change of basis that moves ``Ñ`` off ``M~``). Yet on every
+  context it acts as the identity, so the twin is steered all the same; the
+  record's boundary edge "map not the identity" shows such an instance.
+* **Where it fails.** ``Γ ⊄ N``: a readout with a hidden direction (``SF ∩ M^⊥``)
+  can be translated in one model and not in an equivalent one (the edge "drop
+  Γ ⊆ N", with a twin readout that is not ``{0}``); and raw steering
+  ``f(s⊕q) = f(s) + v`` (``Γ = R^d``) is not shared (edge "raw steering").
+
+>>> from allornone.symbolic import ExactModel
+>>> m = ExactModel([[1, 0], [2, 5], [3, 1], [2, 0], [3, 7], [4, -2]], [[0, 0], [1, 0]])
+>>> r = steering(m, [(0, 3), (1, 4), (2, 5)], [[1], [0]])
+>>> r.verdict, r.v.to_fractions()
+('steered', [['1'], ['0']])
+>>> steering(m, [(0, 3), (1, 4), (2, 5)], [[0], [1]]).verdict
+'not steered'
+>>> log_odds_steering(m, [(0, 3), (1, 4), (2, 5)], [(1, 0)]).c.to_fractions()
+[['1']]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+from allornone.decision import Decision, Truth
+from allornone.errors import InputFormatError
+from allornone.model import Model
+from allornone.theorems import readouts, thm14
+from allornone.theorems.readouts import TokenPairs, tokens  # noqa: F401 (steering.tokens names a readout)
+
+__all__ = ["Steering", "steering", "log_odds_steering", "TransportedSteering", "transport_steering", "Steered",
+           "RECORD"]
+
+VERDICTS = {Truth.HOLDS: "steered", Truth.FAILS: "not steered", Truth.UNDECIDED: "undecided"}
+
+
+@dataclass
+class Steering:
+    """Outcome of :func:`steering` (and of :func:`log_odds_steering`).
+
+    ``decision`` says whether ``P_Γ(f(s⊕q) - f(s))`` is the same for every pair
+    (exact, or three-valued with its tolerance on floats); ``verdict`` in words:
+    ``"steered"``, ``"not steered"`` or (floats only) ``"undecided"``. ``v`` is
+    the translation ``P_Γ v`` (``d x 1``) when it holds, ``gamma`` a basis of
+    ``Γ``, ``projector`` ``P_Γ``; ``trivial`` is True for a single pair (one
+    difference is always a translation). For :func:`log_odds_steering`, ``c``
+    (``1 x |T|``) holds the constant log-odds shifts ``c_ab`` and ``v``,
+    ``gamma``, ``projector`` are None."""
+
+    decision: Decision
+    pairs: tuple
+    residual: Any
+    trivial: bool
+    gamma: Any = None
+    projector: Any = None
+    v: Any = None
+    c: Any = None
+    decided: bool = True
+
+    @property
+    def holds(self) -> bool:
+        return self.decision.holds
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.decision.truth]
+
+    @property
+    def dim_gamma(self) -> int | None:
+        return None if self.gamma is None else self.gamma.shape[1]
+
+
+def _constant_rows(be, D, *factors):
+    """Every row of ``D`` equals its first (``D - 1 D[0]`` vanishes)."""
+    return be.vanishes(be.minus_row(D, 0), *factors)
+
+
+def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False, _through=None,
+             _readouts=None) -> Steering:
+    r"""Decide linear steering for the query ``pairs`` on
+    ``Γ = span(columns of gamma)``: is there ``v`` with
+    :math:`P_\Gamma f(s\oplus q) = P_\Gamma (f(s) + v)` for every pair?
+
+    Parameters
+    ----------
+    model : ExactModel or FloatModel
+    pairs : list of (s, s⊕q)
+        Context-index pairs of the query.
+    gamma : matrix (``d x r``) or TokenPairs
+        Columns spanning ``Γ``, or ``tokens([(a, b), ...])``: the model's own
+        ``Γ_T``.
+    gamma_error : float
+        Float side: a bound on the error of ``gamma`` itself when it was
+        computed (the sine of the angle to the exact ``Γ``, e.g. a transported
+        readout), which the readouts then carry at the size of the rows of ``F``.
+    gamma_in_N : bool
+        Float side: the exact ``Γ`` lies in ``N`` (a transported ``Γ~``), so its
+        error reaches only the coordinates in which ``g_0`` is not identically
+        zero (:func:`allornone.theorems.thm14.readout_error`).
+
+    Returns
+    -------
+    Steering
+
+    Raises
+    ------
+    InputFormatError, ShapeError, VocabularyError
+        On malformed pairs, a ``gamma`` of the wrong height, tokens out of range.
+
+    Examples
+    --------
+    >>> from allornone.symbolic import ExactModel
+    >>> m = ExactModel([[1, 0], [2, 5], [3, 0], [4, 9]], [[0, 0], [1, 0]])
+    >>> steering(m, [(0, 2), (1, 3)], tokens([(1, 0)])).v.to_fractions()
+    [['2'], ['0']]
+    >>> steering(m.to_float(), [(0, 2), (1, 3)], [[1.0], [0.0]]).verdict
+    'steered'
+    """
+    thm14._check_model(model)
+    pairs = thm14._check_pairs(model, pairs)
+    be = model.backend
+    basis, P, decided, g_error = thm14._gamma_with_error(model, gamma)
+    g_error += float(gamma_error)
+    FS = model.F[[s for s, _ in pairs], :]
+    FT = model.F[[t for _, t in pairs], :]
+    D = (FT - FS) @ P
+    if be.exact:
+        dec = _constant_rows(be, D, be.vstack(FS, FT), P)
+    else:
+        import math
+
+        import numpy as np
+
+        from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+        # each row of D carries the error of Γ (a token readout's P_N, a
+        # transported Γ~) and the rounding of the product, confined to the
+        # coordinates that can carry a readout (thm14.readout_error), and the
+        # subtraction's rounding (at most u |f(s⊕q) - f(s)| entrywise, read
+        # through P); a row of the residual D - 1 D[0] is the difference of two
+        # rows of D
+        diff = FT - FS
+        named = isinstance(gamma, TokenPairs)
+        u = UNIT_ROUNDOFF
+        direct = None
+        if named and not gamma_error:
+            # what the contexts see of a token readout's error, measured; the
+            # computed differences are off the exact ones by their rounding,
+            # which reads the basis's whole error (below)
+            direct = thm14._token_direct(model, gamma, basis, [t for _, t in pairs], [s for s, _ in pairs])
+        per_row = thm14.readout_error(model, diff, basis, P, g_error, in_N=named or gamma_in_N, direct=direct) \
+            + 1.01 * u * (norm2(np.abs(diff) @ np.abs(P))
+                          + norm2(diff) * (2 * g_error + 4 * math.sqrt(model.d) * u))
+        # A transported Γ~ (``_through``: thm14._twin_readout_residual): the
+        # differences (F~_T Q - F~_S Q) Q^T from correctly rounded F~ Q, against
+        # (F~_T - F~_S) Z Q^T for a basis Z of the exact Γ~ within 1/gap of Q,
+        # which is steered exactly when the exact readouts are; each F~ Q is off
+        # F~ Z by |R| + R_err and its half ulp, the subtraction rounds once
+        tw = _through(basis) if _through is not None and not named else None
+        if named and not gamma_error:
+            tw = thm14._token_through(model, gamma, basis)
+        if tw is not None:
+            FQ, R, Rerr = tw[:3]
+            it, is_ = [t for _, t in pairs], [s for s, _ in pairs]
+            dQ = FQ[it] - FQ[is_]
+            off = np.abs(R[it]) + np.abs(R[is_]) + Rerr[it] + Rerr[is_] \
+                + u * (np.abs(FQ[it]) + np.abs(FQ[is_]) + np.abs(dQ))
+            nQ = norm2(basis) * (1 + 4 * u)
+            e_d = 1.01 * norm2(off) * nQ + 1.01 * (basis.shape[1] + 2) * u * norm2(np.abs(dQ) @ np.abs(basis.T))
+            if e_d < per_row:
+                D, per_row = dQ @ basis.T, float(e_d)
+        extra = 2 * per_row
+        # the modelling tolerance is relative to the readouts' differences, not
+        # to |f| |P_Γ|, which counts hidden components that P_Γ cancels; their
+        # rounding is in extra
+        dec = be.vanishes(be.minus_row(D, 0), D, extra=extra)
+        if dec.holds and np.any(D) and extra * be.tolerance.gap > norm2(D):
+            dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    if not decided:
+        dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    if dec.undecided and not be.exact:
+        # a translation left open by the propagated bounds may still be shown by
+        # a witness: the differences of readouts spanning Γ exactly, fitted by a
+        # constant (thm14._fit_witness; "holds" only)
+        shown = _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, _readouts, dec)
+        if shown is not None:
+            dec = shown
+    out = Steering(dec, pairs, dec.residual, len(pairs) == 1, basis, P, decided=decided)
+    if dec.holds:
+        out.v = D[[0], :].T
+    return out
+
+
+def _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, readouts_of, dec):
+    """Float side: "steered", shown by a witness, or None. The readouts of
+    ``f(s⊕q) - f(s)`` on functionals spanning ``Γ`` exactly
+    (:func:`thm14._witness_readouts`, or ``readouts_of`` for a transported
+    ``Γ~`` seen through the original model) are constant over the pairs when
+    the constant column fits them: a fit on the regressors ``[1]``."""
+    import numpy as np
+
+    source = thm14._witness_source(model, gamma, gamma_error, gamma_in_N, readouts_of)
+    readout = source([t for _, t in pairs], [s for s, _ in pairs]) if source is not None else None
+    if readout is None or model.input_error:
+        return None
+    from allornone.numeric.witness import fit_witness
+
+    Y, Y_err = readout
+    w = fit_witness(np.ones((len(pairs), 1)), 0.0, Y, Y_err, model.tolerance.rtol)
+    return w.decision(model.tolerance, **dec.detail)
+
+
+def log_odds_steering(source, pairs, T) -> Steering:
+    """Steering on the readout named by ``T``, decided from the log-odds alone:
+    ``ℓ_ab(s⊕q) - ℓ_ab(s)`` is the same for every pair, for every ``(a, b) ∈ T``
+    (``c`` holds the shifts). Equivalent to ``steering(model, pairs, tokens(T))``
+    for every model with this ``L`` (module docstring).
+
+    Parameters
+    ----------
+    source : ExactModel, FloatModel, QMatrix or ndarray
+        A model (only its log-odds are read) or a log-odds matrix ``L``.
+    pairs : list of (s, s⊕q)
+    T : TokenPairs or list of pairs of int
+
+    Returns
+    -------
+    Steering
+
+    Examples
+    --------
+    >>> log_odds_steering([[0, 1], [0, 4], [0, 3], [0, 6]], [(0, 2), (1, 3)], [(1, 0)]).c.to_fractions()
+    [['2']]
+    >>> log_odds_steering([[0, 1], [0, 4], [0, 3], [0, 7]], [(0, 2), (1, 3)], [(1, 0)]).verdict
+    'not steered'
+    """
+    model = source if isinstance(source, Model) else readouts.log_odds_model(source)
+    pairs = thm14._check_pairs(model, pairs)
+    ell = readouts.readout_log_odds(model, T)
+    D = ell[[t for _, t in pairs], :] - ell[[s for s, _ in pairs], :]
+    be = model.backend
+    dec = _constant_rows(be, D, ell)
+    out = Steering(dec, pairs, dec.residual, len(pairs) == 1)
+    if dec.holds:
+        out.c = D[[0], :]
+    return out
+
+
+@dataclass
+class TransportedSteering:
+    """Outcome of :func:`transport_steering`: ``gamma`` (``Γ~``), the carried
+    translation ``v`` (``ṽ ∈ Γ~`` with ``ũ^T ṽ = (B* ũ)^T v``), ``decision`` (it
+    fits on the twin), ``verified`` (the twin re-decided from scratch),
+    ``W`` (Theorem 14's transported map of ``W = P_Γ P_M``, ``W~ = P_Γ~ B*^T W A* P~_M~``)
+    and ``identity`` (whether ``W~ = P_Γ~``, i.e. ``Γ~ ⊆ M~``: the transported
+    map is literally the identity on ``Γ~``)."""
+
+    gamma: Any
+    v: Any
+    decision: Decision
+    verified: Steering
+    W: Any
+    identity: Decision
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.decision.truth]
+
+
+def transport_steering(model, twin, result: Steering, certificate=None) -> TransportedSteering:
+    """Carry a steering of ``model`` on ``Γ ⊆ N`` to an equivalent ``twin``: on
+    ``Γ~ = (B*|Ñ)^{-1}(Γ)`` the translation ``ṽ`` with ``ũ^T ṽ = (B* ũ)^T v``;
+    check it there and re-decide the twin from scratch.
+
+    Raises
+    ------
+    NotEquivalentError
+        Unless ``L = L~`` and Theorem 5's certificate satisfies EL1-EL3.
+    TransportError
+        Unless ``result`` holds and ``Γ ⊆ N``.
+
+    Examples
+    --------
+    >>> from allornone.symbolic import ExactModel
+    >>> from allornone.symbolic.generators import change_of_basis
+    >>> m = ExactModel([[1, 0], [2, 5], [3, 1], [2, 0], [3, 7], [4, -2]], [[0, 0], [1, 0]])
+    >>> twin = change_of_basis(m, [[1, 1], [0, 1]])
+    >>> t = transport_steering(m, twin, steering(m, [(0, 3), (1, 4), (2, 5)], [[1], [0]]))
+    >>> t.verdict, t.verified.verdict, t.identity.holds
+    ('steered', 'steered', True)
+
+    A twin whose ``Ñ`` leaves ``M~``: the transported map is not the identity
+    matrix on ``Γ~``, and the twin is steered all the same.
+
+    >>> from allornone.symbolic.generators import b5_twin
+    >>> m2 = ExactModel([[0, 1], [1, -1], [2, 0], [-1, 2], [1, 0], [2, 2], [3, 0], [0, 1]], [[0, 0], [1, 0]])
+    >>> tw = b5_twin(m2, a=1, b=1, T=[[1]], R=[[1, 1, 0], [0, 1, 0], [0, 0, 1]], c=[0, 0, 0],
+    ...              psi=lambda y, g, b: [y])
+    >>> t2 = transport_steering(m2, tw, steering(m2, [(0, 4), (1, 5), (2, 6), (3, 7)], [[1], [0]]))
+    >>> t2.verified.verdict, t2.identity.holds
+    ('steered', False)
+    """
+    if not isinstance(result, Steering) or result.gamma is None:
+        raise InputFormatError("result: expected a Steering from steering(model, pairs, gamma)")
+    cert = thm14._equivalent_certificate(model, twin, certificate)
+    if not result.holds:
+        raise thm14.TransportError(f"the steering to transport does not hold ({result.decision})")
+    if not thm14.gamma_in_N(model, result.gamma).holds:
+        raise thm14.TransportError("Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
+    be = model.backend
+    gt, gt_decided, gt_error, gt_readout = thm14._transport_gamma(model, twin, result.gamma, cert)
+    _, Pt, _ = thm14._gamma(twin, gt)
+    pairs = result.pairs
+    FS = twin.F[[s for s, _ in pairs], :]
+    FT = twin.F[[t for _, t in pairs], :]
+    if gt.shape[1]:
+        vt = be.pinv(gt.T) @ (cert.B @ gt).T @ result.v
+        # (float side: the transported readout's error, at the size of the raw rows)
+        extra = 0.0 if be.exact else 4 * gt_error * _norm2(be.vstack(FS, FT))
+        fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt, extra=extra)
+    else:
+        vt, fit = be.zeros(twin.d, 1), be.decision(True)
+    if not gt_decided and not fit.fails:
+        fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
+    verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
+    Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
+    identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=_map_error(model, twin, cert, gt_error))
+    if not be.exact and (not gt_decided or not (model.structure.decided and twin.structure.decided)):
+        identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
+    elif not be.exact and identity.holds:
+        # an error bound within gap of the map itself says nothing
+        from allornone.numeric.linalg import norm2
+
+        err = _map_error(model, twin, cert, gt_error)
+        if err * be.tolerance.gap > norm2(Wt) + norm2(Pt):
+            identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
+    if not be.exact and identity.undecided and gt_decided and model.structure.decided and twin.structure.decided:
+        identity = _identity_by_inclusion(twin, gt, gt_error, identity)
+    return TransportedSteering(gt, vt, fit, verified, Wt, identity)
+
+
+def _identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Decision:
+    """Float side: whether the transported map is ``P_Γ~``, decided as ``Γ~ ⊆ M~``.
+
+    For ``ũ ∈ Γ~`` (so ``u = B* ũ ∈ Γ``), ``W~^T ũ = P~_M~ A*^T P_M u`` is the
+    functional in ``M~`` that reads ``u^T f(x) = ũ^T f~(x)`` on every context;
+    so is ``P~_M~ ũ`` (F4, ``ũ ∈ Ñ ⊆ SG~``), and only one functional in
+    ``M~ ⊆ SF~`` reads given values on the contexts. Hence ``W~^T ũ = P~_M~ ũ``,
+    and ``W~ = P_Γ~`` exactly when ``P~_M~ ũ = ũ`` on ``Γ~``: ``Γ~ ⊆ M~``. Its
+    residual ``|(I - P~_M~) P_Γ~|`` is a sine, off the exact one by at most the
+    errors of the two subspaces (sines of their angles to the exact ones,
+    their dimensions decided) and the rounding; neither ``A*`` nor ``B*``
+    enters. Returns ``identity`` unless this decides it."""
+    import math
+
+    import numpy as np
+
+    from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+    if gt.shape[1] == 0:
+        return identity
+    Q = np.linalg.qr(gt)[0]
+    PM = twin.projector_M
+    resid = norm2(Q - PM @ Q)
+    extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * UNIT_ROUNDOFF
+    alt = twin.tolerance.decide(resid, 1.0, extra, by_inclusion=True)
+    if alt.holds and not thm14._resolves(twin.tolerance, extra, 1.0):
+        return identity
+    return identity if alt.undecided else alt
+
+
+def _map_error(model, twin, cert, gt_error: float) -> float:
+    """Float side: a bound on the error of ``W~ = P_Γ~ B*^T P_Γ P_M A* P~_M~``
+    from the errors of the computed ``Γ~``, ``B*``, ``A*`` and projectors (0 when exact)."""
+    if model.exact:
+        return 0.0
+    import math
+
+    from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
+
+    nA, nB = norm2(cert.A), norm2(cert.B)
+    dA, dB = cert.errors.get("A", 0.0), cert.errors.get("B", 0.0)
+    eps = model.structure.errors.get("M", 0.0) + twin.structure.errors.get("M", 0.0)
+    c = 16 * math.sqrt(max(model.d, twin.d)) * UNIT_ROUNDOFF
+    return float(2 * gt_error * (nA * nB + 1) + dB * nA + nB * dA + (eps + c) * (nA * nB + 1))
+
+
+def _norm2(X) -> float:
+    from allornone.numeric.linalg import norm2
+
+    return float(norm2(X))
+
+
+# The record (statement, sampler, steps, edges) reads the API above, so it is
+# imported last.
+from allornone.theorems.steering.record import RECORD, ATOMS, HYPOTHESES, STEPS, EDGES, decide, sample, instance, GAMMA_T, KINDS, Steered, SteeringEvidence, TransportedMapIsIdentity, plant  # noqa: E402,F401
