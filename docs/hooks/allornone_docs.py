@@ -441,7 +441,8 @@ API_SKIP = {"allornone.theorems.engine.cli"}
 PACKAGE_TITLES = {"allornone": "Errors, decisions and the shared model base",
                   "allornone.symbolic": "Exact side: allornone.symbolic",
                   "allornone.numeric": "Float side: allornone.numeric",
-                  "allornone.theorems": "Results, proofs and checks: allornone.theorems"}
+                  "allornone.theorems": "Results: allornone.theorems",
+                  "allornone.theorems.engine": "What runs the results: allornone.theorems.engine"}
 
 
 def api_modules() -> list[str]:
@@ -449,7 +450,13 @@ def api_modules() -> list[str]:
     mods = []
     for f in sorted(API_TREE.rglob("*.py")):
         parts = f.relative_to(API_TREE).with_suffix("").parts
-        if parts[-1] == "__init__" or any(p.startswith("_") for p in parts):
+        if parts[-1] == "__init__":
+            # a result package's __init__ is its user API; other packages'
+            # __init__ only re-export what their modules document
+            if len(parts) != 4 or parts[:2] != ("allornone", "theorems") or parts[2] == "engine":
+                continue
+            parts = parts[:-1]
+        if any(p.startswith("_") for p in parts):
             continue
         name = ".".join(parts)
         if name not in API_SKIP:
