@@ -17,6 +17,7 @@ import pytest
 from allornone.symbolic.model import ExactModel
 from allornone.theorems import get_record
 from allornone.theorems.engine import invariance as inv
+from allornone.theorems.engine import transforms
 from allornone.theorems.engine.record import Instance
 
 #: (result, transform) cells with contradictions in the full run (seed 0, 250 per cell)
@@ -117,7 +118,7 @@ def test_an_undecided_float_verdict_is_counted_as_such(monkeypatch):
 
 def _with_transform(monkeypatch, name, apply, results=("thm5",)):
     t = inv.Transform(name, "test", apply, frozenset(results))
-    monkeypatch.setattr(inv, "_BY_NAME", {**inv._BY_NAME, name: t})
+    monkeypatch.setattr(transforms, "_BY_NAME", {**transforms._BY_NAME, name: t})
 
 
 def test_a_transform_that_is_no_symmetry_is_caught(monkeypatch):
@@ -128,7 +129,7 @@ def test_a_transform_that_is_no_symmetry_is_caught(monkeypatch):
     _with_transform(monkeypatch, "broken", one_model_only)
     caught = []
     for i in range(0, 40, 4):  # B.5 twins: L = L~
-        a, b = inv._base("thm5", 0, i).models
+        a, b = transforms._base("thm5", 0, i).models
         if a.log_odds() == b.log_odds() and not a.log_odds().is_zero:
             caught.append("same_distribution" in inv.check("thm5", "broken", 0, i)["exact_changed"])
     assert caught and all(caught)
