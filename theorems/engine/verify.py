@@ -434,10 +434,50 @@ CERTIFICATE_ENTRIES = 64
 
 
 def _summary(X) -> dict:
+    """Shape, rank, spectral norm and condition of a certificate.
+
+    A float certificate is summarised as it is. An exact one has rational
+    entries (``"1/2"``, ``10**400``): its rank is the exact rank, and its norm
+    and condition are computed on the floats of the matrix scaled by a power of
+    two, so entries beyond the float range neither overflow nor vanish (the
+    condition does not change under scaling; the norm is scaled back, and
+    given as a string where no float holds it).
+
+    >>> from allornone.symbolic.linalg import as_qmatrix
+    >>> _summary(as_qmatrix([["1/2", 0], [0, "1/2"]]))
+    {'shape': [2, 2], 'norm': 0.5, 'rank': 2, 'condition': 1.0}
+    >>> _summary(as_qmatrix([[10 ** 400, 0], [0, 10 ** 399]]))["norm"]
+    '1e+400'
+    """
+    import numpy as np
+    import scipy.linalg
+
     from allornone.numeric.graded import summarise_matrix
 
-    rows = _matrix_json(X)
-    return summarise_matrix([[float(v) for v in row] for row in rows] if rows else [[]])
+    if not hasattr(X, "to_fraction_rows"):
+        rows = _matrix_json(X)
+        return summarise_matrix(rows if rows else [[]])
+    from allornone.symbolic.linalg import rank
+
+    top = X.max_abs()
+    if 0 in X.shape or top == 0:
+        return {"shape": list(X.shape), "norm": 0.0, "rank": 0, "condition": None}
+    # 2**e with top / 2**e in [1/2, 2): every scaled entry's float is at most 2 in size
+    e = top.numerator.bit_length() - top.denominator.bit_length()
+    scale = Fraction(2) ** -e
+    s = scipy.linalg.svdvals(np.array([[float(v * scale) for v in row] for row in X.to_fraction_rows()]))
+    r = rank(X)
+    out = {"shape": list(X.shape), "norm": None, "rank": r,
+           "condition": float(s[0] / s[r - 1]) if s[r - 1] > 0 else None}
+    try:
+        out["norm"] = math.ldexp(float(s[0]), e)
+    except OverflowError:
+        # beyond the float range: the norm as a decimal string, as exact numbers are written
+        log10 = math.log10(s[0]) + e * math.log10(2)
+        exponent = math.floor(log10)
+        mantissa = 10 ** (log10 - exponent)
+        out["norm"] = f"{mantissa:.3g}e+{exponent}"
+    return out
 
 
 def _small(X) -> bool:
@@ -787,7 +827,8 @@ def _fmt(rows) -> str:
 
 def _summary_text(name: str, c: dict) -> str:
     cond = "-" if c["condition"] is None else f"{c['condition']:.3g}"
-    return f"{name}: {c['shape'][0]}x{c['shape'][1]}, rank {c['rank']}, norm {c['norm']:.3g}, condition {cond}"
+    norm = c["norm"] if isinstance(c["norm"], str) else f"{c['norm']:.3g}"  # a string: beyond the float range
+    return f"{name}: {c['shape'][0]}x{c['shape'][1]}, rank {c['rank']}, norm {norm}, condition {cond}"
 
 
 def _evidence_text(r: dict) -> str:
