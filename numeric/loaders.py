@@ -201,11 +201,36 @@ def _numeric(arr, spec: str, ndim: tuple[int, ...]) -> np.ndarray:
     return arr
 
 
+def _metadata_names(path: Path, key: str | None, what: str) -> list | None:
+    """A JSON list stored under ``key`` in a ``.safetensors`` file's metadata
+    (which holds no strings as tensors), or None where there is no such entry."""
+    if key is None or not path.name.lower().endswith(".safetensors") or not path.is_file():
+        return None
+    try:
+        from safetensors import safe_open
+        with safe_open(str(path), framework="np") as f:
+            if key in f.keys():
+                return None
+            text = (f.metadata() or {}).get(key)
+    except Exception:  # an unreadable file is reported by load_array, which reads it next
+        return None
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(f"{what} {path}:{key}: metadata entry is not JSON ({exc})") from None
+
+
 def load_names(spec: str, count: int, what: str) -> list[str]:
-    """Names (contexts or tokens): a 1-D array of strings ``FILE[:KEY]``, or a
+    """Names (contexts or tokens): a 1-D array of strings ``FILE[:KEY]``, a JSON
+    list of strings in a ``.safetensors`` file's metadata under ``KEY``, a
     ``.txt`` file with one name per line, or a ``.json`` list of strings."""
     path, key = split_spec(spec)
-    if path.suffix.lower() in (".txt", ".json") and key is None:
+    listed = _metadata_names(path, key, what)
+    if listed is not None:
+        names = listed
+    elif path.suffix.lower() in (".txt", ".json") and key is None:
         if not path.is_file():
             raise InputFormatError(f"{what} {path}: no such file")
         try:
@@ -238,7 +263,8 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
     head : str
         ``FILE[:KEY]`` of the output weight, ``n x d`` or ``d x n``.
     bias : str, optional
-        ``FILE[:KEY]``, or a bare ``KEY`` in the head's file: the ``n`` biases.
+        ``FILE[:KEY]``, or a bare ``KEY`` in the head's file: the ``n`` biases
+        (an empty array: no bias).
     pivot : int
         The pivot token.
     contexts, tokens : str, optional
@@ -261,7 +287,8 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
         b = _numeric(load_array(spec, "--bias"), spec, (1, 2))
         if b.ndim == 2 and 1 not in b.shape:
             raise ShapeError(f"{spec}: expected a vector of biases, got shape {tuple(b.shape)}")
-        b = b.reshape(-1)
+        # an empty vector is a head without bias, so one command line reads every extracted file
+        b = b.reshape(-1) if b.size else None
     d = X.shape[1]
     if d not in W.shape:
         raise ShapeError(f"--head {head} is {W.shape[0]}x{W.shape[1]} but --features {features} has "
