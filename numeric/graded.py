@@ -49,7 +49,7 @@ from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
 from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_pair
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
-           "readout_linearity", "steering", "summarise_matrix"]
+           "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
 
 #: Entries of the largest block of ``L`` formed at once.
 BLOCK_ENTRIES = 1 << 22
@@ -346,9 +346,17 @@ class GradedComparison:
     el_residuals: dict
     el_verdicts: dict
     spectra: tuple = field(default=(), repr=False)
+    canonical_correlations: list = field(default_factory=list)
+    """Cosines of every principal angle between the context subspaces at ``k``
+    (``k`` of them), largest first: ``cos`` of ``angles_context`` reversed."""
+    canonical_correlations_token: list = field(default_factory=list)
+    """The same on the token side."""
+    llv_distance: float | None = None
+    """``d^lambda_LLV`` (:func:`allornone.numeric.llv.llv_distance`) when asked for, else None."""
 
     def to_json(self, full: bool = False) -> dict:
-        """The ``graded`` object of a report (angles: the 10 largest unless ``full``)."""
+        """The ``graded`` object of a report (angles: the 10 largest unless ``full``;
+        canonical correlations: all of them)."""
         cut = None if full else 10
         return {"k": self.k, "k_label": self.k_label, "k_decided": self.k_decided,
                 "max_abs_log_odds_diff": self.max_abs_log_odds_diff, "rel_log_odds_diff": self.rel_log_odds_diff,
@@ -357,11 +365,32 @@ class GradedComparison:
                 "angles_context": self.angles_context[:cut], "angles_token": self.angles_token[:cut],
                 "sin_max": self.sin_max, "wedin_bound": self.wedin_bound, "wedin_delta": self.wedin_delta,
                 "certificate": self.certificate, "el_residuals": self.el_residuals,
-                "el_verdicts": self.el_verdicts}
+                "el_verdicts": self.el_verdicts,
+                "canonical_correlations": self.canonical_correlations,
+                "canonical_correlations_token": self.canonical_correlations_token,
+                "llv_distance": self.llv_distance}
+
+
+def fold_zero_bias(model):
+    """The model with a zero bias folded in as :meth:`FloatModel.from_head` folds a
+    bias: ``f(x)`` gets a last coordinate 1 and ``g(y)`` a last coordinate 0. Its
+    distribution is the model's own (``f(x)^T g(y)`` gains ``1 * 0``); what changes
+    is that it now has the coordinate a head with a bias has.
+
+    >>> from allornone.numeric import FloatModel
+    >>> m = fold_zero_bias(FloatModel([[1.0, 2.0]], [[0.0, 0.0], [1.0, 0.0]]))
+    >>> m.d, m.F.tolist(), m.G.tolist()
+    (3, [[1.0, 2.0, 1.0]], [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    """
+    F = np.asarray(model.F)
+    G = np.asarray(model.G)
+    return type(model)(np.hstack([F, np.ones((F.shape[0], 1))]), np.hstack([G, np.zeros((G.shape[0], 1))]),
+                       model.pivot, model.contexts, model.tokens, **model._extra_init())
 
 
 def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k: int | None = None,
-            progress: Callable[[str], None] | None = None) -> GradedComparison:
+            progress: Callable[[str], None] | None = None, bias: tuple[bool, bool] | None = None,
+            llv: bool = False, llv_options: dict | None = None) -> GradedComparison:
     """The graded comparison of two float models.
 
     ``k`` is decided on the first model's spectrum (see
@@ -372,12 +401,28 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     involved), fail above ``tol.gap`` times that, and are undecided between, or
     whenever ``k`` itself was undecided.
 
+    ``bias``: whether each model's last coordinate is a folded bias
+    (:meth:`FloatModel.from_head`). A head without a bias is the same model
+    as one whose bias is zero, so when exactly one of the two has a bias, a
+    zero bias is folded into the other (:func:`fold_zero_bias`) before they
+    are compared: both then have the bias coordinate, and the other model's
+    ``L`` has as many singular values as the first's may need, so ``k`` is not
+    cut at the dimension of the head without one. The certificate's shape is
+    that of the folded models.
+
+    ``llv``: also compute ``d^lambda_LLV`` on the models as given
+    (:func:`allornone.numeric.llv.llv_distance` with ``llv_options``, e.g.
+    ``seed`` and ``triples``); it costs ``O(n^2 (d + d~))``.
+
     Raises
     ------
     AllOrNoneError
         When the models are not on the same contexts, tokens and pivot.
     """
     a.check_comparable(b)
+    given = (a, b)
+    if bias is not None and bool(bias[0]) != bool(bias[1]):
+        a, b = (a, fold_zero_bias(b)) if bias[0] else (fold_zero_bias(a), b)
     say = progress or (lambda _msg: None)
     say("factoring both models (joint QR of the context and the token matrices)")
     fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
@@ -398,11 +443,21 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     for name, r in cert["residuals"].items():
         d = tol.decide(r, 1.0, extra=np.finfo(float).eps * size * extra[name])
         verdicts[name] = d.truth.value if sa.k_decided else Truth.UNDECIDED.value
+    llv_value = None
+    if llv:
+        from allornone.numeric.llv import llv_distance
+        say("d_LLV")
+        llv_value = llv_distance(given[0], given[1], **(llv_options or {})).distance
     return GradedComparison(kk, sa.k_label(), sa.k_decided, dist["max_abs_log_odds_diff"],
                             dist["rel_log_odds_diff"], dist["kl_mean"], dist["kl_max"], dist["tv_mean"],
                             dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],
                             w["bound"], w["delta"], {"A": cert["A"], "B": cert["B"]}, cert["residuals"], verdicts,
-                            (sa, sb))
+                            (sa, sb), _cosines(w["angles_context"]), _cosines(w["angles_token"]), llv_value)
+
+
+def _cosines(angles: list) -> list:
+    """Cosines of principal angles given largest first: the canonical correlations, largest first."""
+    return [float(c) for c in np.cos(np.asarray(angles, dtype=float))[::-1]]
 
 
 # -- graded linear properties of one model -------------------------------------------

@@ -1,0 +1,927 @@
+r"""A study of several models: what linear structure they share, beyond chance.
+
+:func:`run_study` takes ``K`` float models on the same contexts and vocabulary
+and a set of *categories*, each a list of token pairs ``(a, b)`` meant to
+share one direction ``g(a) - g(b)`` (casing, say: ``("a", "A"), ("e", "E")``).
+It reports
+
+* for every unordered pair of models, distances between their distributions
+  (:func:`divergences`), ``d^lambda_LLV`` (:mod:`allornone.numeric.llv`), and the
+  graded comparison of :func:`allornone.numeric.graded.compare`: ``k``, the
+  canonical correlations (cosines of every principal angle between the
+  identified subspaces at ``k``) on the context and the token side, and the
+  residuals of EL1--EL3;
+* for every category and model, the cosines of every pair of its pairs in
+  three forms (:mod:`allornone.numeric.parallel_gram`): identified (log-odds,
+  shared by every model with the same distribution), centred over the
+  contexts (the frequency direction removed), and raw (``R^d``);
+* a permutation test per category and model: the mean cosine over the
+  category's distinct pairs of pairs against ``null_draws`` categories of as
+  many random token pairs (seeded), ``p = (1 + #{null >= observed}) / (1 + draws)``,
+  for the identified and the centred forms;
+* the agreement across models: the Pearson correlation, between two models,
+  of the identified cosines of the category's pairs of pairs, averaged over
+  the pairs of models, with the same statistic on the null's random
+  categories and its p-value;
+* a summary in words (:attr:`StudyResult.summary`), a Markdown report
+  (:meth:`StudyResult.to_markdown`) and plots (:meth:`StudyResult.plot`).
+
+The work on a pair of models (:func:`pair_distances`) and on one model
+(:func:`model_parallelism`) are pure functions of plain arrays, so they can
+run on a Dask cluster (``client=`` or ``scheduler=``) with the same results
+as the serial run.
+
+>>> import numpy as np
+>>> from allornone.numeric import FloatModel
+>>> rng = np.random.default_rng(0)
+>>> F, G = rng.normal(size=(300, 4)), rng.normal(size=(12, 4))
+>>> G[7], G[9], G[11] = G[6] + G[1] - G[0], G[8] + G[1] - G[0], G[10] + G[1] - G[0]
+>>> T = rng.normal(size=(4, 4)) + 3 * np.eye(4)
+>>> models = {"a": FloatModel(F, G), "a'": FloatModel(F @ T, G @ np.linalg.inv(T).T)}
+>>> r = run_study(models, {"planted": [(1, 0), (7, 6), (9, 8), (11, 10)]}, null_draws=200)
+>>> r.parallelism[0]["models"]["a"]["p_value"] == 1 / 201
+True
+>>> sorted(r.to_json())
+['distances', 'elapsed_s', 'models', 'null', 'parallelism', 'versions']
+"""
+from __future__ import annotations
+
+import math
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from allornone.errors import AllOrNoneError, InputFormatError
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.parallel_gram import (FORMS, PairMetric, batch_cosines, cosine_matrix, mean_offdiagonal,
+                                             upper_values)
+
+__all__ = ["run_study", "StudyResult", "Study", "load_study", "divergences", "pair_distances",
+           "model_parallelism", "ALPHA", "SAME_DISTRIBUTION"]
+
+#: Significance level of the summary.
+ALPHA = 0.05
+#: Two models whose ``||L - L~||_F / ||L||_F`` is below this have the same distribution to rounding.
+SAME_DISTRIBUTION = 1e-10
+#: Entries of the largest block of logits formed at once.
+BLOCK_ENTRIES = 1 << 22
+
+
+# -- models as plain arrays (what a Dask worker receives) -----------------------------
+
+def _payload(model) -> dict:
+    return {"F": np.asarray(model.F), "G": np.asarray(model.G), "pivot": model.pivot,
+            "contexts": list(model.contexts), "tokens": list(model.tokens), "tolerance": model.tolerance}
+
+
+def _model(p):
+    from allornone.numeric.model import FloatModel
+    if not isinstance(p, dict):
+        return p
+    return FloatModel(p["F"], p["G"], p["pivot"], p["contexts"], p["tokens"], tolerance=p["tolerance"])
+
+
+# -- distances between two models -----------------------------------------------------
+
+def divergences(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Distances between the distributions of two comparable models, in one pass
+    over the logits, a block of contexts at a time.
+
+    * ``kl_mean``, ``kl_max``: ``[KL(p_a || p_b), KL(p_b || p_a)]``, the mean and
+      the largest over the contexts, in nats;
+    * ``js_mean``: the Jensen--Shannon divergence
+      ``JS = (KL(p_a || r) + KL(p_b || r)) / 2`` with ``r = (p_a + p_b) / 2``, in
+      nats (at most ``log 2``), mean over the contexts;
+    * ``tv_mean``, ``tv_max``: total variation ``sum_y |p_a - p_b| / 2``;
+    * ``max_abs_log_odds_diff``: ``max |L_a - L_b|``;
+    * ``centred_log_odds_distance``: with ``delta[x, y] = log p_a(y|x) - log p_b(y|x)``,
+      ``sqrt(mean_{x, y} (delta[x, y] - mean_y' delta[x, y'])^2)``: the RMS over
+      contexts and tokens of the difference of log-probabilities after removing
+      each context's mean over the tokens. It ignores each context's
+      normalisation (and the pivot), and is zero exactly when the two
+      distributions are equal.
+
+    ``progress(done, total)`` after each block."""
+    from allornone.errors import NonFiniteValueError
+    from allornone.numeric.graded import _token_side
+
+    a.check_comparable(b)
+    m, n, p = a.m, a.n, a.pivot
+    step = max(1, min(m, BLOCK_ENTRIES // max(n, 1)))
+    (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
+    Fa, Fb = np.asarray(a.F), np.asarray(b.F)
+    kl_sum, kl_top = np.zeros(2), np.zeros(2)
+    js_sum = tv_sum = tv_top = worst = sq = 0.0
+    log2 = math.log(2.0)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for i in range(0, m, step):
+            La = Fa[i:i + step] @ Ga.T
+            Lb = Fb[i:i + step] @ Gb.T
+            if shift_a:
+                La -= La[:, p:p + 1].copy()
+            if shift_b:
+                Lb -= Lb[:, p:p + 1].copy()
+            D = La - Lb
+            top = float(np.abs(D).max())
+            if not math.isfinite(top):
+                raise NonFiniteValueError("the log-odds of a context are not finite in binary64: "
+                                          "no distance can be computed")
+            worst = max(worst, top)
+            Dc = D - D.mean(axis=1, keepdims=True)
+            sq += float(np.vdot(Dc, Dc))
+            logs = []
+            for X in (La, Lb):
+                t = X.max(axis=1, keepdims=True)
+                lse = t + np.log(np.exp(X - t).sum(axis=1, keepdims=True))
+                logs.append(X - lse)
+            lpa, lpb = logs
+            pa, pb = np.exp(lpa), np.exp(lpb)
+            kab = np.maximum(np.einsum("ij,ij->i", pa, lpa - lpb), 0.0)
+            kba = np.maximum(np.einsum("ij,ij->i", pb, lpb - lpa), 0.0)
+            lr = np.logaddexp(lpa, lpb) - log2
+            js = np.maximum(0.5 * (np.einsum("ij,ij->i", pa, lpa - lr) + np.einsum("ij,ij->i", pb, lpb - lr)), 0.0)
+            tv = 0.5 * np.abs(pa - pb).sum(axis=1)
+            kl_sum += (kab.sum(), kba.sum())
+            kl_top = np.maximum(kl_top, (kab.max(), kba.max()))
+            js_sum += float(js.sum())
+            tv_sum += float(tv.sum())
+            tv_top = max(tv_top, float(tv.max()))
+            if progress is not None:
+                progress(min(m, i + step), m)
+    return {"kl_mean": [float(x / m) for x in kl_sum], "kl_max": [float(x) for x in kl_top],
+            "js_mean": js_sum / m, "tv_mean": tv_sum / m, "tv_max": tv_top,
+            "max_abs_log_odds_diff": worst, "centred_log_odds_distance": math.sqrt(sq / (m * n))}
+
+
+def pair_distances(a, b, bias: tuple[bool, bool] = (False, False), llv_triples: int = 200, llv_seed: int = 0,
+                   tol: Tolerance = DEFAULT_TOLERANCE) -> dict:
+    """Everything the study reports on one pair of models: a pure function of its
+    arguments (models, or their plain-array payloads), so it can run on a Dask
+    worker.
+
+    Returns the fields of a ``distances`` object of the report (without
+    ``a``, ``b``), plus ``rel_log_odds_diff`` and ``llv`` (the details of
+    ``d_LLV``, or the reason it is undefined) for the summary."""
+    from allornone.numeric import graded
+    from allornone.numeric.llv import llv_distance
+
+    a, b = _model(a), _model(b)
+    out = divergences(a, b)
+    g = graded.compare(a, b, tol, bias=bias)
+    try:
+        llv = llv_distance(a, b, triples=llv_triples, seed=llv_seed)
+        llv_value, llv_info = llv.distance, llv.to_json()
+    except AllOrNoneError as exc:
+        llv_value, llv_info = None, {"undefined": str(exc)}
+    out.update({"llv_distance": llv_value, "k": g.k, "canonical_correlations": g.canonical_correlations,
+                "canonical_correlations_token": g.canonical_correlations_token,
+                "el_residuals": g.el_residuals, "rel_log_odds_diff": g.rel_log_odds_diff,
+                "k_label": g.k_label, "llv": llv_info})
+    return out
+
+
+# -- parallelism in one model --------------------------------------------------------
+
+def model_parallelism(model, categories: Mapping[str, np.ndarray], null: Mapping[str, np.ndarray]) -> dict:
+    """For one model: each category's cosine matrices (``q x q``, per form) and
+    means, and the null's means per draw (per form) with the identified cosines
+    of every null draw's pairs of pairs (``draws x q(q-1)/2``, for the agreement).
+
+    ``categories[c]`` is a ``q x 2`` index array, ``null[c]`` a
+    ``draws x q x 2`` one. A pure function of its arguments."""
+    model = _model(model)
+    metric = PairMetric.of(model, FORMS)
+    out = {}
+    for name, idx in categories.items():
+        cos = {form: cosine_matrix(metric.coordinates(idx, form)) for form in FORMS}
+        draws = null[name]
+        null_means, null_upper = {}, None
+        for form in FORMS:
+            C = batch_cosines(metric.coordinates(draws, form))
+            null_means[form] = np.asarray(mean_offdiagonal(C), dtype=float).reshape(-1)
+            if form == "logodds":
+                null_upper = upper_values(C)
+        out[name] = {"cos": cos, "mean": {form: mean_offdiagonal(cos[form]) for form in FORMS},
+                     "null_means": null_means, "null_upper": null_upper}
+    return out
+
+
+def _p_value(observed: float, null: np.ndarray) -> float | None:
+    if observed is None or not np.isfinite(observed):
+        return None
+    return float((1 + int(np.sum(null >= observed))) / (1 + null.size))
+
+
+def _row_correlations(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Pearson correlation row by row (NaN entries dropped pairwise; NaN where a
+    row has fewer than 2 values or no spread -- rounding-level spread counts as none)."""
+    X, Y = np.atleast_2d(X), np.atleast_2d(Y)
+    ok = np.isfinite(X) & np.isfinite(Y)
+    cnt = ok.sum(axis=1)
+    Xz, Yz = np.where(ok, X, 0.0), np.where(ok, Y, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = Xz.sum(axis=1) / cnt
+        my = Yz.sum(axis=1) / cnt
+        dx = np.where(ok, X - mx[:, None], 0.0)
+        dy = np.where(ok, Y - my[:, None], 0.0)
+        sxx, syy = (dx * dx).sum(axis=1), (dy * dy).sum(axis=1)
+        r = (dx * dy).sum(axis=1) / np.sqrt(sxx * syy)
+    # cosines are at most 1 in size: a spread at the level of their rounding is no pattern to correlate
+    flat = (sxx <= cnt * (64 * np.finfo(float).eps) ** 2) | (syy <= cnt * (64 * np.finfo(float).eps) ** 2)
+    return np.where((cnt >= 2) & ~flat, np.clip(r, -1.0, 1.0), np.nan)
+
+
+def _agreement(per_model: list[np.ndarray]) -> np.ndarray:
+    """Mean over unordered pairs of models of the row-wise correlations (NaN if any is undefined)."""
+    vals = [_row_correlations(per_model[i], per_model[j])
+            for i in range(len(per_model)) for j in range(i + 1, len(per_model))]
+    return np.mean(np.stack(vals), axis=0)
+
+
+# -- the study ----------------------------------------------------------------------
+
+@dataclass
+class StudyResult:
+    """What :func:`run_study` found; :meth:`to_json` gives the report's fields.
+
+    Beyond them, ``cosines[category][model][form]`` holds the ``q x q`` cosine
+    matrices, ``null_means[category][model][form]`` the null's mean cosine per
+    draw, ``agreement_null[category]`` the null's agreement per draw, ``pairs``
+    each category's token pairs by name, ``details`` per pair of models the
+    ``k`` label, the relative log-odds distance and the ``d_LLV`` details, and
+    ``summary`` the findings in words."""
+
+    models: list
+    distances: list
+    parallelism: list
+    null: dict
+    elapsed_s: float
+    versions: dict
+    alpha: float = ALPHA
+    summary: list = field(default_factory=list)
+    cosines: dict = field(default_factory=dict, repr=False)
+    null_means: dict = field(default_factory=dict, repr=False)
+    agreement_null: dict = field(default_factory=dict, repr=False)
+    pairs: dict = field(default_factory=dict, repr=False)
+    details: list = field(default_factory=list, repr=False)
+    shapes: dict = field(default_factory=dict, repr=False)
+
+    def to_json(self, full: bool = False) -> dict:
+        """The report: ``models``, ``distances``, ``parallelism``, ``null``,
+        ``elapsed_s``, ``versions``; with ``full`` also ``summary``, ``details``
+        and every cosine (``cosines[category][model][form]``, nested lists, NaN
+        as None)."""
+        out = {"models": list(self.models), "distances": _clean(self.distances),
+               "parallelism": _clean(self.parallelism), "null": dict(self.null),
+               "elapsed_s": self.elapsed_s, "versions": dict(self.versions)}
+        if full:
+            out["summary"] = list(self.summary)
+            out["details"] = _clean(self.details)
+            out["cosines"] = _clean({c: {m: {f: v.tolist() for f, v in per.items()} for m, per in d.items()}
+                                     for c, d in self.cosines.items()})
+        return out
+
+    def to_markdown(self) -> str:
+        """The report as Markdown: findings, models, distances, parallelism, settings."""
+        return render_markdown(self)
+
+    def plot(self, directory) -> list[Path]:
+        """Write the plots (PNG) into ``directory``; returns their paths. Needs matplotlib."""
+        return plot_study(self, directory)
+
+
+def _clean(x):
+    """JSON-ready: NaN and infinities as None, numpy scalars as Python numbers."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        return float(x) if math.isfinite(x) else None
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def _versions(dask_used: bool) -> dict:
+    import scipy
+
+    from allornone import __version__
+    out = {"allornone": __version__, "python": platform.python_version(), "numpy": np.__version__,
+           "scipy": scipy.__version__}
+    if dask_used:
+        import dask
+        import distributed
+        out["dask"], out["distributed"] = dask.__version__, distributed.__version__
+    return out
+
+
+def _validate(models: Mapping, pairs: Mapping, tokens, null_draws, seed, bias):
+    """Every input mistake, as one project error, before any work."""
+    from allornone.numeric.graded import _token
+    from allornone.numeric.model import FloatModel
+
+    if not isinstance(models, Mapping) or not models:
+        raise InputFormatError("a study needs at least one model (a mapping name -> FloatModel)")
+    names = list(models)
+    for name, m in models.items():
+        if not isinstance(name, str) or not name:
+            raise InputFormatError(f"model name {name!r} is not a non-empty string")
+        if not isinstance(m, FloatModel):
+            raise InputFormatError(f"model {name!r} is a {type(m).__name__}, not a FloatModel")
+    first = models[names[0]]
+    for name in names[1:]:
+        try:
+            first.check_comparable(models[name])
+        except AllOrNoneError as exc:
+            raise type(exc)(f"models {names[0]!r} and {name!r}: {exc}") from None
+    if not isinstance(pairs, Mapping) or not pairs:
+        raise InputFormatError("a study needs at least one category of token pairs")
+    idx = {}
+    for cat, plist in pairs.items():
+        if not isinstance(cat, str) or not cat:
+            raise InputFormatError(f"category name {cat!r} is not a non-empty string")
+        if not isinstance(plist, (list, tuple)) or len(plist) < 2:
+            count = len(plist) if isinstance(plist, (list, tuple)) else 0
+            raise InputFormatError(f"category {cat!r} has {count} pair(s); a category needs at least two")
+        rows = []
+        for i, p in enumerate(plist):
+            if not isinstance(p, (list, tuple)) or len(p) != 2:
+                raise InputFormatError(f"category {cat!r}, pair {i + 1}: {p!r} is not a pair of two tokens")
+            try:
+                a, b = _token(first, p[0]), _token(first, p[1])
+            except AllOrNoneError:
+                bad = p[0] if not _is_token(first, p[0]) else p[1]
+                raise InputFormatError(f"category {cat!r}, pair {i + 1}: {bad!r} is not a token of the "
+                                       "vocabulary") from None
+            if a == b:
+                raise InputFormatError(f"category {cat!r}, pair {i + 1}: {p[0]!r} and {p[1]!r} are the same "
+                                       "token, whose difference is zero")
+            rows.append((a, b))
+        idx[cat] = np.array(rows, dtype=np.intp)
+    if tokens is None:
+        pool = np.arange(first.n, dtype=np.intp)
+    else:
+        pool = []
+        for t in tokens:
+            if not _is_token(first, t):
+                raise InputFormatError(f"null token {t!r} is not a token of the vocabulary")
+            pool.append(_token(first, t))
+        pool = np.unique(np.array(pool, dtype=np.intp))
+        if pool.size < 2:
+            raise InputFormatError("the null needs at least two tokens to draw pairs from")
+    if isinstance(null_draws, bool) or not isinstance(null_draws, (int, np.integer)) or null_draws < 1:
+        raise InputFormatError(f"null_draws must be a positive integer, got {null_draws!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputFormatError(f"seed must be a non-negative integer, got {seed!r}")
+    bias = dict(bias or {})
+    for name in bias:
+        if name not in models:
+            raise InputFormatError(f"bias is given for {name!r}, which is not a model of the study")
+    return names, idx, pool, {name: bool(bias.get(name, False)) for name in names}
+
+
+def _is_token(model, t) -> bool:
+    from allornone.numeric.graded import _token
+    try:
+        _token(model, t)
+        return True
+    except AllOrNoneError:
+        return False
+
+
+def _null_pairs(pool: np.ndarray, q: int, draws: int, seed: int, index: int) -> np.ndarray:
+    """``draws x q x 2`` random token pairs of distinct tokens from ``pool``, seeded by
+    ``(seed, index)`` alone, so each category's null is the same whatever else
+    the study holds and wherever it runs."""
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(index)]))
+    P = pool.size
+    a = rng.integers(0, P, size=(draws, q))
+    b = rng.integers(0, P - 1, size=(draws, q))
+    b = b + (b >= a)
+    return np.stack([pool[a], pool[b]], axis=-1)
+
+
+class _Runner:
+    """Runs the pure pieces here, or on a Dask client (imported only when asked for)."""
+
+    def __init__(self, client=None, scheduler: str | None = None):
+        self.client, self._own = client, []
+        if client is None and scheduler is None:
+            return
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise InputFormatError("running a study on Dask needs dask.distributed "
+                                   "(pip install 'allornone[dask]')") from None
+        if client is None:
+            if scheduler == "local":
+                cluster = LocalCluster(processes=False, dashboard_address=None)
+                self._own.append(cluster)
+                self.client = Client(cluster)
+            else:
+                try:
+                    self.client = Client(scheduler, timeout="10s")
+                except (OSError, TimeoutError, ValueError) as exc:
+                    raise InputFormatError(f"scheduler {scheduler}: cannot connect ({exc})") from None
+            self._own.insert(0, self.client)
+
+    @property
+    def dask(self) -> bool:
+        return self.client is not None
+
+    def map(self, fn, calls: list[tuple]) -> list:
+        if self.client is None:
+            return [fn(*args) for args in calls]
+        futures = [self.client.submit(fn, *args, pure=False) for args in calls]
+        return self.client.gather(futures)
+
+    def scatter(self, payloads: list):
+        if self.client is None:
+            return payloads
+        return self.client.scatter(payloads, broadcast=False)
+
+    def close(self):
+        for thing in self._own:
+            thing.close()
+
+
+def run_study(models: Mapping, pairs: Mapping[str, Sequence], tokens: Sequence | None = None,
+              null_draws: int = 1000, seed: int = 0, *, bias: Mapping[str, bool] | None = None,
+              alpha: float = ALPHA, llv_triples: int = 200, tol: Tolerance = DEFAULT_TOLERANCE,
+              client=None, scheduler: str | None = None,
+              progress: Callable[[str], None] | None = None) -> StudyResult:
+    """The study of ``models`` (``name -> FloatModel``, same contexts and vocabulary)
+    on the categories ``pairs`` (``category -> [(a, b), ...]``, tokens by name
+    or index, at least two pairs each).
+
+    Parameters
+    ----------
+    tokens : sequence, optional
+        The tokens the null's random pairs are drawn from (names or indices);
+        default: the whole vocabulary.
+    null_draws, seed : int
+        The null: ``null_draws`` random categories per category, each of as
+        many pairs of two distinct tokens, seeded by ``(seed, category's
+        position)``. ``seed`` also seeds the input sets of ``d_LLV``
+        (``RandomState(seed)`` for every pair of models).
+    bias : mapping, optional
+        Which models' last coordinate is a folded bias; a pair of which only
+        one has a bias is compared with a zero bias folded into the other
+        (:func:`allornone.numeric.graded.compare`).
+    alpha : float
+        Significance level of the summary (it also states the number of tests
+        and the Bonferroni level ``alpha / tests``).
+    llv_triples : int
+        Input sets drawn for ``d_LLV``'s ``T2``.
+    client, scheduler :
+        Run each pair of models and each model's parallelism on Dask: an
+        existing ``dask.distributed.Client``, or a scheduler address, or
+        ``"local"`` for a ``LocalCluster`` (threads) made and closed here.
+    progress : callable, optional
+        Called with a line of text at each stage.
+
+    Raises
+    ------
+    AllOrNoneError
+        For bad input, before any work: models on different contexts or
+        vocabularies, an unknown token, a category with fewer than two pairs,
+        a bad ``null_draws`` or ``seed``.
+    """
+    start = time.perf_counter()
+    names, idx, pool, has_bias = _validate(models, pairs, tokens, null_draws, seed, bias)
+    say = progress or (lambda _msg: None)
+    first = models[names[0]]
+    null = {cat: _null_pairs(pool, len(rows), int(null_draws), int(seed), i)
+            for i, (cat, rows) in enumerate(idx.items())}
+    runner = _Runner(client, scheduler)
+    try:
+        payloads = runner.scatter([_payload(models[n]) for n in names]) if runner.dask else \
+            [models[n] for n in names]
+        pair_list = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+        say(f"parallelism of {len(idx)} categories in {len(names)} models ({null_draws} null draws)")
+        per_model = runner.map(model_parallelism, [(p, idx, null) for p in payloads])
+        say(f"distances between {len(pair_list)} pairs of models")
+        per_pair = runner.map(pair_distances, [(payloads[i], payloads[j], (has_bias[names[i]], has_bias[names[j]]),
+                                                int(llv_triples), int(seed), tol) for i, j in pair_list])
+    finally:
+        runner.close()
+    by_model = dict(zip(names, per_model))
+
+    distances, details = [], []
+    for (i, j), d in zip(pair_list, per_pair):
+        distances.append({"a": names[i], "b": names[j], **{k: d[k] for k in _DISTANCE_KEYS}})
+        details.append({"a": names[i], "b": names[j], "k_label": d["k_label"],
+                        "rel_log_odds_diff": d["rel_log_odds_diff"], "llv": d["llv"]})
+
+    parallelism, cosines, null_means, agreement_null, pair_names = [], {}, {}, {}, {}
+    for cat, rows in idx.items():
+        entry = {"category": cat, "pairs": len(rows), "agreement": None, "agreement_p_value": None, "models": {}}
+        for name in names:
+            r = by_model[name][cat]
+            entry["models"][name] = {
+                "cos_logodds_mean": r["mean"]["logodds"], "cos_centred_mean": r["mean"]["centred"],
+                "cos_raw_mean": r["mean"]["raw"],
+                "p_value": _p_value(r["mean"]["logodds"], r["null_means"]["logodds"]),
+                "p_value_centred": _p_value(r["mean"]["centred"], r["null_means"]["centred"])}
+        if len(names) >= 2:
+            observed = _agreement([upper_values(by_model[n][cat]["cos"]["logodds"]) for n in names])[0]
+            nulls = _agreement([by_model[n][cat]["null_upper"] for n in names])
+            agreement_null[cat] = nulls
+            if np.isfinite(observed):
+                entry["agreement"] = float(observed)
+                entry["agreement_p_value"] = _p_value(float(observed), nulls)
+        parallelism.append(entry)
+        cosines[cat] = {n: by_model[n][cat]["cos"] for n in names}
+        null_means[cat] = {n: by_model[n][cat]["null_means"] for n in names}
+        pair_names[cat] = [(first.tokens[a], first.tokens[b]) for a, b in rows]
+
+    result = StudyResult(list(names), distances, parallelism, {"draws": int(null_draws), "seed": int(seed)},
+                         0.0, _versions(runner.dask), float(alpha), [], cosines, null_means, agreement_null,
+                         pair_names, details,
+                         {n: {"m": models[n].m, "n": models[n].n, "d": models[n].d, "bias": has_bias[n]}
+                          for n in names})
+    result.summary = _summarise(result)
+    result.elapsed_s = time.perf_counter() - start
+    return result
+
+
+_DISTANCE_KEYS = ("kl_mean", "kl_max", "js_mean", "tv_mean", "tv_max", "max_abs_log_odds_diff",
+                  "centred_log_odds_distance", "llv_distance", "k", "canonical_correlations",
+                  "canonical_correlations_token", "el_residuals")
+
+
+def _fmt(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    if isinstance(x, (int, np.integer)):
+        return str(x)
+    return f"{x:.{digits}g}"
+
+
+def _summarise(r: StudyResult) -> list[str]:
+    """The findings in words."""
+    tests = 2 * len(r.parallelism) * len(r.models)
+    bonf = r.alpha / tests if tests else r.alpha
+    lines = [f"Significance at alpha = {r.alpha:g}, one-sided permutation tests against {r.null['draws']} random "
+             f"categories each (seed {r.null['seed']}); {tests} tests of parallelism ({len(r.parallelism)} "
+             f"categories x {len(r.models)} models x 2 forms), Bonferroni level {bonf:.3g}; the smallest p-value "
+             f"the null can give is {1 / (1 + r.null['draws']):.3g}."]
+    for entry in r.parallelism:
+        cat = entry["category"]
+        for form, key, word in (("logodds", "p_value", "identified (log-odds)"),
+                                ("centred", "p_value_centred", "centred")):
+            sig = [(n, v[key]) for n, v in entry["models"].items() if v[key] is not None and v[key] <= r.alpha]
+            rest = [n for n in entry["models"] if n not in dict(sig)]
+            if sig:
+                strong = [n for n, p in sig if p <= bonf]
+                lines.append(f"{cat!r} is significantly parallel in the {word} form in "
+                             f"{', '.join(f'{n} (p = {_fmt(p)})' for n, p in sig)}"
+                             + (f"; after Bonferroni: {', '.join(strong) if strong else 'none'}" if tests > 1 else "")
+                             + (f"; not in {', '.join(rest)}" if rest else "") + ".")
+            else:
+                lines.append(f"{cat!r} is not significantly parallel in the {word} form in any model.")
+        if entry["agreement"] is not None:
+            p = entry["agreement_p_value"]
+            verdict = "agree beyond chance" if p <= r.alpha else "do not agree beyond chance"
+            null = r.agreement_null.get(cat)
+            typical = float(np.nanmedian(null)) if null is not None and np.isfinite(null).any() else None
+            lines.append(f"On {cat!r} the models {verdict}: mean correlation of the identified cosines "
+                         f"{_fmt(entry['agreement'])}, against a median of {_fmt(typical)} for random categories "
+                         f"(p = {_fmt(p)}).")
+        elif len(r.models) >= 2:
+            lines.append(f"On {cat!r} the agreement across models is undefined: a model's identified cosines have "
+                         "no spread (too few pairs, or all equal).")
+    for d, info in zip(r.distances, r.details):
+        a, b = d["a"], d["b"]
+        if info["rel_log_odds_diff"] <= SAME_DISTRIBUTION:
+            id_diff = raw_diff = 0.0
+            for cat in r.cosines:
+                A, B = r.cosines[cat][a], r.cosines[cat][b]
+                with np.errstate(invalid="ignore"):
+                    id_diff = max(id_diff, float(np.nanmax(np.abs(A["logodds"] - B["logodds"]), initial=0.0)))
+                    raw_diff = max(raw_diff, float(np.nanmax(np.abs(A["raw"] - B["raw"]), initial=0.0)))
+            shared = "so raw cosines are not shared" if raw_diff > 1e-6 else "raw cosines agree as well"
+            lines.append(f"{a} and {b} have the same distribution to rounding (||L - L~||_F / ||L||_F = "
+                         f"{_fmt(info['rel_log_odds_diff'])}): their identified cosines agree to "
+                         f"{_fmt(id_diff)} (shared), their raw cosines differ by up to {_fmt(raw_diff)} "
+                         f"({shared}).")
+    return lines
+
+
+# -- report and plots --------------------------------------------------------------
+
+def render_markdown(r: StudyResult) -> str:
+    """The study as a Markdown document."""
+    out = ["# Study", "", "## Findings", ""]
+    out += [f"- {line}" for line in r.summary]
+    out += ["", "## Models", "", "| model | contexts | tokens | d | bias |", "| --- | --- | --- | --- | --- |"]
+    for n in r.models:
+        s = r.shapes.get(n, {})
+        out.append(f"| {n} | {s.get('m', '')} | {s.get('n', '')} | {s.get('d', '')} | "
+                   f"{'yes' if s.get('bias') else 'no'} |")
+    if r.distances:
+        out += ["", "## Distances", "",
+                "KL in nats, both ways (a‖b / b‖a); JS in nats; the centred distance is the RMS over contexts and "
+                "tokens of the difference of log-probabilities, each context's mean over tokens removed.", "",
+                "| a | b | KL mean | KL max | JS mean | TV mean | TV max | max abs ΔL | centred | d_LLV | k | "
+                "smallest canonical corr. (context / token) | EL1 / EL2 / EL3 |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for d in r.distances:
+            cc = d["canonical_correlations"]
+            ct = d["canonical_correlations_token"]
+            el = d["el_residuals"]
+            out.append(f"| {d['a']} | {d['b']} | {_fmt(d['kl_mean'][0])} / {_fmt(d['kl_mean'][1])} | "
+                       f"{_fmt(d['kl_max'][0])} / {_fmt(d['kl_max'][1])} | {_fmt(d['js_mean'])} | "
+                       f"{_fmt(d['tv_mean'])} | {_fmt(d['tv_max'])} | {_fmt(d['max_abs_log_odds_diff'])} | "
+                       f"{_fmt(d['centred_log_odds_distance'])} | {_fmt(d['llv_distance'])} | {d['k']} | "
+                       f"{_fmt(cc[-1] if cc else None, 6)} / {_fmt(ct[-1] if ct else None, 6)} | "
+                       f"{_fmt(el['EL1'], 2)} / {_fmt(el['EL2'], 2)} / {_fmt(el['EL3'], 2)} |")
+        notes = [f"- {i['a']} vs {i['b']}: d_LLV undefined ({i['llv']['undefined']})" for i in r.details
+                 if "undefined" in i["llv"]]
+        notes += [f"- {i['a']} vs {i['b']}: d_LLV = max(T1 {_fmt(i['llv']['t1'])}, T2 {_fmt(i['llv']['t2'])}, "
+                  f"λT3, λT4), pivot {i['llv']['pivot']}, left out {i['llv']['left_out']}, "
+                  f"{i['llv']['triples']} input sets ({i['llv']['draws']}); {i['k_label']}"
+                  for i in r.details if "undefined" not in i["llv"]]
+        out += [""] + notes
+    out += ["", "## Parallelism", "",
+            "Mean cosine over each category's distinct pairs of pairs: identified (log-odds over the contexts), "
+            "centred (each log-odds difference's mean over the contexts removed) and raw (R^d); p-values from "
+            f"{r.null['draws']} random categories of as many pairs (seed {r.null['seed']})."]
+    for e in r.parallelism:
+        out += ["", f"### {e['category']} ({e['pairs']} pairs)", ""]
+        pairs = r.pairs.get(e["category"], [])
+        if pairs:
+            out.append("Pairs: " + ", ".join(f"`{a}`−`{b}`" for a, b in pairs[:20])
+                       + (f", … ({len(pairs)} in all)" if len(pairs) > 20 else ""))
+            out.append("")
+        out += ["| model | identified | p | centred | p (centred) | raw |", "| --- | --- | --- | --- | --- | --- |"]
+        for n, v in e["models"].items():
+            out.append(f"| {n} | {_fmt(v['cos_logodds_mean'], 4)} | {_fmt(v['p_value'])} | "
+                       f"{_fmt(v['cos_centred_mean'], 4)} | {_fmt(v['p_value_centred'])} | "
+                       f"{_fmt(v['cos_raw_mean'], 4)} |")
+        if e["agreement"] is not None:
+            out += ["", f"Agreement across models: {_fmt(e['agreement'], 4)} (p = {_fmt(e['agreement_p_value'])})."]
+    out += ["", "## Settings", "", f"- null: {r.null['draws']} draws, seed {r.null['seed']}",
+            f"- alpha: {r.alpha:g}", f"- elapsed: {r.elapsed_s:.2f} s",
+            "- versions: " + ", ".join(f"{k} {v}" for k, v in r.versions.items()), ""]
+    return "\n".join(out)
+
+
+def plot_study(r: StudyResult, directory) -> list[Path]:
+    """Heatmaps of the distances, each category's mean cosines against the null,
+    and the canonical correlations (angle spectra), as PNG files in ``directory``."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputFormatError("plots need matplotlib (pip install 'allornone[plot]')") from None
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputFormatError(f"{directory}: cannot be made ({exc})") from None
+    written = []
+
+    def save(fig, name):
+        path = directory / name
+        try:
+            fig.tight_layout()
+            fig.savefig(path, dpi=110)
+        except OSError as exc:
+            raise InputFormatError(f"{path}: cannot be written ({exc})") from None
+        finally:
+            plt.close(fig)
+        written.append(path)
+
+    K = len(r.models)
+    if r.distances:
+        metrics = [("KL mean, (a‖b + b‖a)/2", lambda d: 0.5 * sum(d["kl_mean"])), ("JS mean", lambda d: d["js_mean"]),
+                   ("TV mean", lambda d: d["tv_mean"]), ("max |ΔL|", lambda d: d["max_abs_log_odds_diff"]),
+                   ("centred log-odds distance", lambda d: d["centred_log_odds_distance"]),
+                   ("d_LLV", lambda d: d["llv_distance"])]
+        fig, axes = plt.subplots(2, 3, figsize=(3.6 * 3, 3.2 * 2 + 0.3 * K))
+        pos = {n: i for i, n in enumerate(r.models)}
+        for ax, (title, get) in zip(axes.flat, metrics):
+            M = np.full((K, K), np.nan)
+            np.fill_diagonal(M, 0.0)
+            for d in r.distances:
+                v = get(d)
+                M[pos[d["a"]], pos[d["b"]]] = M[pos[d["b"]], pos[d["a"]]] = np.nan if v is None else v
+            im = ax.imshow(M, cmap="viridis")
+            ax.set_xticks(range(K), r.models, rotation=45, ha="right", fontsize=7)
+            ax.set_yticks(range(K), r.models, fontsize=7)
+            for (i, j), v in np.ndenumerate(M):
+                ax.text(j, i, _fmt(float(v), 2), ha="center", va="center", fontsize=6, color="w")
+            ax.set_title(title, fontsize=9)
+            fig.colorbar(im, ax=ax, fraction=0.046)
+        save(fig, "distances.png")
+
+    for e in r.parallelism:
+        cat = e["category"]
+        fig, axes = plt.subplots(2, K, figsize=(3.2 * K, 5.2), squeeze=False)
+        for col, n in enumerate(r.models):
+            for row, (form, key, word) in enumerate((("logodds", "cos_logodds_mean", "identified"),
+                                                      ("centred", "cos_centred_mean", "centred"))):
+                ax = axes[row][col]
+                null = r.null_means[cat][n][form]
+                ax.hist(null[np.isfinite(null)], bins=40, color="0.7")
+                obs = e["models"][n][key]
+                if obs is not None and np.isfinite(obs):
+                    ax.axvline(obs, color="C3", lw=2)
+                p = e["models"][n]["p_value" if form == "logodds" else "p_value_centred"]
+                ax.set_title(f"{n}: {word}, p = {_fmt(p)}", fontsize=8)
+                ax.set_xlabel("mean cosine over pairs of pairs", fontsize=7)
+        fig.suptitle(f"{cat}: observed (red) against {r.null['draws']} random categories", fontsize=10)
+        save(fig, f"parallel_{_slug(cat)}.png")
+
+    if r.distances:
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+        for d in r.distances:
+            label = f"{d['a']} / {d['b']}"
+            for ax, key in ((a1, "canonical_correlations"), (a2, "canonical_correlations_token")):
+                v = d[key]
+                if v:
+                    ax.plot(np.arange(1, len(v) + 1), v, lw=1.3, label=label)
+        for ax, side in ((a1, "context"), (a2, "token")):
+            ax.set_title(f"canonical correlations, {side} side (at k)", fontsize=9)
+            ax.set_xlabel("i")
+            ax.set_ylabel("cos θ_i")
+            ax.legend(fontsize=7)
+        save(fig, "angles.png")
+    return written
+
+
+def _slug(text: str) -> str:
+    s = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text).strip("-")
+    return s or "category"
+
+
+# -- a study file --------------------------------------------------------------------
+
+@dataclass
+class Study:
+    """A study read from a TOML file (:func:`load_study`); :meth:`run` runs it."""
+
+    models: dict
+    pairs: dict
+    bias: dict
+    null_tokens: list | None = None
+    null_draws: int | None = None
+    seed: int | None = None
+    path: Path | None = None
+
+    def run(self, null_draws: int | None = None, seed: int | None = None, **kwargs) -> StudyResult:
+        """:func:`run_study` on this study; ``null_draws`` and ``seed`` override the file's."""
+        draws = null_draws if null_draws is not None else (self.null_draws if self.null_draws is not None else 1000)
+        s = seed if seed is not None else (self.seed if self.seed is not None else 0)
+        return run_study(self.models, self.pairs, self.null_tokens, draws, s, bias=self.bias, **kwargs)
+
+
+_TOP_KEYS = {"models", "pairs", "tokens", "contexts", "null"}
+_MODEL_KEYS = {"name", "features", "head", "bias", "tokens", "contexts"}
+_NULL_KEYS = {"draws", "seed", "tokens"}
+
+
+def _toml():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise InputFormatError("reading a study file on Python 3.10 needs tomli (pip install tomli)") from None
+    return tomllib
+
+
+def _resolve(spec, base: Path, what: str) -> str:
+    """``FILE[:KEY]`` with ``FILE`` taken relative to the study file's folder."""
+    if not isinstance(spec, str) or not spec:
+        raise InputFormatError(f"{what}: expected a string FILE[:KEY], got {spec!r}")
+    if Path(spec).is_absolute() and Path(spec).exists():
+        return spec
+    whole = base / spec
+    if whole.exists() or ":" not in spec:
+        return str(whole)
+    path, key = spec.rsplit(":", 1)
+    return f"{path if Path(path).is_absolute() else base / path}:{key}"
+
+
+def load_study(path) -> Study:
+    """A study from a TOML file::
+
+        tokens = "vocab.npz:tokens"          # optional: names of the tokens, FILE[:KEY]
+        contexts = "vocab.npz:contexts"      # optional: names of the contexts
+
+        [[models]]
+        name = "small"
+        features = "small.npz:features"      # m x d, FILE[:KEY]
+        head = "small.npz:weight"            # n x d or d x n
+        bias = "bias"                        # optional: FILE[:KEY], or a KEY in the head's file
+
+        [[models]]
+        name = "large"
+        features = "large.npz:features"
+        head = "large.npz:weight"
+
+        [pairs]                              # category = list of token pairs, by name
+        casing = [["a", "A"], ["e", "E"], ["t", "T"]]
+
+        [null]                               # optional
+        draws = 1000
+        seed = 0
+        tokens = ["a", "b", "c"]             # the tokens the null's pairs are drawn from
+
+    Paths are relative to the file's folder; a model may also name its own
+    ``tokens`` and ``contexts``. Every mistake -- a malformed file, an unknown
+    key, a missing file or array, models on different contexts or
+    vocabularies, an unknown token, a category with fewer than two pairs --
+    raises an :class:`~allornone.errors.AllOrNoneError` with a one-line message,
+    and nothing is computed.
+    """
+    from allornone.numeric.loaders import load_head
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputFormatError(f"{path}: no such file")
+    try:
+        data = _toml().loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(f"{path}: not UTF-8 text ({exc})") from None
+    except Exception as exc:  # tomllib.TOMLDecodeError (tomli's on 3.10)
+        if type(exc).__name__ != "TOMLDecodeError":
+            raise
+        raise InputFormatError(f"{path}: not valid TOML ({exc})") from None
+    base = path.parent
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise InputFormatError(f"{path}: unknown key {unknown[0]!r} (expected: {', '.join(sorted(_TOP_KEYS))})")
+    entries = data.get("models")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise InputFormatError(f"{path}: expected one or more [[models]] tables")
+    names_spec = {k: _resolve(data[k], base, f"{path}: {k}") for k in ("tokens", "contexts") if k in data}
+    models, bias = {}, {}
+    for i, e in enumerate(entries):
+        where = f"{path}: model {i + 1}"
+        bad = sorted(set(e) - _MODEL_KEYS)
+        if bad:
+            raise InputFormatError(f"{where}: unknown key {bad[0]!r} (expected: {', '.join(sorted(_MODEL_KEYS))})")
+        for key in ("name", "features", "head"):
+            if key not in e:
+                raise InputFormatError(f"{where}: missing {key!r}")
+        name = e["name"]
+        if not isinstance(name, str) or not name:
+            raise InputFormatError(f"{where}: name must be a non-empty string")
+        if name in models:
+            raise InputFormatError(f"{where}: the name {name!r} is used twice")
+        where = f"{path}: model {name!r}"
+        b = e.get("bias")
+        if b is not None:
+            if not isinstance(b, str) or not b:
+                raise InputFormatError(f"{where}: bias must be a string FILE[:KEY] or KEY")
+            if ":" in b or (base / b).exists():
+                b = _resolve(b, base, f"{where}: bias")
+        tok = _resolve(e["tokens"], base, f"{where}: tokens") if "tokens" in e else names_spec.get("tokens")
+        ctx = _resolve(e["contexts"], base, f"{where}: contexts") if "contexts" in e else names_spec.get("contexts")
+        try:
+            model = load_head(_resolve(e["features"], base, f"{where}: features"),
+                              _resolve(e["head"], base, f"{where}: head"), b, 0, ctx, tok)
+        except AllOrNoneError as exc:
+            raise type(exc)(f"{where}: {exc}") from None
+        models[name] = model
+        # load_head folds a non-empty bias as a last coordinate that is 1 in every context
+        bias[name] = b is not None and bool(np.all(np.asarray(model.F)[:, -1] == 1.0))
+    pairs = data.get("pairs")
+    if not isinstance(pairs, dict) or not pairs:
+        raise InputFormatError(f"{path}: expected a [pairs] table with at least one category")
+    clean = {}
+    for cat, plist in pairs.items():
+        if not isinstance(plist, list) or not all(isinstance(p, list) and len(p) == 2 and
+                                                  all(isinstance(t, str) for t in p) for p in plist):
+            raise InputFormatError(f"{path}: category {cat!r} must be a list of [token, token] pairs of names")
+        clean[cat] = [tuple(p) for p in plist]
+    null = data.get("null", {})
+    if not isinstance(null, dict):
+        raise InputFormatError(f"{path}: null must be a table")
+    bad = sorted(set(null) - _NULL_KEYS)
+    if bad:
+        raise InputFormatError(f"{path}: unknown key {bad[0]!r} in [null] (expected: {', '.join(sorted(_NULL_KEYS))})")
+    for key, least in (("draws", 1), ("seed", 0)):
+        if key in null and (not isinstance(null[key], int) or isinstance(null[key], bool) or null[key] < least):
+            raise InputFormatError(f"{path}: null.{key} must be an integer of at least {least}")
+    null_tokens = null.get("tokens")
+    if null_tokens is not None and not (isinstance(null_tokens, list) and all(isinstance(t, str)
+                                                                              for t in null_tokens)):
+        raise InputFormatError(f"{path}: null.tokens must be a list of token names")
+    study = Study(models, clean, bias, null_tokens, null.get("draws"), null.get("seed"), path)
+    # every remaining mistake (contexts, vocabularies, tokens, short categories) before anything runs
+    _validate(models, clean, null_tokens, 1 if study.null_draws is None else study.null_draws,
+              0 if study.seed is None else study.seed, bias)
+    return study

@@ -1,0 +1,494 @@
+"""The multi-model study: distances against dense computations, the permutation
+tests on models with and without structure, the controls, the report, the study
+file's errors, Dask; and the graded comparison's canonical correlations, d_LLV
+and bias folding that the study relies on."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.spatial.distance
+import scipy.stats
+
+from allornone.errors import (AllOrNoneError, ContextMismatchError, InputFormatError, VocabularyMismatchError)
+from allornone.numeric import FloatModel, graded
+from allornone.numeric import study as study_module
+from allornone.numeric.llv import llv_distance
+from allornone.numeric.spectra import analyse
+from allornone.numeric.study import divergences, load_study, run_study
+
+DATA = Path(__file__).parent / "data"
+
+
+def _tokens(n):
+    return [f"t{i}" for i in range(n)]
+
+
+def _random_model(rng, m=200, n=40, d=5, scale=1.0):
+    return FloatModel(scale * rng.normal(size=(m, d)), rng.normal(size=(n, d)), tokens=_tokens(n))
+
+
+def _reparam(model, rng):
+    T = rng.normal(size=(model.d, model.d)) + 3 * np.eye(model.d)
+    return FloatModel(model.F @ T, model.G @ np.linalg.inv(T).T, tokens=model.tokens)
+
+
+def _planted(rng, m=200, n=40, d=5, pairs=8):
+    """A model whose category pairs (2i, 2i + 1) share one difference exactly."""
+    F, G = rng.normal(size=(m, d)), rng.normal(size=(n, d))
+    v = rng.normal(size=d)
+    for i in range(pairs):
+        G[2 * i + 1] = G[2 * i] + v
+    cat = [(f"t{2 * i + 1}", f"t{2 * i}") for i in range(pairs)]
+    return FloatModel(F, G, tokens=_tokens(n)), cat
+
+
+# -- distances ------------------------------------------------------------------
+
+def _dense(a, b):
+    La, Lb = a.log_odds(), b.log_odds()
+    P = scipy.special.softmax(La, axis=1)
+    Q = scipy.special.softmax(Lb, axis=1)
+    kab = np.array([scipy.stats.entropy(p, q) for p, q in zip(P, Q)])
+    kba = np.array([scipy.stats.entropy(q, p) for p, q in zip(P, Q)])
+    js = np.array([scipy.spatial.distance.jensenshannon(p, q) ** 2 for p, q in zip(P, Q)])
+    tv = 0.5 * np.abs(P - Q).sum(axis=1)
+    delta = np.log(P) - np.log(Q)
+    centred = delta - delta.mean(axis=1, keepdims=True)
+    return {"kl_mean": [kab.mean(), kba.mean()], "kl_max": [kab.max(), kba.max()], "js_mean": js.mean(),
+            "tv_mean": tv.mean(), "tv_max": tv.max(), "max_abs_log_odds_diff": np.abs(La - Lb).max(),
+            "centred_log_odds_distance": math.sqrt(np.mean(centred ** 2))}
+
+
+@pytest.mark.parametrize("dims", [(5, 5), (4, 7)])
+def test_divergences_match_dense_scipy(dims, monkeypatch):
+    rng = np.random.default_rng(sum(dims))
+    a = FloatModel(rng.normal(size=(90, dims[0])), rng.normal(size=(30, dims[0])), pivot=3)
+    b = FloatModel(rng.normal(size=(90, dims[1])), rng.normal(size=(30, dims[1])), pivot=3)
+    want = _dense(a, b)
+    for block in (study_module.BLOCK_ENTRIES, 7 * 30):    # one block, and blocks of 7 contexts
+        monkeypatch.setattr(study_module, "BLOCK_ENTRIES", block)
+        got = divergences(a, b)
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, rel=1e-10, abs=1e-14), key
+    assert got["kl_mean"][0] == pytest.approx(graded.distances(a, b)["kl_mean"], rel=1e-12)
+    assert 0 < got["js_mean"] <= math.log(2)
+
+
+def test_divergences_of_equal_distributions_are_rounding():
+    rng = np.random.default_rng(3)
+    a = _random_model(rng)
+    d = divergences(a, _reparam(a, rng))
+    assert max(d["kl_max"]) < 1e-12 and d["js_mean"] < 1e-14 and d["tv_max"] < 1e-12
+    assert d["max_abs_log_odds_diff"] < 1e-11 and d["centred_log_odds_distance"] < 1e-12
+
+
+def test_the_centred_distance_ignores_the_normalisation_but_not_the_distribution():
+    """A per-context shift of every logit (a changed normaliser) is invisible to it;
+    changing one token's log-odds is not."""
+    rng = np.random.default_rng(4)
+    a = _random_model(rng)
+    shifted = FloatModel(np.hstack([a.F, rng.normal(size=(a.m, 1))]), np.hstack([a.G, np.ones((a.n, 1))]),
+                         tokens=a.tokens)
+    assert divergences(a, shifted)["centred_log_odds_distance"] < 1e-13
+    G = np.array(a.G)
+    G[5] += 0.1
+    assert divergences(a, FloatModel(a.F, G, tokens=a.tokens))["centred_log_odds_distance"] > 1e-3
+
+
+# -- the graded comparison: canonical correlations, d_LLV, bias ----------------------
+
+def test_compare_returns_every_canonical_correlation_largest_first():
+    rng = np.random.default_rng(5)
+    a = FloatModel(rng.normal(size=(60, 14)), rng.normal(size=(40, 14)))
+    b = FloatModel(a.F + 0.05 * rng.normal(size=a.F.shape), a.G + 0.05 * rng.normal(size=a.G.shape))
+    r = graded.compare(a, b)
+    assert r.k == 14 and len(r.canonical_correlations) == 14 == len(r.canonical_correlations_token)
+    assert r.canonical_correlations == sorted(r.canonical_correlations, reverse=True)
+    # against a dense computation: the top-k left/right singular vectors of L and L~
+    Ua, _, Vat = np.linalg.svd(a.log_odds(), full_matrices=False)
+    Ub, _, Vbt = np.linalg.svd(b.log_odds(), full_matrices=False)
+    dense_c = np.sort(np.cos(scipy.linalg.subspace_angles(Ua[:, :14], Ub[:, :14])))[::-1]
+    dense_t = np.sort(np.cos(scipy.linalg.subspace_angles(Vat[:14].T, Vbt[:14].T)))[::-1]
+    assert np.allclose(r.canonical_correlations, dense_c, atol=1e-10)
+    assert np.allclose(r.canonical_correlations_token, dense_t, atol=1e-10)
+    js = r.to_json()
+    assert len(js["angles_context"]) == 10 and len(js["canonical_correlations"]) == 14
+    assert js["llv_distance"] is None and r.llv_distance is None
+
+
+def test_compare_gives_d_llv_when_asked():
+    rng = np.random.default_rng(6)
+    a = _random_model(rng, m=300, n=8, d=3)
+    b = FloatModel(a.F + 0.1 * rng.normal(size=a.F.shape), a.G, tokens=a.tokens)
+    r = graded.compare(a, b, llv=True, llv_options={"triples": 40, "seed": 2})
+    assert r.llv_distance == llv_distance(a, b, triples=40, seed=2).distance > 0
+    assert r.to_json()["llv_distance"] == r.llv_distance
+
+
+def test_a_head_with_a_bias_is_compared_with_one_without_through_a_zero_bias():
+    """Without the folding, k is cut at the smaller head's dimension, and no longer
+    the first model's k its label states; with it, k is the first model's, and a
+    bias-free head compared with itself under a zero bias is the same model."""
+    rng = np.random.default_rng(7)
+    X, W = rng.normal(size=(50, 4)), rng.normal(size=(9, 4))
+    b = np.zeros(9)
+    b[2] = 1e-3
+    with_bias, without = FloatModel.from_head(X, W, b), FloatModel.from_head(X, W)
+    assert analyse(with_bias).k == 5
+    assert graded.compare(with_bias, without).k == 4
+    r = graded.compare(with_bias, without, bias=(True, False))
+    assert r.k == 5 and r.k_label.startswith("k = 5")
+    assert r.certificate["A"]["shape"] == [5, 5]
+    assert r.max_abs_log_odds_diff == pytest.approx(1e-3, rel=1e-6)
+    assert r.el_verdicts["EL2"] == "fails"
+    same = graded.compare(without, FloatModel.from_head(X, W, np.zeros(9)), bias=(False, True))
+    assert same.el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+    assert same.max_abs_log_odds_diff == 0.0
+    swapped = graded.compare(without, with_bias, bias=(False, True))
+    assert swapped.certificate["A"]["shape"] == [5, 5]
+    assert graded.fold_zero_bias(without).log_odds() == pytest.approx(without.log_odds(), abs=0)
+
+
+# -- the permutation tests -----------------------------------------------------------
+
+def test_p_values_are_uniform_on_a_model_without_structure():
+    """Categories drawn like the null are exchangeable with it: p-values uniform."""
+    rng = np.random.default_rng(8)
+    model = _random_model(rng, m=150, n=60, d=6)
+    cats = {}
+    for c in range(80):
+        idx = rng.permutation(60)[:16].reshape(8, 2)
+        cats[f"c{c}"] = [(f"t{a}", f"t{b}") for a, b in idx]
+    r = run_study({"m": model}, cats, null_draws=199, seed=1)
+    for key in ("p_value", "p_value_centred"):
+        p = np.array([e["models"]["m"][key] for e in r.parallelism])
+        assert scipy.stats.kstest(p, "uniform").pvalue > 1e-3, key
+        assert 0.0 <= np.mean(p <= 0.05) <= 0.15 and np.mean(p <= 0.5) == pytest.approx(0.5, abs=0.2)
+
+
+def test_a_planted_parallel_category_is_found_and_named():
+    rng = np.random.default_rng(9)
+    model, cat = _planted(rng)
+    noise = [(f"t{a}", f"t{b}") for a, b in rng.permutation(np.arange(20, 40)).reshape(10, 2)]
+    r = run_study({"m": model}, {"planted": cat, "noise": noise}, null_draws=999, seed=0)
+    planted, other = r.parallelism
+    assert planted["models"]["m"]["cos_logodds_mean"] == pytest.approx(1.0, abs=1e-12)
+    assert planted["models"]["m"]["p_value"] == planted["models"]["m"]["p_value_centred"] == 1 / 1000
+    assert other["models"]["m"]["p_value"] > 0.05
+    named = [line for line in r.summary if "is significantly parallel" in line]
+    assert named and all(line.startswith("'planted'") for line in named)
+    assert "alpha = 0.05" in r.summary[0] and "4 tests" in r.summary[0]
+
+
+def test_null_ties_count_against_the_category():
+    """d = 1: every cosine is +1 or -1, and a random category of two pairs is
+    all-parallel half the time. Those ties count as 'at least as parallel', so
+    p is about 1/2, not 1 / (1 + draws)."""
+    rng = np.random.default_rng(19)
+    model = FloatModel(rng.normal(size=(30, 1)), np.arange(20.0).reshape(20, 1), tokens=_tokens(20))
+    r = run_study({"m": model}, {"up": [("t5", "t1"), ("t9", "t2")]}, null_draws=999)
+    e = r.parallelism[0]["models"]["m"]
+    assert e["cos_logodds_mean"] == pytest.approx(1.0)
+    assert 0.4 < e["p_value"] < 0.6
+
+
+def test_the_centred_form_is_blind_to_a_frequency_direction():
+    """Pairs whose first token is much more frequent (a folded bias): the identified
+    mean cosine is large and 'significant'; the centred one is not."""
+    rng = np.random.default_rng(10)
+    m, n, d = 300, 60, 5
+    X, W = rng.normal(size=(m, d)), rng.normal(size=(n, d))
+    b = rng.normal(size=n)
+    pairs = [(2 * i, 2 * i + 1) for i in range(10)]
+    b[[p for p, _ in pairs]] += 8.0
+    model = FloatModel.from_head(X, W, b, tokens=_tokens(n))
+    r = run_study({"m": model}, {"frequency": [(f"t{a}", f"t{c}") for a, c in pairs]}, null_draws=499)
+    e = r.parallelism[0]["models"]["m"]
+    assert e["cos_logodds_mean"] > 0.8 and e["p_value"] <= 0.01
+    assert abs(e["cos_centred_mean"]) < 0.3 and e["p_value_centred"] > 0.05
+
+
+def test_agreement_across_models_beyond_chance():
+    """Two different models with the same pattern among the category's pairs (two
+    groups along two directions): their identified cosines correlate far more than
+    random categories' do; with unrelated heads, they do not."""
+    rng = np.random.default_rng(11)
+    m, n, d = 200, 60, 6
+
+    def model(seed, structured=True):
+        r = np.random.default_rng(seed)
+        F, G = r.normal(size=(m, d)), r.normal(size=(n, d))
+        if structured:
+            v, w = r.normal(size=d), r.normal(size=d)
+            for i in range(12):
+                G[2 * i + 1] = G[2 * i] + (v if i < 6 else w) + 0.3 * r.normal(size=d)
+        return FloatModel(F, G, tokens=_tokens(n))
+    cat = {"groups": [(f"t{2 * i + 1}", f"t{2 * i}") for i in range(12)]}
+    shared = run_study({"x": model(1), "y": model(2)}, cat, null_draws=499, seed=3).parallelism[0]
+    assert shared["agreement"] > 0.5 and shared["agreement_p_value"] <= 0.01
+    unrelated = run_study({"x": model(1, False), "y": model(2, False)}, cat, null_draws=499, seed=3).parallelism[0]
+    assert unrelated["agreement_p_value"] > 0.01
+
+
+def test_controls_share_the_identified_form_and_not_the_raw_one():
+    """A reparametrisation and a twin with extra dimensions: the same distribution,
+    the same identified and centred cosines, other raw cosines -- and the summary says so."""
+    rng = np.random.default_rng(12)
+    base, cat = _planted(rng, m=300, n=30, d=4)
+    extra = 3
+    twin = FloatModel(np.hstack([base.F, np.zeros((base.m, extra))]),
+                      np.hstack([base.G, rng.normal(size=(base.n, extra))]), tokens=base.tokens)
+    models = {"base": base, "reparam": _reparam(base, rng), "twin": twin}
+    random_cat = [(f"t{a}", f"t{b}") for a, b in rng.permutation(np.arange(16, 30)).reshape(7, 2)]
+    r = run_study(models, {"planted": cat, "random": random_cat}, null_draws=199)
+    for d in r.distances:
+        assert d["max_abs_log_odds_diff"] < 1e-10 and max(d["kl_max"]) < 1e-12
+        assert min(d["canonical_correlations"]) > 1 - 1e-9
+    for c in ("planted", "random"):
+        cos = r.cosines[c]
+        for other in ("reparam", "twin"):
+            assert np.nanmax(np.abs(cos["base"]["logodds"] - cos[other]["logodds"])) < 1e-12
+            assert np.nanmax(np.abs(cos["base"]["centred"] - cos[other]["centred"])) < 1e-12
+    assert np.nanmax(np.abs(r.cosines["random"]["base"]["raw"] - r.cosines["random"]["reparam"]["raw"])) > 0.05
+    assert np.nanmax(np.abs(r.cosines["random"]["base"]["raw"] - r.cosines["random"]["twin"]["raw"])) > 0.01
+    controls = [line for line in r.summary if "same distribution to rounding" in line]
+    assert len(controls) == 3 and all("(shared)" in line and "not shared" in line for line in controls)
+
+
+# -- the report --------------------------------------------------------------------
+
+def _small_study(null_draws=99):
+    rng = np.random.default_rng(13)
+    base, cat = _planted(rng, m=120, n=20, d=3, pairs=5)
+    other = FloatModel(base.F + 0.1 * rng.normal(size=base.F.shape), base.G, tokens=base.tokens)
+    return run_study({"base": base, "other": other},
+                     {"planted": cat, "mixed": [("t10", "t11"), ("t12", "t13"), ("t14", "t15")]},
+                     null_draws=null_draws, seed=5)
+
+
+def test_json_fields_are_exactly_the_report_s():
+    js = json.loads(json.dumps(_small_study().to_json()))
+    assert set(js) == {"models", "distances", "parallelism", "null", "elapsed_s", "versions"}
+    assert js["models"] == ["base", "other"] and js["null"] == {"draws": 99, "seed": 5}
+    d, = js["distances"]
+    assert set(d) == {"a", "b", "kl_mean", "kl_max", "js_mean", "tv_mean", "tv_max", "max_abs_log_odds_diff",
+                      "centred_log_odds_distance", "llv_distance", "k", "canonical_correlations",
+                      "canonical_correlations_token", "el_residuals"}
+    assert (d["a"], d["b"]) == ("base", "other") and len(d["kl_mean"]) == 2 and d["llv_distance"] > 0
+    assert set(d["el_residuals"]) == {"EL1", "EL2", "EL3"}
+    for e in js["parallelism"]:
+        assert set(e) == {"category", "pairs", "agreement", "agreement_p_value", "models"}
+        assert set(e["models"]) == {"base", "other"}
+        for v in e["models"].values():
+            assert set(v) == {"cos_logodds_mean", "cos_centred_mean", "cos_raw_mean", "p_value", "p_value_centred"}
+    assert {"allornone", "numpy", "scipy", "python"} <= set(js["versions"])
+    full = _small_study().to_json(full=True)
+    assert full["summary"] and full["cosines"]["planted"]["base"]["logodds"][0][0] == 1.0
+
+
+def test_a_study_is_reproducible_from_its_seed():
+    a, b = _small_study().to_json(), _small_study().to_json()
+    a.pop("elapsed_s"), b.pop("elapsed_s")
+    assert a == b
+
+
+def test_markdown_report_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    r = _small_study()
+    text = r.to_markdown()
+    for part in ("# Study", "## Findings", "## Distances", "### planted (5 pairs)", "| base | other |",
+                 "Agreement across models", "null: 99 draws, seed 5"):
+        assert part in text, part
+    paths = r.plot(tmp_path / "plots")
+    assert {p.name for p in paths} == {"distances.png", "parallel_planted.png", "parallel_mixed.png", "angles.png"}
+    assert all(p.stat().st_size > 5000 for p in paths)
+
+
+def test_bad_study_arguments_are_errors_before_any_work():
+    rng = np.random.default_rng(14)
+    a = _random_model(rng)
+    cat = {"c": [("t0", "t1"), ("t2", "t3")]}
+    with pytest.raises(VocabularyMismatchError, match="models 'a' and 'b'"):
+        run_study({"a": a, "b": _random_model(rng, n=41)}, cat)
+    with pytest.raises(ContextMismatchError, match="models 'a' and 'b'"):
+        run_study({"a": a, "b": _random_model(rng, m=201)}, cat)
+    with pytest.raises(InputFormatError, match="category 'c', pair 2: 'zz' is not a token"):
+        run_study({"a": a}, {"c": [("t0", "t1"), ("t2", "zz")]})
+    with pytest.raises(InputFormatError, match="at least two"):
+        run_study({"a": a}, {"c": [("t0", "t1")]})
+    with pytest.raises(InputFormatError, match="same token"):
+        run_study({"a": a}, {"c": [("t0", "t1"), ("t2", "t2")]})
+    with pytest.raises(InputFormatError, match="null_draws"):
+        run_study({"a": a}, cat, null_draws=0)
+    with pytest.raises(InputFormatError, match="null token"):
+        run_study({"a": a}, cat, tokens=["t0", "nope"])
+    with pytest.raises(InputFormatError, match="not a FloatModel"):
+        run_study({"a": "model"}, cat)
+
+
+def test_the_null_pool_restricts_the_random_pairs():
+    rng = np.random.default_rng(15)
+    pool = np.array([3, 4, 5, 9])
+    pairs = study_module._null_pairs(pool, 6, 50, 0, 0)
+    assert pairs.shape == (50, 6, 2) and set(np.unique(pairs)) <= set(pool.tolist())
+    assert np.all(pairs[..., 0] != pairs[..., 1])
+    assert np.array_equal(pairs, study_module._null_pairs(pool, 6, 50, 0, 0))
+    assert not np.array_equal(pairs, study_module._null_pairs(pool, 6, 50, 0, 1))
+    model = _random_model(rng)
+    r = run_study({"m": model}, {"c": [("t0", "t1"), ("t2", "t3"), ("t4", "t5")]}, tokens=["t0", "t1", "t2", "t3"],
+                  null_draws=50)
+    assert r.null_means["c"]["m"]["logodds"].shape == (50,)
+
+
+# -- Dask ---------------------------------------------------------------------------
+
+def test_dask_gives_the_serial_results():
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client, LocalCluster
+
+    serial = _small_study(null_draws=49)
+    rng = np.random.default_rng(13)
+    base, cat = _planted(rng, m=120, n=20, d=3, pairs=5)
+    other = FloatModel(base.F + 0.1 * rng.normal(size=base.F.shape), base.G, tokens=base.tokens)
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        distributed = run_study({"base": base, "other": other},
+                                {"planted": cat, "mixed": [("t10", "t11"), ("t12", "t13"), ("t14", "t15")]},
+                                null_draws=49, seed=5, client=client)
+    a, b = serial.to_json(full=True), distributed.to_json(full=True)
+    for x in (a, b):
+        x.pop("elapsed_s"), x.pop("versions")
+    assert a == b
+    assert "dask" in distributed.versions
+
+
+# -- the study file -------------------------------------------------------------------
+
+def _write_models(tmp_path, rng, m=80, n=12, d=3):
+    F, W, bias = rng.normal(size=(m, d)), rng.normal(size=(n, d)), rng.normal(size=n)
+    T = rng.normal(size=(d, d)) + 3 * np.eye(d)
+    np.savez(tmp_path / "a.npz", features=F, weight=W, bias=bias,
+             tokens=np.array([f"w{i}" for i in range(n)]))
+    np.savez(tmp_path / "b.npz", features=F @ T, weight=W @ np.linalg.inv(T).T, bias=bias)
+    np.savez(tmp_path / "c.npz", features=F, weight=W + 0.1 * rng.normal(size=W.shape))
+    np.savez(tmp_path / "short.npz", features=F[:-1], weight=W)
+    np.savez(tmp_path / "wide.npz", features=F, weight=np.vstack([W, W[:1]]),
+             tokens=np.array([f"w{i}" for i in range(n + 1)]))
+    np.savez(tmp_path / "renamed.npz", features=F, weight=W, tokens=np.array([f"v{i}" for i in range(n)]))
+
+
+GOOD = """
+tokens = "a.npz:tokens"
+
+[[models]]
+name = "a"
+features = "a.npz:features"
+head = "a.npz:weight"
+bias = "bias"
+
+[[models]]
+name = "b"
+features = "b.npz:features"
+head = "b.npz:weight"
+bias = "b.npz:bias"
+
+[[models]]
+name = "c"
+features = "c.npz:features"
+head = "c.npz:weight"
+
+[pairs]
+first = [["w0", "w1"], ["w2", "w3"], ["w4", "w5"]]
+second = [["w6", "w7"], ["w8", "w9"]]
+
+[null]
+draws = 30
+seed = 4
+"""
+
+
+def test_load_study_reads_models_pairs_and_null(tmp_path):
+    _write_models(tmp_path, np.random.default_rng(16))
+    (tmp_path / "study.toml").write_text(GOOD)
+    s = load_study(tmp_path / "study.toml")
+    assert list(s.models) == ["a", "b", "c"] and s.bias == {"a": True, "b": True, "c": False}
+    assert s.models["a"].d == 4 and s.models["c"].d == 3 and s.models["a"].tokens[3] == "w3"
+    assert s.pairs["first"] == [("w0", "w1"), ("w2", "w3"), ("w4", "w5")]
+    r = s.run()
+    assert r.null == {"draws": 30, "seed": 4}
+    ab = next(d for d in r.distances if (d["a"], d["b"]) == ("a", "b"))
+    assert ab["max_abs_log_odds_diff"] < 1e-10
+    ac = next(d for d in r.distances if (d["a"], d["b"]) == ("a", "c"))
+    assert ac["k"] == 4      # c gets a zero bias folded in, so k is a's (without it, 3)
+    assert s.run(null_draws=10, seed=1).null == {"draws": 10, "seed": 1}
+
+
+@pytest.mark.parametrize("edit, error, text", [
+    (lambda t: t.replace('"w2", "w3"', '"w2", "zz"'), InputFormatError, "'zz' is not a token"),
+    (lambda t: t.replace('second = [["w6", "w7"], ["w8", "w9"]]', 'second = [["w6", "w7"]]'),
+     InputFormatError, "category 'second' has 1 pair(s)"),
+    (lambda t: t.replace("c.npz:features", "short.npz:features").replace("c.npz:weight", "short.npz:weight"),
+     ContextMismatchError, "context sets differ"),
+    (lambda t: t.replace("c.npz:features", "wide.npz:features").replace(
+        'head = "c.npz:weight"', 'head = "wide.npz:weight"\ntokens = "wide.npz:tokens"'),
+     VocabularyMismatchError, "vocabularies differ: 12 tokens vs 13"),
+    (lambda t: t.replace('head = "c.npz:weight"', 'head = "c.npz:weight"\ntokens = "renamed.npz:tokens"'),
+     VocabularyMismatchError, "token names do not match"),
+    (lambda t: t.replace("c.npz:features", "wide.npz:features").replace("c.npz:weight", "wide.npz:weight"),
+     AllOrNoneError, "12 names for 13 rows"),
+    (lambda t: t.replace("[pairs]", "[pairs"), InputFormatError, "not valid TOML"),
+    (lambda t: t.replace("b.npz:features", "missing.npz:features"), InputFormatError, "no such file"),
+    (lambda t: t.replace("a.npz:weight", "a.npz:nope"), InputFormatError, "no array 'nope'"),
+    (lambda t: t.replace('name = "c"', 'name = "a"'), InputFormatError, "used twice"),
+    (lambda t: t.replace('name = "c"', 'nmae = "c"'), InputFormatError, "unknown key 'nmae'"),
+    (lambda t: t.replace("[null]", "[nul]"), InputFormatError, "unknown key 'nul'"),
+    (lambda t: t.replace('head = "c.npz:weight"', ""), InputFormatError, "missing 'head'"),
+    (lambda t: t.replace("draws = 30", "draws = 0"), InputFormatError, "null.draws must be an integer of at least 1"),
+    (lambda t: t.replace("seed = 4", 'seed = "four"'), InputFormatError, "null.seed"),
+    (lambda t: t.split("[pairs]")[0], InputFormatError, "[pairs] table"),
+])
+def test_bad_study_files_give_one_line_errors(tmp_path, edit, error, text):
+    _write_models(tmp_path, np.random.default_rng(17))
+    (tmp_path / "study.toml").write_text(edit(GOOD))
+    with pytest.raises(error) as info:
+        load_study(tmp_path / "study.toml")
+    message = str(info.value)
+    assert text in message and "\n" not in message, message
+
+
+def test_a_missing_study_file():
+    with pytest.raises(InputFormatError, match="no such file"):
+        load_study("/nonexistent/study.toml")
+
+
+# -- a real model ---------------------------------------------------------------------
+
+def test_smoke_on_the_textgenrnn_head():
+    """The LSTM's head with and without its bias-free twin of 16 extra dimensions
+    (f gets zeros there, g anything): the same distribution, so the identified
+    cosines of casing pairs are shared and the raw ones are not; casing is
+    parallel beyond chance in the identified form; d_LLV is undefined (300
+    contexts, fewer than d + 1 = 358)."""
+    from allornone.numeric.loaders import load_head
+
+    F = DATA / "textgenrnn_head.npz"
+    lstm = load_head(f"{F}:features", f"{F}:weight", bias="bias", tokens=f"{F}:tokens")
+    rng = np.random.default_rng(18)
+    twin = FloatModel(np.hstack([lstm.F, np.zeros((lstm.m, 16))]), np.hstack([lstm.G, rng.normal(size=(lstm.n, 16))]),
+                      tokens=lstm.tokens)
+    casing = [("a", "A"), ("e", "E"), ("t", "T"), ("s", "S"), ("o", "O"), ("i", "I"), ("n", "N")]
+    r = run_study({"lstm": lstm, "twin": twin}, {"casing": casing}, null_draws=200, bias={"lstm": True, "twin": True})
+    d, = r.distances
+    assert d["llv_distance"] is None and "358" in r.details[0]["llv"]["undefined"]
+    assert d["max_abs_log_odds_diff"] < 1e-10
+    e = r.parallelism[0]["models"]
+    assert e["lstm"]["cos_logodds_mean"] == pytest.approx(e["twin"]["cos_logodds_mean"], abs=1e-12)
+    assert abs(e["lstm"]["cos_raw_mean"] - e["twin"]["cos_raw_mean"]) > 1e-3
+    assert e["lstm"]["p_value"] <= 0.01
+    assert any(line.startswith("'casing' is significantly parallel in the identified") for line in r.summary)
+    assert "d_LLV undefined" in r.to_markdown()
