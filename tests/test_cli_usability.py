@@ -78,3 +78,78 @@ def test_verify_single_npy_says_use_npz(runner, tmp_path, suffix):
     assert r.exit_code == 2
     assert "use .npz" in r.stderr and "UTF-8" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+# -- failing hypotheses are named, values are words ---------------------------------------
+
+def _cor6_drop_file(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(main, ["edges", "cor6", "--hypothesis", "diversity"])
+    assert r.exit_code == 0, r.output
+    return r, tmp_path / "allornone-edges" / "cor6-drop-diversity.json"
+
+
+def _words(text: str) -> str:
+    return " ".join(text.replace("│", " ").split())
+
+
+def test_edges_names_the_failing_hypotheses_of_a_counterexample(runner, tmp_path, monkeypatch):
+    r, _ = _cor6_drop_file(runner, tmp_path, monkeypatch)
+    assert "hypotheses failing: diversity (diverse: fails, diverse~: fails); the conclusion fails" in _words(r.stdout)
+
+
+def test_verify_names_the_failing_hypotheses_of_an_instance(runner, tmp_path, monkeypatch):
+    _, path = _cor6_drop_file(runner, tmp_path, monkeypatch)
+    out = tmp_path / "v.json"
+    r = runner.invoke(main, ["verify", str(path), "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    text = _words(r.stdout)
+    assert "hypotheses failing: diversity (diverse: fails, diverse~: fails); conclusion fails" in text
+    assert "hypotheses fails" not in text
+    (item,) = json.loads(out.read_text())["queries"][0]["results"]
+    assert item["failed_hypotheses"] == [{"hypothesis": "diversity", "truth": "fails",
+                                          "because": ["diverse: fails", "diverse~: fails"]}]
+
+
+def test_check_edges_names_the_failing_hypotheses(runner):
+    r = runner.invoke(main, ["check", "cor6", "--trials", "6", "--edges"])
+    assert r.exit_code == 0, r.output
+    text = _words(r.stdout)
+    assert "edge cor6: drop diversity (drop) (hypotheses failing: diversity (diverse: fails, diverse~: fails))" in text
+    assert "minimal diverse (boundary): as declared" in text  # every hypothesis holds there: nothing named
+
+
+def test_check_names_the_failing_hypotheses_of_a_failing_instance(runner, monkeypatch):
+    """A failing instance whose hypotheses fail (a float contradiction, say)
+    names them, from the atoms the report keeps."""
+    from allornone.theorems.engine import runner as rn
+
+    real = rn.run
+
+    def run(*args, **kw):
+        report = real(*args, **kw)
+        r = report["results"][0]
+        r["failures"] = [{"index": 3, "kind": "planted", "statement": "holds", "hypotheses": "fails",
+                          "contradictions": ["diverse~"], "steps_failed": [], "facts_failed": [],
+                          "facts_contradicted": [], "intent_failed": [],
+                          "exact": {"same_dimension": "holds", "diverse": "holds", "diverse~": "fails",
+                                    "same_distribution": "fails", "linearly_identified": "fails"}}]
+        return report
+    monkeypatch.setattr(rn, "run", run)
+    r = runner.invoke(main, ["check", "cor6", "--trials", "6"])
+    assert "statement holds, hypotheses failing: diversity (diverse~: fails), contradictions" in _words(r.stdout)
+
+
+def test_verify_prints_words_not_python_values(runner, tmp_path):
+    r = runner.invoke(main, ["verify", "examples/two_models.json"])
+    assert r.exit_code == 0, r.output
+    text = _words(r.stdout)
+    assert "λ: none, unique: yes" in text
+    assert "lam None" not in text and "unique True" not in text and "space N" not in text
+    data = {"models": {"a": {"F": [[1, 0], [0, 1], [1, 1]], "G": [[0, 0], [1, 2], [2, 4]]}},
+            "queries": [{"kind": "parallel", "model": "a", "tokens": [[1, 0], [2, 0]]}]}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    r = runner.invoke(main, ["verify", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "'y1' - 'y0' vs 'y2' - 'y0', in N, λ: 1/2, unique: yes" in _words(r.stdout)

@@ -132,6 +132,7 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from allornone.theorems.engine.runner import run
+    from allornone.theorems.engine.verify import failed_hypotheses, failed_hypotheses_text
 
     ids = _ids(ids)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -173,7 +174,12 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
             console.print(f"[red]fail[/]: {r['id']}: vacuous -- the hypotheses held on no instance, or only one side "
                           "of the equivalence was exercised; raise --trials")
         for f in r["failures"]:
-            console.print(f"[red]{r['id']} instance {f['index']} ({escape(f['kind'])})[/]: statement {f['statement']}, "
+            failing = ""
+            if f.get("hypotheses") not in (None, "holds"):
+                failed = failed_hypotheses(get_record(r["id"]), f.get("exact") or f["float"])
+                failing = f", hypotheses failing: {escape(failed_hypotheses_text(failed))}"
+            console.print(f"[red]{r['id']} instance {f['index']} ({escape(f['kind'])})[/]: statement {f['statement']}"
+                          f"{failing}, "
                           f"contradictions {f['contradictions']}, steps failed {escape(str(f['steps_failed']))}, "
                           f"facts failed {f['facts_failed'] + f['facts_contradicted']}"
                           + (f", not as built: {escape('; '.join(f['intent_failed']))}" if f["intent_failed"] else ""),
@@ -192,7 +198,9 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
     for e in report.get("edges") or ():
         for item in e["edges"]:
             mark = "[green]as declared[/]" if item["ok"] else "[red]FAILS[/]: " + escape("; ".join(item["problems"]))
-            console.print(f"edge {e['id']}: {escape(item['name'])} ({item['kind']}): {mark}")
+            failed = item.get("failed_hypotheses")
+            failing = f" (hypotheses failing: {escape(failed_hypotheses_text(failed))})" if failed else ""
+            console.print(f"edge {e['id']}: {escape(item['name'])} ({item['kind']}){failing}: {mark}")
     write_json(json_path, report)
     sys.exit(0 if report["verdict"] == "pass" else 1)
 
@@ -223,9 +231,51 @@ def edges(rid, hypothesis, seed, json_path):
     if hypothesis is not None:
         # unknown names are a user error, reported before any work
         hypothesis = resolve_hypothesis(rec, hypothesis)
-    code, payload = print_edges(rec, seed, console, hypothesis=hypothesis)
+    with _phases(f"edges {rec.id}") as say:
+        code, payload = print_edges(rec, seed, console, hypothesis=hypothesis, progress=say)
     write_json(json_path, payload)
     sys.exit(code)
+
+
+class _phases:
+    """Progress of a long command on stderr, as ``say(phase, done, total)``: a
+    rich progress bar on a terminal, and otherwise (a log, CI, a pipe) one plain
+    line per phase with the seconds since the start, so a long run is never
+    silent and a log stays readable."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        import time
+
+        self.start = time.perf_counter()
+        if sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=err_console, transient=True)
+            self.bar.__enter__()
+            task = self.bar.add_task(self.name, total=None)
+
+            def say(phase, done=None, total=None):
+                self.bar.update(task, description=escape(f"{self.name}: {phase}"), completed=done or 0, total=total)
+            return say
+        self.bar = None
+        last = [None]
+
+        def say(phase, done=None, total=None):
+            if phase != last[0]:
+                last[0] = phase
+                err_console.print(f"{self.name} [{time.perf_counter() - self.start:.1f} s]: {phase}"
+                                  + (f" (up to {total} samples)" if total and phase.endswith("searching") else ""),
+                                  markup=False, soft_wrap=True, highlight=False)
+        return say
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            return self.bar.__exit__(*exc)
+        return False
 
 
 @main.command()

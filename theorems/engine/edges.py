@@ -51,7 +51,7 @@ from allornone.symbolic.model import ExactModel
 from allornone.theorems.engine.logic import evaluate3
 from allornone.theorems.engine.proofs import format_value
 from allornone.theorems.engine.record import Instance
-from allornone.theorems.engine.verify import dumps
+from allornone.theorems.engine.verify import dumps, failed_hypotheses, failed_hypotheses_text
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -253,7 +253,9 @@ def _why_not(rec, hypothesis: str, inst: Instance) -> str:
 
 
 def _search(rec, predicate: Callable, seed: int, budget: int, tag: str, edges=(),
-            accept: Callable = lambda inst: True) -> SearchResult:
+            accept: Callable = lambda inst: True, progress: Callable | None = None) -> SearchResult:
+    """``progress(phase, done, total)``, when given, hears of every sample and
+    of the shrink."""
     res = SearchResult(rec.id, None, budget=budget)
     start = time.perf_counter()
 
@@ -275,6 +277,8 @@ def _search(rec, predicate: Callable, seed: int, budget: int, tag: str, edges=()
             res.artefact_example = res.artefact_example or inst
         return False
 
+    if progress is not None and edges:
+        progress("trying the record's edges", None, None)
     for edge in edges:
         inst = edge.build(random.Random(f"{seed}/{rec.id}/edge/{edge.name}"))
         if consider(f"record edge {edge.name!r}", inst):
@@ -283,6 +287,8 @@ def _search(rec, predicate: Callable, seed: int, budget: int, tag: str, edges=()
             res.notes.append(f"the record's edge {edge.name!r} is not a counterexample in this strict sense: "
                              + _why_not(rec, edge.hypothesis, inst))
     i = 0
+    if progress is not None and res.found is None and budget:
+        progress("searching", 0, budget)
     while res.found is None and i < budget:
         rng = random.Random(f"{seed}/{rec.id}/edges/{tag}/{i}")
         inst = rec.sample(rng, i)
@@ -291,7 +297,11 @@ def _search(rec, predicate: Callable, seed: int, budget: int, tag: str, edges=()
             if consider(f"sample {i} ({inst.kind}); {label}", variant):
                 break
         i += 1
+        if progress is not None:
+            progress("searching", i, budget)
     if res.found is not None:
+        if progress is not None:
+            progress("shrinking", None, None)
         res.instance, res.shrink_steps = shrink(rec, res.found, predicate, accept=accept)
         if _exact_verdict(rec, res.instance, predicate) is not Truth.HOLDS:  # pragma: no cover - shrink keeps it
             raise AssertionError("a shrunk instance lost its property")
@@ -299,20 +309,22 @@ def _search(rec, predicate: Callable, seed: int, budget: int, tag: str, edges=()
     return res
 
 
-def find_counterexample(rec, hypothesis: str, seed: int = 0, budget: int = DEFAULT_BUDGET) -> SearchResult:
+def find_counterexample(rec, hypothesis: str, seed: int = 0, budget: int = DEFAULT_BUDGET,
+                        progress: Callable | None = None) -> SearchResult:
     """Search, shrink and exactly re-verify a counterexample to dropping ``hypothesis``."""
     rec.hypothesis(hypothesis)
     edges = [e for e in rec.edges if e.kind == "drop" and e.hypothesis == hypothesis]
-    res = _search(rec, lambda ev: drop_criterion(rec, hypothesis, ev), seed, budget, f"drop/{hypothesis}", edges)
+    res = _search(rec, lambda ev: drop_criterion(rec, hypothesis, ev), seed, budget, f"drop/{hypothesis}", edges,
+                  progress=progress)
     res.hypothesis = hypothesis
     return res
 
 
-def find_witness(rec, seed: int = 0, budget: int = DEFAULT_BUDGET) -> SearchResult:
+def find_witness(rec, seed: int = 0, budget: int = DEFAULT_BUDGET, progress: Callable | None = None) -> SearchResult:
     """An instance (shrunk) on which every hypothesis holds and the conclusion holds non-trivially."""
     edges = [e for e in rec.edges if e.kind == "boundary"]
     return _search(rec, lambda ev: witness_criterion(rec, ev), seed, budget, "witness", edges,
-                   accept=_nondegenerate)
+                   accept=_nondegenerate, progress=progress)
 
 
 # -- shrinking ---------------------------------------------------------------------
@@ -605,29 +617,91 @@ def _safe_float(rec, inst):
         return None
 
 
+def _other_hypotheses_hold(rec, hypothesis: str, ev) -> bool:
+    truth = _atom_truths(rec, ev)
+    return all(evaluate3(h.atom, truth) is Truth.HOLDS for h in rec.hypotheses if h.name != hypothesis)
+
+
+def _evidence_filter(rec, h, built: Callable) -> dict:
+    """An evidence filter (:attr:`Hypothesis.evidence_only`) is not searched: the
+    conclusion holds without it, so dropping it cannot give a counterexample.
+    What is checked is the record's own edges: none may meet the drop criterion
+    for it (``broken``, a failure), and those on which it fails while every other
+    hypothesis and the conclusion hold are named (``shown_by``)."""
+    shown, broken = [], []
+    for edge in rec.edges:
+        ev = built(edge)
+        if drop_criterion(rec, h.name, ev) is Truth.HOLDS:
+            broken.append(edge.name)
+        elif (evaluate3(h.atom, _atom_truths(rec, ev)) is Truth.FAILS and _other_hypotheses_hold(rec, h.name, ev)
+              and ev.conclusion is Truth.HOLDS):
+            shown.append(edge.name)
+    return {"shown_by": shown, "broken_by": broken, "edges_checked": len(rec.edges)}
+
+
 def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: int = DEFAULT_BUDGET,
-                out_dir: str | Path | None = "allornone-edges") -> tuple[int, dict]:
+                out_dir: str | Path | None = "allornone-edges", progress: Callable | None = None) -> tuple[int, dict]:
     """For every hypothesis of ``rec`` (or only ``hypothesis``): a counterexample
     to dropping it, found, shrunk, re-verified exactly and saved as a file for
     ``allornone verify`` under ``out_dir`` (None: not saved) -- or the plain
-    finding that none turned up within ``budget``; then every boundary case and a
-    non-vacuity witness. Returns (exit code, JSON payload); the exit code is 1
-    only if an edge or witness misbehaves (never because a hypothesis survived)."""
+    finding that none turned up within ``budget``; an evidence filter is not
+    searched (it cannot have one) but checked on the record's edges. Then every
+    boundary case and a non-vacuity witness. ``progress(phase, done, total)``
+    hears what runs (``done``/``total`` counted in samples, or None). Returns
+    (exit code, JSON payload); the exit code is 1 only if an edge or witness
+    misbehaves (never because a hypothesis survived)."""
     out_dir = _output_dir(out_dir)
     failures: list[str] = []  # one phrase per reason for a non-zero exit
     start = time.perf_counter()
+    say = progress or (lambda phase, done=None, total=None: None)
     payload: dict = {"id": rec.id, "seed": seed, "budget": budget, "size_bound": SIZE_BOUND,
                      "hypotheses": [], "boundary": [], "record_edges": []}
     console.print(f"[bold]{rec.number}[/]: {escape(rec.title)}\n{escape(rec.summary)}")
     hyps = [h for h in rec.hypotheses if hypothesis is None or h.name == hypothesis]
     if not rec.hypotheses:
         console.print("\nThis result has no hypotheses beyond a shared X, A and pivot: nothing to drop.")
-    for h in hyps:
-        res = find_counterexample(rec, h.name, seed, budget)
+    # each record edge built and decided once: the evidence filters and the listing below read them
+    cache: dict = {}
+
+    def built(edge):
+        if edge.name not in cache:
+            inst = edge.build(random.Random(f"{seed}/{rec.id}/edge/{edge.name}"))
+            cache[edge.name] = (inst, rec.evaluate(inst, "exact"))
+        return cache[edge.name][1]
+
+    for number, h in enumerate(hyps, 1):
+        label = f"drop {h.name!r} ({number} of {len(hyps)})"
+        console.print(f"\n[bold]drop {escape(repr(h.name))}[/] ({escape(h.description)})")
+        if h.evidence_only:
+            t0 = time.perf_counter()
+            say(f"{label}: the record's edges", None, None)
+            found = _evidence_filter(rec, h, built)
+            entry = {"hypothesis": h.name, "description": h.description, "budget": 0, "tried": found["edges_checked"],
+                     "samples": 0, "elapsed_s": round(time.perf_counter() - t0, 3), "float_artefacts": 0,
+                     "notes": [], "status": "evidence_only", "evidence_only": h.evidence_only,
+                     "shown_by": found["shown_by"]}
+            console.print(f"  [cyan]not droppable[/]: an evidence filter, not needed for the conclusion's truth -- "
+                          f"{escape(h.evidence_only)}. Dropping it cannot produce a counterexample, so none is "
+                          "searched for.")
+            if found["shown_by"]:
+                console.print("  shown by the record's edge(s) " + escape(", ".join(repr(n) for n in found["shown_by"]))
+                              + ": it fails there, every other hypothesis holds, and so does the conclusion")
+            else:
+                console.print(f"  (none of the record's {found['edges_checked']} edges has it failing with every "
+                              "other hypothesis holding)")
+            for name in found["broken_by"]:
+                failures.append(f"hypothesis {h.name!r} is declared an evidence filter, yet the record's edge "
+                                f"{name!r} is a counterexample to dropping it")
+                console.print(f"  [red]but the record's edge {escape(repr(name))} is a counterexample to dropping "
+                              "it[/]")
+            payload["hypotheses"].append(entry)
+            continue
+        res = find_counterexample(rec, h.name, seed, budget,
+                                  progress=lambda phase, done, total, label=label: say(f"{label}: {phase}", done,
+                                                                                       total))
         entry = {"hypothesis": h.name, "description": h.description, "budget": budget, "tried": res.tried,
                  "samples": res.samples, "elapsed_s": res.elapsed_s, "float_artefacts": res.float_artefacts,
                  "notes": res.notes}
-        console.print(f"\n[bold]drop {escape(repr(h.name))}[/] ({escape(h.description)})")
         if res.instance is None and h.implied:
             entry["status"] = "implied"
             entry["implied"] = h.implied
@@ -643,12 +717,13 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
             fl = _safe_float(rec, res.instance)
             size, before = instance_size(res.instance), instance_size(res.found)
             expect = _expectation(ev)
+            failed = failed_hypotheses(rec, {n: d.truth for n, d in ev.atoms.items()})
             file = instance_file(rec, res.instance, expect, f"{rec.number}: counterexample to dropping "
                                  f"{h.name!r} ({res.label}, exact)")
             entry.update(status="counterexample", label=res.label, source=res.source, size=size,
                          size_found=before, within_bound=within_bound(size), shrink_steps=res.shrink_steps,
                          exact=expect, float={n: d.truth.value for n, d in fl.atoms.items()} if fl else None,
-                         file=file)
+                         failed_hypotheses=failed, file=file)
             if h.implied:
                 failures.append(f"hypothesis {h.name!r} is declared implied, yet dropping it has a counterexample")
             if not within_bound(size):
@@ -658,6 +733,8 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                           f"({res.shrink_steps} shrink steps; {res.tried} candidates, {res.elapsed_s} s)")
             _print_instance(console, res.instance)
             console.print(f"    exact: {_atoms_line(ev, fl)}", markup=False)
+            console.print(f"    hypotheses failing: {failed_hypotheses_text(failed)}; the conclusion "
+                          f"{ev.conclusion.value}", markup=False)
             if out_dir is not None:
                 path = out_dir / f"{rec.id}-drop-{_slug(h.name)}.json"
                 try:
@@ -674,18 +751,19 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
             console.print(f"  note: {note}", markup=False)
         payload["hypotheses"].append(entry)
     # the record's own edges: drops as declared, boundary cases with the conclusion holding
-    for edge in rec.edges:
-        if hypothesis is not None and edge.hypothesis != hypothesis:
-            continue
-        inst = edge.build(random.Random(f"{seed}/{rec.id}/edge/{edge.name}"))
-        ev = rec.evaluate(inst, "exact")
+    listed = [e for e in rec.edges if hypothesis is None or e.hypothesis == hypothesis]
+    for number, edge in enumerate(listed, 1):
+        say("the record's edges", number - 1, len(listed))
+        ev = built(edge)
+        inst = cache[edge.name][0]
         fl = _safe_float(rec, inst)
         got = {k: ev.atoms[k].holds for k in edge.expect}
         match = got == dict(edge.expect)
+        failed = failed_hypotheses(rec, {n: d.truth for n, d in ev.atoms.items()})
         item = {"name": edge.name, "kind": edge.kind, "hypothesis": edge.hypothesis, "description": edge.description,
                 "expected": dict(edge.expect), "as_expected": match, "exact": _expectation(ev),
                 "float": {n: d.truth.value for n, d in fl.atoms.items()} if fl else None,
-                "size": instance_size(inst), "instance": inst.to_json()}
+                "failed_hypotheses": failed, "size": instance_size(inst), "instance": inst.to_json()}
         if edge.kind == "boundary":
             item["conclusion"] = ev.conclusion.value
             if ev.conclusion is not Truth.HOLDS:
@@ -695,8 +773,10 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
             if len(payload["boundary"]) == 0:
                 console.print("\n[bold]boundary cases[/] (the conclusion still holds)")
             mark = "[green]holds[/]" if ev.conclusion is Truth.HOLDS else "[red]FAILS[/]"
-            console.print(f"  {edge.name}{' (' + edge.hypothesis + ')' if edge.hypothesis else ''}: conclusion "
-                          f"{mark}{'' if match else ' [red]NOT as declared[/]'} -- {escape(edge.description)}")
+            failing = f" (hypotheses failing: {escape(failed_hypotheses_text(failed))})" if failed else ""
+            console.print(f"  {escape(edge.name)}{' (' + escape(edge.hypothesis) + ')' if edge.hypothesis else ''}: "
+                          f"conclusion {mark}{failing}{'' if match else ' [red]NOT as declared[/]'} -- "
+                          f"{escape(edge.description)}")
             _print_instance(console, inst)
             payload["boundary"].append(item)
         else:
@@ -705,7 +785,8 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                 failures.append(f"edge {edge.name!r} is not as declared")
             payload["record_edges"].append(item)
     if hypothesis is None:
-        wit = find_witness(rec, seed, budget)
+        wit = find_witness(rec, seed, budget,
+                           progress=lambda phase, done, total: say(f"non-vacuity witness: {phase}", done, total))
         console.print("\n[bold]non-vacuity[/]: ", end="")
         if wit.instance is None:
             failures.append("no non-vacuity witness")

@@ -77,6 +77,13 @@ class Hypothesis:
     the conclusion's truth depends on it): why. Such a hypothesis is kept because
     the paper states it; dropping it has no counterexample, and a proof step
     checks the implication on every instance."""
+    evidence_only: str = ""
+    """Non-empty for an evidence filter: a hypothesis the conclusion's truth
+    does not need, kept so that an instance counts as evidence only where the
+    conclusion does not hold vacuously or trivially. The text says why the
+    conclusion holds without it. Dropping it cannot produce a counterexample, so
+    ``allornone edges`` does not search for one; it checks the record's own
+    edges instead (none may be a counterexample)."""
 
 
 @dataclass(frozen=True)

@@ -261,8 +261,11 @@ def check_edges(rid: str, seed: int = 0) -> dict:
                 problems.append("the conclusion does not fail on a dropped hypothesis")
         failed_steps = [s.label for s, o in rec.check_steps(inst, "exact") if o.applicable and not o.decision.holds]
         problems += [f"proof step {label!r} fails" for label in failed_steps]
+        from allornone.theorems.engine.verify import failed_hypotheses
+
         out.append({"name": edge.name, "kind": edge.kind, "hypothesis": edge.hypothesis, "ok": not problems,
-                    "problems": problems})
+                    "problems": problems,
+                    "failed_hypotheses": failed_hypotheses(rec, {n: d.truth for n, d in ev.atoms.items()})})
     return {"id": rid, "edges": out, "verdict": "pass" if all(e["ok"] for e in out) else "fail"}
 
 

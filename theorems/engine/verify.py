@@ -48,7 +48,8 @@ from allornone.errors import (
     ShapeError,
 )
 
-__all__ = ["FORMAT", "QUERY_KINDS", "load_file", "load_data", "verify_data", "verify_file", "dumps"]
+__all__ = ["FORMAT", "QUERY_KINDS", "load_file", "load_data", "verify_data", "verify_file", "dumps",
+           "failed_hypotheses", "failed_hypotheses_text"]
 
 FORMAT = "allornone/1"
 #: The largest magnitude a float entry may have (products of entries must stay finite).
@@ -628,6 +629,57 @@ def _decode_params(value, where: str):
     return value
 
 
+def failed_hypotheses(rec, atoms: dict) -> list[dict]:
+    """The hypotheses of ``rec`` that fail (or are undecided) on an instance
+    whose atoms have the truth values ``atoms`` (names to ``Truth`` or to
+    ``"holds"``/``"fails"``/``"undecided"``), each with what makes it fail:
+    the atoms of a conjunction that fail, and for an implication ``p ⟹ q``
+    that ``p`` holds and ``q`` does not.
+
+    >>> from allornone.theorems import get_record
+    >>> rec = get_record("cor6")
+    >>> failed_hypotheses(rec, {"same_dimension": "fails", "diverse": "holds", "diverse~": "fails",
+    ...                         "same_distribution": "fails", "linearly_identified": "fails"})
+    [{'hypothesis': 'same dimension', 'truth': 'fails', 'because': ['same_dimension: fails']}, {'hypothesis': 'diversity', 'truth': 'fails', 'because': ['diverse~: fails']}]
+    """
+    from sympy.logic.boolalg import And, Implies
+
+    from allornone.decision import Truth
+    from allornone.theorems.engine.logic import Predicate, evaluate3
+
+    names = {atom: name for name, atom in rec.atoms.items()}
+    order = {atom: i for i, atom in enumerate(rec.atoms.values())}
+    truth = {rec.atoms[n]: (v if isinstance(v, Truth) else Truth(v)) for n, v in atoms.items() if n in rec.atoms}
+    out = []
+    for h in rec.hypotheses:
+        value = evaluate3(h.atom, truth)
+        if value is Truth.HOLDS:
+            continue
+        because = []
+        parts = h.atom.args if isinstance(h.atom, And) else (h.atom,)
+        # SymPy orders a conjunction's arguments its own way; the record's order reads better
+        for part in sorted(parts, key=lambda p: min((order.get(a, len(order)) for a in p.atoms(Predicate)),
+                                                    default=len(order))):
+            if evaluate3(part, truth) is Truth.HOLDS:
+                continue
+            if isinstance(part, Predicate):
+                because.append(f"{names[part]}: {truth[part].value}")
+            elif isinstance(part, Implies) and all(isinstance(a, Predicate) for a in part.args):
+                p, q = part.args
+                because.append(f"{names[p]}: {truth[p].value} but {names[q]}: {truth[q].value}")
+            else:
+                because.append(", ".join(f"{names[a]}: {truth[a].value}" for a in sorted(part.atoms(Predicate),
+                                                                                         key=str)))
+        out.append({"hypothesis": h.name, "truth": value.value, "because": because})
+    return out
+
+
+def failed_hypotheses_text(failed: list[dict]) -> str:
+    """:func:`failed_hypotheses` in one phrase: ``diversity (diverse~: fails)``."""
+    return "; ".join(f"{f['hypothesis']}" + (f" ({', '.join(f['because'])})" if f["because"] else "")
+                     + ("" if f["truth"] == "fails" else f" {f['truth']}") for f in failed)
+
+
 @functools.lru_cache(maxsize=None)
 def _instance_shape(rid: str) -> tuple[int, tuple[str, ...]]:
     """How many models an instance of ``rid`` has, and the names of its
@@ -676,7 +728,8 @@ def _instance(models, q, where, realisation):
                    f"({type(exc).__name__}: {exc})") from None
     got = {"hypotheses": ev.hypotheses.value, "conclusion": ev.conclusion.value, "statement": ev.statement.value}
     got.update({n: d.truth.value for n, d in ev.atoms.items()})
-    item = {"result": rid, "verdict": f"statement {ev.statement.value}", **got}
+    item = {"result": rid, "verdict": f"statement {ev.statement.value}", **got,
+            "failed_hypotheses": failed_hypotheses(rec, {n: d.truth for n, d in ev.atoms.items()})}
     expect = q.get("expect")
     if expect is not None:
         if not isinstance(expect, dict):
@@ -812,12 +865,56 @@ def verify_file(path, console, full: bool = False, progress=None) -> tuple[int, 
 def _verdict_text(r: dict) -> str:
     text = r.get("verdict") or r.get("truth", "")
     if r.get("result") == "cor6" and "statement" not in r and "hypotheses" in r:
-        text += f" (diversity {r['hypotheses']})"
+        diverse = dict(zip(("diverse", "diverse~"), r.get("diverse", ())))
+        failing = [f"{n}: {v}" for n, v in diverse.items() if v != "holds"]
+        text += f" (diversity {r['hypotheses']}" + (f": {', '.join(failing)})" if failing else ")")
     if r.get("trivial") and r.get("truth") == "holds":
         text += " (trivial fit: the regressors have full row rank, so any readouts fit; add context pairs)"
     if "as_expected" in r:
         text += ", as expected" if r["as_expected"] else ", NOT as expected"
     return text
+
+
+def _pair_text(pair) -> str:
+    return f"{pair[0]!r} - {pair[1]!r}"
+
+
+def _yes_no(value) -> str:
+    return "yes" if value is True else "no" if value is False else str(value)
+
+
+def _generic_text(r: dict) -> str:
+    """The fields of a result in words: ``λ: 1/2``, ``unique: yes``, not the
+    Python reprs of the report's values."""
+    parts = []
+    for key, value in r.items():
+        if key in ("result", "verdict", "truth", "trivial", "tolerance", "failed_hypotheses"):
+            continue
+        if key == "tokens" and r.get("result") == "lem8":
+            parts.append(f"{_pair_text(value[0])} vs {_pair_text(value[1])}")
+        elif key == "tokens":
+            parts.append("readout of the tokens " + ", ".join(_pair_text(p) for p in value))
+        elif key == "space":
+            parts.append("in N" if value == "N" else "raw (in R^d)")
+        elif key == "lam":
+            parts.append(f"λ: {'none' if value is None else value}")
+        elif key == "unique":
+            parts.append(f"unique: {_yes_no(value)}")
+        elif key == "pairs":
+            parts.append("pairs " + ", ".join(f"{s} -> {t}" for s, t in value))
+        elif key == "reading":
+            parts.append("reading M" if value == "M" else "reading any subspace")
+        elif key == "dim_gamma":
+            parts.append(f"dim Γ_T = {value}")
+        elif key == "from_log_odds":
+            parts.append(f"from the log-odds alone: {value}")
+        elif key == "residual":
+            bound = r.get("tolerance")
+            parts.append(f"residual {value:.3g}" + (f" (holds if <= {bound[0]:.3g}, fails if > {bound[1]:.3g})"
+                                                     if bound else ""))
+        else:
+            parts.append(f"{key.replace('_', ' ')}: {'none' if value is None else _yes_no(value)}")
+    return ", ".join(parts)
 
 
 def _fmt(rows) -> str:
@@ -841,9 +938,12 @@ def _evidence_text(r: dict) -> str:
         w = r["witness"]
         return f"L[{w['context']}, {w['token']}] = {w['L']} but L~ = {w['L~']}"
     if "statement" in r:
-        return f"hypotheses {r['hypotheses']}, conclusion {r['conclusion']}"
+        if r["hypotheses"] == "holds":
+            return f"every hypothesis holds, conclusion {r['conclusion']}"
+        failed = failed_hypotheses_text(r.get("failed_hypotheses", []))
+        return f"hypotheses failing: {failed}; conclusion {r['conclusion']}"
     if r.get("result") == "cor6":
         if "A" in r:
             return f"A = {_fmt(r['A'])}"
         return _summary_text("A", r["A_summary"]) if "A_summary" in r else r.get("reason", "")
-    return ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("result", "verdict", "truth", "trivial"))
+    return _generic_text(r)

@@ -75,9 +75,15 @@ HYPOTHESES = (
                    Implies(ATOMS["rel_lin_T"], ATOMS["rel_lin_T_M"]),
                    Implies(ATOMS["rel_lin_T~"], ATOMS["rel_lin_T_M~"]))),
     Hypothesis("enough pairs", "(evidence filter, not needed for truth) |S| exceeds rank [F_S, 1] in both models, "
-               "so not every readout fits", ATOMS["enough_pairs"]),
+               "so not every readout fits", ATOMS["enough_pairs"],
+               evidence_only="the proof does not use it: it only sets aside instances on which [F_S, 1] or "
+                             "[F~_S, 1] has full row rank, where every readout fits and relational linearity "
+                             "holds trivially; the all-or-none conclusion holds there as everywhere"),
     Hypothesis("readouts seen", "(evidence filter, not needed for truth) Γ~ != {0} and Γ_T != {0}, so that no "
-               "side holds vacuously on an empty readout", ATOMS["readouts_seen"]),
+               "side holds vacuously on an empty readout", ATOMS["readouts_seen"],
+               evidence_only="the proof does not use it: with Γ ⊆ N, Γ~ = {0} iff Γ = {0}, and Γ_T = {0} iff "
+                             "Γ~_T = {0} (the same log-odds); on an empty readout every model is relationally "
+                             "linear, so both sides hold"),
 )
 
 
