@@ -29,10 +29,16 @@ HYPOTHESES = (
     Hypothesis("same dimension", "d = d~ (implied by the diversity of both models when L = L~; kept as the paper "
                "states it)", ATOMS["same_dimension"],
                implied="both models diverse and L = L~ force d = k = k~ = d~ (F1); with d != d~ and both diverse, "
-                       "L != L~ and no square A exists, so both sides of the equivalence are false"),
+                       "L != L~ and no square A exists, so both sides of the equivalence are false",
+               latex=r"\(d = \tilde d\) (implied by the diversity of both models when \(L = \tilde L\); kept as the "
+                     r"paper states it)"),
     Hypothesis("diversity", "both models diverse: SF = SG = R^d and SF~ = SG~ = R^d~ (one suffices: with d = d~ "
                "and L = L~ one diverse model makes the other diverse, k = d; with L != L~ no A exists either way)",
-               And(ATOMS["diverse"], ATOMS["diverse~"])),
+               And(ATOMS["diverse"], ATOMS["diverse~"]),
+               latex=r"both models diverse: \(SF = SG = \mathbb R^d\) and "
+                     r"\(\widetilde{SF} = \widetilde{SG} = \mathbb R^{\tilde d}\) (one suffices: with "
+                     r"\(d = \tilde d\) and \(L = \tilde L\) one diverse model makes the other diverse, \(k = d\); "
+                     r"with \(L \ne \tilde L\) no \(A\) exists either way)"),
 )
 
 
@@ -177,18 +183,35 @@ def _step_one_diverse(models, params) -> StepOutcome:
 
 STEPS = (
     ProofStep("d = d~ implied", "if both models are diverse and L = L~, then d = d~",
-              "diversity gives k = d and k~ = d~ (M = SF = R^d), and k = rank L = k~ (F1)", _step_same_d, ("F1",)),
+              "diversity gives k = d and k~ = d~ (M = SF = R^d), and k = rank L = k~ (F1)", _step_same_d, ("F1",),
+              latex=r"if both models are diverse and \(L = \tilde L\), then \(d = \tilde d\)",
+              reason_latex=r"diversity gives \(k = d\) and \(\tilde k = \tilde d\) (\(M = SF = \mathbb R^d\)), and "
+                           r"\(k = \operatorname{rank} L = \tilde k\) (F1)"),
     ProofStep("k = d", "with d = d~ and L = L~, one diverse model makes the other diverse",
-              "k = rank L is shared (F1) and k = d forces SF = SG = R^d", _step_dims, ("F1",)),
+              "k = rank L is shared (F1) and k = d forces SF = SG = R^d", _step_dims, ("F1",),
+              latex=r"with \(d = \tilde d\) and \(L = \tilde L\), one diverse model makes the other diverse",
+              reason_latex=r"\(k = \operatorname{rank} L\) is shared (F1) and \(k = d\) forces "
+                           r"\(SF = SG = \mathbb R^d\)"),
     ProofStep("one diverse suffices", "if d = d~ and exactly one model is diverse, then L != L~ and no A relates "
               "them: the conclusion holds with both sides false",
-              "the step k = d: L = L~ would make the other model diverse too", _step_one_diverse, ("k = d",)),
-    ProofStep("M = N = R^d", "under diversity P_M = P_N = I", "M = Im(P_F P_G) = Im(I I)", _step_mn, ("F1",)),
+              "the step k = d: L = L~ would make the other model diverse too", _step_one_diverse, ("k = d",),
+              latex=r"if \(d = \tilde d\) and exactly one model is diverse, then \(L \ne \tilde L\) and no \(A\) "
+                    r"relates them: the conclusion holds with both sides false",
+              reason_latex=r"the step `k = d`: \(L = \tilde L\) would make the other model diverse too"),
+    ProofStep("M = N = R^d", "under diversity P_M = P_N = I", "M = Im(P_F P_G) = Im(I I)", _step_mn, ("F1",),
+              latex=r"under diversity \(P_M = P_N = I\)",
+              reason_latex=r"\(M = \operatorname{Im}(P_F P_G) = \operatorname{Im}(I\, I)\)"),
     ProofStep("A* invertible", "Theorem 5's certificate is square and invertible with A*^T B* = I",
-              "EL1 with P_M = I is f = A* f~; EL3 with P~ = I gives B* = A*^{-T}", _step_square, ("thm5",)),
+              "EL1 with P_M = I is f = A* f~; EL3 with P~ = I gives B* = A*^{-T}", _step_square, ("thm5",),
+              latex=r"Theorem 5's certificate is square and invertible with \(A^{*\top} B^* = I\)",
+              reason_latex=r"EL1 with \(P_M = I\) is \(f = A^* \tilde f\); EL3 with \(\tilde P = I\) gives "
+                           r"\(B^* = A^{*-\top}\)"),
     ProofStep("A identifies", "the invertible A found satisfies f(x) = A f~(x) and g_0(y) = A^{-T} g~_0(y)",
               "the previous step: such an A exists; checked on the A returned", _step_identifies,
-              ("A* invertible",)),
+              ("A* invertible",),
+              latex=r"the invertible \(A\) found satisfies \(f(x) = A \tilde f(x)\) and "
+                    r"\(g_0(y) = A^{-\top} \tilde g_0(y)\)",
+              reason_latex=r"the previous step: such an \(A\) exists; checked on the \(A\) returned"),
 )
 
 
@@ -221,20 +244,28 @@ def _edge_boundary(rng):
 EDGES = (
     Edge("drop diversity", "drop", "equivalent models of the same dimension, not diverse: no invertible A relates them",
          _edge_nondiverse, {"same_dimension": True, "diverse": False, "same_distribution": True,
-                            "linearly_identified": False}, "diversity"),
+                            "linearly_identified": False}, "diversity",
+         latex=r"equivalent models of the same dimension, not diverse: no invertible \(A\) relates them"),
     Edge("d = d~ is implied", "boundary",
          "both models diverse with d = 1, d~ = 2: d = k = rank L, so L != L~ and no square A exists; the conclusion "
          "holds with both sides false. d = d~ never fails alone: the other hypotheses imply it where it matters",
          _edge_dims, {"same_dimension": False, "diverse": True, "diverse~": True, "same_distribution": False,
-                      "linearly_identified": False}, "same dimension"),
+                      "linearly_identified": False}, "same dimension",
+         latex=r"both models diverse with \(d = 1\), \(\tilde d = 2\): \(d = k = \operatorname{rank} L\), so "
+               r"\(L \ne \tilde L\) and no square \(A\) exists; the conclusion holds with both sides false. "
+               r"\(d = \tilde d\) never fails alone: the other hypotheses imply it where it matters"),
     Edge("one diverse model suffices", "boundary",
          "d = d~ = 2, f diverse, f~ not (rank G~_0 = 1): L != L~ (rank 2 vs 1) and no A relates them; the "
          "conclusion holds although the paper's hypothesis (both diverse) does not",
          _edge_one_diverse, {"same_dimension": True, "diverse": True, "diverse~": False, "same_distribution": False,
-                             "linearly_identified": False}, "diversity"),
+                             "linearly_identified": False}, "diversity",
+         latex=r"\(d = \tilde d = 2\), \(f\) diverse, \(\tilde f\) not (\(\operatorname{rank} \tilde G_0 = 1\)): "
+               r"\(L \ne \tilde L\) (rank 2 against 1) and no \(A\) relates them; the conclusion holds although the "
+               r"paper's hypothesis (both diverse) does not"),
     Edge("minimal diverse", "boundary", "d = 1, one context, two tokens: diversity holds with nothing to spare",
          _edge_boundary, {"same_dimension": True, "diverse": True, "diverse~": True, "same_distribution": True,
-                          "linearly_identified": True}, "diversity"),
+                          "linearly_identified": True}, "diversity",
+         latex=r"\(d = 1\), one context, two tokens: diversity holds with nothing to spare"),
 )
 
 RECORD = TheoremRecord(
@@ -252,4 +283,6 @@ RECORD = TheoremRecord(
     steps=STEPS,
     edges=EDGES,
     sides="same_distribution",
+    conclusion_latex=r"\(L = \tilde L\) if and only if \(f = A \tilde f\) and \(g_0 = A^{-\top} \tilde g_0\) for an "
+                     r"invertible \(d \times d\) matrix \(A\)",
 )

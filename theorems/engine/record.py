@@ -84,6 +84,10 @@ class Hypothesis:
     conclusion holds without it. Dropping it cannot produce a counterexample, so
     ``allornone edges`` does not search for one; it checks the record's own
     edges instead (none may be a counterexample)."""
+    latex: str = ""
+    """``description`` typeset for the documentation (Markdown, formulas in TeX
+    between ``\\(`` and ``\\)``); empty where the plain text has no formula. The
+    plain text stays what terminals print."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,11 @@ class ProofStep:
     reason: str
     check: Callable[[tuple, Mapping[str, Any]], StepOutcome]
     uses: tuple[str, ...] = ()
+    latex: str = ""
+    """``claim`` typeset for the documentation (Markdown, formulas in TeX between
+    ``\\(`` and ``\\)``); empty where the plain text has no formula."""
+    reason_latex: str = ""
+    """``reason`` typeset likewise."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,9 @@ class Edge:
     build: Callable[[random.Random], Instance]
     expect: Mapping[str, bool]
     hypothesis: str | None = None
+    latex: str = ""
+    """``description`` typeset for the documentation (Markdown, formulas in TeX
+    between ``\\(`` and ``\\)``); empty where the plain text has no formula."""
 
 
 @dataclass
@@ -160,6 +172,9 @@ class TheoremRecord:
     instances into the two sides that must both be exercised."""
     paper: bool = True
     """False for additions of this project that are not numbered results of the paper."""
+    conclusion_latex: str = ""
+    """``conclusion_text`` typeset for the documentation (Markdown, formulas in
+    TeX between ``\\(`` and ``\\)``); empty where the plain text has no formula."""
 
     @property
     def statement(self) -> Boolean:

@@ -195,22 +195,40 @@ def sample(rng: random.Random, i: int) -> Instance:
 STEPS = (
     ProofStep("log-odds", "log p(a|x)/p(b|x) = f(x)^T (g(a) - g(b)), and g(a) - g(b) lies in SG (likewise c, e)",
               "softmax: the normaliser cancels in a ratio; SG is spanned by all differences of g",
-              step_difference(lem8.TOKENS)),
+              step_difference(lem8.TOKENS),
+              latex=r"\(\log p(a \mid x)/p(b \mid x) = f(x)^\top (g(a) - g(b))\), and \(g(a) - g(b)\) lies in \(SG\) "
+                    r"(likewise \(c, e\))",
+              reason_latex=r"softmax: the normaliser cancels in a ratio; \(SG\) is spanned by all differences of "
+                           r"\(g\)"),
     ProofStep("F4", "f(x)^T (g(a) - g(b)) = (P_M f(x))^T P_N (g(a) - g(b)) (likewise c, e)",
-              "F4, since the differences lie in SG", step_f4(lem8.TOKENS), ("F4",)),
+              "F4, since the differences lie in SG", step_f4(lem8.TOKENS), ("F4",),
+              latex=r"\(f(x)^\top (g(a) - g(b)) = (P_M f(x))^\top P_N (g(a) - g(b))\) (likewise \(c, e\))",
+              reason_latex=r"F4, since the differences lie in \(SG\)"),
     ProofStep("reduce", "log-odds(a,b) - lambda log-odds(c,e) = (P_M f(x))^T w with "
                         "w = P_N(g(a) - g(b)) - lambda P_N(g(c) - g(e)) in N",
-              "linearity of the two previous steps", step_reduce(lem8.TOKENS), ("F4",)),
+              "linearity of the two previous steps", step_reduce(lem8.TOKENS), ("F4",),
+              latex=r"the log-odds of \(a\) against \(b\), less \(\lambda\) times those of \(c\) against \(e\), are "
+                    r"\((P_M f(x))^\top w\) with \(w = P_N(g(a) - g(b)) - \lambda P_N(g(c) - g(e)) \in N\)"),
     ProofStep("injective", "w in N with (P_M f(x))^T w = 0 for every x is zero; so the log-odds are proportional "
                            "with ratio lambda iff w = 0",
               "F5: the P_M f(x) span M; F2: P_M is injective on N (u in N orthogonal to M is 0)",
-              step_injective(lem8.TOKENS), ("F2", "F5")),
+              step_injective(lem8.TOKENS), ("F2", "F5"),
+              latex=r"\(w \in N\) with \((P_M f(x))^\top w = 0\) for every \(x\) is zero; so the log-odds are "
+                    r"proportional with ratio \(\lambda\) if and only if \(w = 0\)",
+              reason_latex=r"F5: the \(P_M f(x)\) span \(M\); F2: \(P_M\) is injective on \(N\) (\(u \in N\) "
+                           r"orthogonal to \(M\) is \(0\))"),
     ProofStep("ratio", "the ratio found in N equals the ratio of the log-odds (same existence, same uniqueness)",
-              "the previous step for every lambda at once", step_ratio(lem8.TOKENS), ("injective",)),
+              "the previous step for every lambda at once", step_ratio(lem8.TOKENS), ("injective",),
+              latex=r"the ratio found in \(N\) equals the ratio of the log-odds (same existence, same uniqueness)",
+              reason_latex=r"the previous step for every \(\lambda\) at once"),
     ProofStep("degenerate", "P_N(g(c) - g(e)) = 0 iff p(c|x) = p(e|x) for all x",
-              "the injectivity step with w = P_N(g(c) - g(e))", step_degenerate(lem8.TOKENS), ("injective",)),
+              "the injectivity step with w = P_N(g(c) - g(e))", step_degenerate(lem8.TOKENS), ("injective",),
+              latex=r"\(P_N(g(c) - g(e)) = 0\) if and only if \(p(c \mid x) = p(e \mid x)\) for all \(x\)",
+              reason_latex=r"the injectivity step with \(w = P_N(g(c) - g(e))\)"),
     ProofStep("raw => N", "raw parallelism with ratio lambda implies parallelism in N with ratio lambda",
-              "P_N is linear (the converse fails: see the edges)", step_raw(lem8.TOKENS)),
+              "P_N is linear (the converse fails: see the edges)", step_raw(lem8.TOKENS),
+              latex=r"raw parallelism with ratio \(\lambda\) implies parallelism in \(N\) with ratio \(\lambda\)",
+              reason_latex=r"\(P_N\) is linear (the converse fails: see the edges)"),
 )
 
 
@@ -247,22 +265,33 @@ EDGES = (
     Edge("parallel in N, not raw", "boundary",
          "g(a) - g(b) - 2 (g(c) - g(e)) = (0, 1) lies in SG ∩ SF^perp: raw parallelism fails, yet the log-odds "
          "are proportional and P_N removes the component (the converse of 'raw => N' fails)",
-         _edge_hidden_component, {"raw_parallel": False, "parallel_N": True, "proportional": True}),
+         _edge_hidden_component, {"raw_parallel": False, "parallel_N": True, "proportional": True},
+         latex=r"\(g(a) - g(b) - 2\,(g(c) - g(e)) = (0, 1)\) lies in \(SG \cap SF^\perp\): raw parallelism fails, yet "
+               r"the log-odds are proportional and \(P_N\) removes the component (the converse of step `raw => N` "
+               r"fails)"),
     Edge("degenerate pair", "boundary",
          "P_N(g(c) - g(e)) = 0 iff p(c|x) = p(e|x) for all x; with g(a) - g(b) visible no ratio works on "
          "either side", _edge_degenerate,
-         {"degenerate_N": True, "equal_probabilities": True, "parallel_N": False, "proportional": False}),
+         {"degenerate_N": True, "equal_probabilities": True, "parallel_N": False, "proportional": False},
+         latex=r"\(P_N(g(c) - g(e)) = 0\) if and only if \(p(c \mid x) = p(e \mid x)\) for all \(x\); with "
+               r"\(g(a) - g(b)\) visible no ratio works on either side"),
     Edge("every ratio", "boundary",
          "both differences invisible: P_N of both is 0 and the log-odds vanish, so every lambda works (here 5), "
          "though the raw differences (0, 1), (0, 2) have ratio 1/2 only", _edge_every_ratio,
-         {"degenerate_N": True, "parallel_N": True, "proportional": True, "raw_parallel": False}),
+         {"degenerate_N": True, "parallel_N": True, "proportional": True, "raw_parallel": False},
+         latex=r"both differences invisible: \(P_N\) of both is \(0\) and the log-odds vanish, so every \(\lambda\) "
+               r"works (here \(5\)), though the raw differences \((0, 1)\), \((0, 2)\) have ratio \(1/2\) only"),
     Edge("lambda = 0", "boundary",
          "P_N(g(a) - g(b)) = 0 with g(c) - g(e) visible: parallel with ratio 0, and the log-odds of a against b "
          "vanish", _edge_zero,
-         {"degenerate_N": False, "parallel_N": True, "proportional": True, "raw_parallel": False}),
+         {"degenerate_N": False, "parallel_N": True, "proportional": True, "raw_parallel": False},
+         latex=r"\(P_N(g(a) - g(b)) = 0\) with \(g(c) - g(e)\) visible: parallel with ratio \(0\), and the log-odds "
+               r"of \(a\) against \(b\) vanish"),
     Edge("raw parallelism", "boundary", "raw parallelism g(a) - g(b) = 2 (g(c) - g(e)) gives parallelism in N and "
          "proportional log-odds with the same ratio", _edge_raw,
-         {"raw_parallel": True, "parallel_N": True, "proportional": True}),
+         {"raw_parallel": True, "parallel_N": True, "proportional": True},
+         latex=r"raw parallelism \(g(a) - g(b) = 2\,(g(c) - g(e))\) gives parallelism in \(N\) and proportional "
+               r"log-odds with the same ratio"),
 )
 
 RECORD = TheoremRecord(
@@ -280,4 +309,6 @@ RECORD = TheoremRecord(
     steps=STEPS,
     edges=EDGES,
     sides="parallel_N",
+    conclusion_latex=r"parallel in \(N\) with ratio \(\lambda\) if and only if the log-odds are proportional with "
+                     r"ratio \(\lambda\)",
 )

@@ -61,17 +61,31 @@ def sample(rng: random.Random, i: int) -> Instance:
 
 STEPS = (
     ProofStep("rows", "L[x1] - L[x2] = G_0 (f(x1) - f(x2)), and f(x1) - f(x2) lies in SF (likewise x3, x4)",
-              "L = F G_0^T; SF is spanned by the f(x)", step_difference(CONTEXTS)),
+              "L = F G_0^T; SF is spanned by the f(x)", step_difference(CONTEXTS),
+              latex=r"\(L[x_1] - L[x_2] = G_0 (f(x_1) - f(x_2))\), and \(f(x_1) - f(x_2)\) lies in \(SF\) (likewise "
+                    r"\(x_3, x_4\))",
+              reason_latex=r"\(L = F G_0^\top\); \(SF\) is spanned by the \(f(x)\)"),
     ProofStep("F4 (dual)", "(f(x1) - f(x2))^T g_0(y) = (P_M (f(x1) - f(x2)))^T P_N g_0(y)",
-              "F4 holds for every f(x), hence for every w in SF by linearity", step_f4(CONTEXTS), ("F4",)),
+              "F4 holds for every f(x), hence for every w in SF by linearity", step_f4(CONTEXTS), ("F4",),
+              latex=r"\((f(x_1) - f(x_2))^\top g_0(y) = (P_M (f(x_1) - f(x_2)))^\top P_N g_0(y)\)",
+              reason_latex=r"F4 holds for every \(f(x)\), hence for every \(w \in SF\) by linearity"),
     ProofStep("injective", "w in M with w^T P_N g_0(y) = 0 for every y is zero; so the rows are proportional with "
                            "ratio lambda iff w = P_M(f(x1) - f(x2)) - lambda P_M(f(x3) - f(x4)) = 0",
-              "F5: the P_N g_0(y) span N; F2: P_N is injective on M", step_injective(CONTEXTS), ("F2", "F5")),
+              "F5: the P_N g_0(y) span N; F2: P_N is injective on M", step_injective(CONTEXTS), ("F2", "F5"),
+              latex=r"\(w \in M\) with \(w^\top P_N g_0(y) = 0\) for every \(y\) is zero; so the rows are "
+                    r"proportional with ratio \(\lambda\) if and only if "
+                    r"\(w = P_M(f(x_1) - f(x_2)) - \lambda P_M(f(x_3) - f(x_4)) = 0\)",
+              reason_latex=r"F5: the \(P_N g_0(y)\) span \(N\); F2: \(P_N\) is injective on \(M\)"),
     ProofStep("ratio", "the ratio found in M equals the ratio of the log-odds rows",
-              "the previous step for every lambda at once", step_ratio(CONTEXTS), ("injective",)),
+              "the previous step for every lambda at once", step_ratio(CONTEXTS), ("injective",),
+              latex=r"the ratio found in \(M\) equals the ratio of the log-odds rows",
+              reason_latex=r"the previous step for every \(\lambda\) at once"),
     ProofStep("degenerate", "P_M(f(x3) - f(x4)) = 0 iff p(.|x3) = p(.|x4)",
               "the injectivity step with w = P_M(f(x3) - f(x4)); equal log-odds rows are equal distributions",
-              step_degenerate(CONTEXTS), ("injective",)),
+              step_degenerate(CONTEXTS), ("injective",),
+              latex=r"\(P_M(f(x_3) - f(x_4)) = 0\) if and only if \(p(\cdot \mid x_3) = p(\cdot \mid x_4)\)",
+              reason_latex=r"the injectivity step with \(w = P_M(f(x_3) - f(x_4))\); equal log-odds rows are equal "
+                           r"distributions"),
 )
 
 
@@ -99,13 +113,18 @@ EDGES = (
     Edge("parallel in M, not raw", "boundary",
          "f(x1) - f(x2) - 2 (f(x3) - f(x4)) = (0, 1) lies in SF ∩ SG^perp: raw parallelism fails, the log-odds rows "
          "are proportional and P_M removes the component", _edge_hidden,
-         {"raw_parallel": False, "parallel_M": True, "proportional_rows": True}),
+         {"raw_parallel": False, "parallel_M": True, "proportional_rows": True},
+         latex=r"\(f(x_1) - f(x_2) - 2\,(f(x_3) - f(x_4)) = (0, 1)\) lies in \(SF \cap SG^\perp\): raw parallelism "
+               r"fails, the log-odds rows are proportional and \(P_M\) removes the component"),
     Edge("degenerate pair", "boundary",
          "P_M(f(x3) - f(x4)) = 0 iff the two contexts give the same next-token distribution; with f(x1) - f(x2) "
          "visible no ratio works", _edge_degenerate,
-         {"degenerate_M": True, "same_conditionals": True, "parallel_M": False, "proportional_rows": False}),
+         {"degenerate_M": True, "same_conditionals": True, "parallel_M": False, "proportional_rows": False},
+         latex=r"\(P_M(f(x_3) - f(x_4)) = 0\) if and only if the two contexts give the same next-token distribution; "
+               r"with \(f(x_1) - f(x_2)\) visible no ratio works"),
     Edge("lambda = 0", "boundary", "P_M(f(x1) - f(x2)) = 0 with f(x3) - f(x4) visible: parallel with ratio 0",
-         _edge_zero, {"degenerate_M": False, "parallel_M": True, "proportional_rows": True, "raw_parallel": False}),
+         _edge_zero, {"degenerate_M": False, "parallel_M": True, "proportional_rows": True, "raw_parallel": False},
+         latex=r"\(P_M(f(x_1) - f(x_2)) = 0\) with \(f(x_3) - f(x_4)\) visible: parallel with ratio \(0\)"),
 )
 
 RECORD = TheoremRecord(
@@ -124,4 +143,6 @@ RECORD = TheoremRecord(
     edges=EDGES,
     sides="parallel_M",
     paper=False,
+    conclusion_latex=r"parallel in \(M\) with ratio \(\lambda\) if and only if the log-odds rows are proportional "
+                     r"with ratio \(\lambda\)",
 )

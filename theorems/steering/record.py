@@ -59,13 +59,18 @@ the transported map is literally the identity are decided too, for the edges."""
 
 HYPOTHESES = (
     Hypothesis("same distribution", "L = L~ (Theorem 5: the models are ~EL, with certificate A*, B*)",
-               ATOMS["same_distribution"]),
+               ATOMS["same_distribution"],
+               latex=r"\(L = \tilde L\) (Theorem 5: the models are \(\sim_{EL}\), with certificate \(A^*, B^*\))"),
     Hypothesis("Γ ⊆ N", "the readout subspace lies in N; Γ~ := (B*|Ñ)^{-1}(Γ) (not needed by the token form: "
-               "Γ_T ⊆ N always)", ATOMS["gamma_in_N"]),
+               "Γ_T ⊆ N always)", ATOMS["gamma_in_N"],
+               latex=r"the readout subspace lies in \(N\); \(\tilde\Gamma := (B^*\vert_{\tilde N})^{-1}(\Gamma)\) "
+                     r"(not needed by the token form: \(\Gamma_T \subseteq N\) always)"),
     Hypothesis("evidence", "(evidence filter, not needed for truth) at least two pairs, Γ~ != {0} and Γ_T != {0}, "
                "so that no side holds vacuously", ATOMS["evidence"],
                evidence_only="the proof does not use it: a single pair is always a translation, and an empty "
-                             "readout is translated in every model, so where it fails both sides hold"),
+                             "readout is translated in every model, so where it fails both sides hold",
+               latex=r"(evidence filter, not needed for truth) at least two pairs, \(\tilde\Gamma \ne \{0\}\) and "
+                     r"\(\Gamma_T \ne \{0\}\), so that no side holds vacuously"),
 )
 
 
@@ -365,25 +370,55 @@ STEPS = (
     ProofStep("criterion (f)", "f is steered on Γ_T iff every L[s⊕q, a] - L[s⊕q, b] - (L[s, a] - L[s, b]), "
               "(a, b) ∈ T, is the same for every pair (decided from L alone)",
               "u = P_N(g(a) - g(b)) reads u^T f(x) = L[x, a] - L[x, b] (F4), and Γ_T is spanned by these u",
-              _criterion_step(0), ("F4",)),
+              _criterion_step(0), ("F4",),
+              latex=r"\(f\) is steered on \(\Gamma_T\) if and only if every "
+                    r"\(L[s \oplus q, a] - L[s \oplus q, b] - (L[s, a] - L[s, b])\), \((a, b) \in T\), is the same "
+                    r"for every pair (decided from \(L\) alone)",
+              reason_latex=r"\(u = P_N(g(a) - g(b))\) reads \(u^\top f(x) = L[x, a] - L[x, b]\) (F4), and "
+                           r"\(\Gamma_T\) is spanned by these \(u\)"),
     ProofStep("criterion (f~)", "the same for f~ on its own Γ~_T", "the criterion applied to (f~, g~)",
-              _criterion_step(1), ("criterion (f)",)),
+              _criterion_step(1), ("criterion (f)",),
+              latex=r"the same for \(\tilde f\) on its own \(\tilde\Gamma_T\)",
+              reason_latex=r"the criterion applied to \((\tilde f, \tilde g)\)"),
     ProofStep("all or none (tokens)", "if L = L~: f is steered on Γ_T iff f~ is on Γ~_T (no certificate)",
               "both are the same statement about the same L", _step_tokens_all_or_none,
-              ("criterion (f)", "criterion (f~)")),
+              ("criterion (f)", "criterion (f~)"),
+              latex=r"if \(L = \tilde L\): \(f\) is steered on \(\Gamma_T\) if and only if \(\tilde f\) is on "
+                    r"\(\tilde\Gamma_T\) (no certificate)",
+              reason_latex=r"both are the same statement about the same \(L\)"),
     ProofStep("readout transport", "for every ũ ∈ Γ~: ũ^T f~(x) = (B* ũ)^T f(x) for every context x",
-              "F4 for both models, EL1 and EL3 (as in Theorem 14)", _step_readouts, ("F4", "EL1", "EL3")),
+              "F4 for both models, EL1 and EL3 (as in Theorem 14)", _step_readouts, ("F4", "EL1", "EL3"),
+              latex=r"for every \(\tilde u \in \tilde\Gamma\): "
+                    r"\(\tilde u^\top \tilde f(x) = (B^* \tilde u)^\top f(x)\) for every context \(x\)"),
     ProofStep("=>", "if f is steered on Γ ⊆ N by v, then f~ is steered on Γ~ by ṽ ∈ Γ~ with ũ^T ṽ = (B* ũ)^T v "
               "(checked, and re-decided from scratch)",
               "ũ^T (f~(s⊕q) - f~(s)) = (B* ũ)^T (f(s⊕q) - f(s)) = (B* ũ)^T v for every pair: no hypothesis "
-              "Γ_q ⊆ M is needed", _step_translation, ("readout transport",)),
+              "Γ_q ⊆ M is needed", _step_translation, ("readout transport",),
+              latex=r"if \(f\) is steered on \(\Gamma \subseteq N\) by \(v\), then \(\tilde f\) is steered on "
+                    r"\(\tilde\Gamma\) by \(\tilde v \in \tilde\Gamma\) with "
+                    r"\(\tilde u^\top \tilde v = (B^* \tilde u)^\top v\) (checked, and re-decided from scratch)",
+              reason_latex=r"\(\tilde u^\top (\tilde f(s \oplus q) - \tilde f(s)) = (B^* \tilde u)^\top (f(s \oplus "
+                           r"q) - f(s)) = (B^* \tilde u)^\top v\) for every pair: no hypothesis "
+                           r"\(\Gamma_q \subseteq M\) is needed"),
     ProofStep("<=", "if f~ is steered on Γ~, the same transport with the certificate of (f~, f) steers f on a "
-              "subspace equal to Γ", "~EL is symmetric (Theorem 5)", _step_backward, ("=>",)),
+              "subspace equal to Γ", "~EL is symmetric (Theorem 5)", _step_backward, ("=>",),
+              latex=r"if \(\tilde f\) is steered on \(\tilde\Gamma\), the same transport with the certificate of "
+                    r"\((\tilde f, f)\) steers \(f\) on a subspace equal to \(\Gamma\)",
+              reason_latex=r"\(\sim_{EL}\) is symmetric (Theorem 5)"),
     ProofStep("transported map", "Theorem 14's transport of W = P_Γ P_M is W~ with W~^T ũ = P~_M~ ũ on Γ~ -- the "
               "identity matrix only when Γ~ ⊆ M~ -- and F~ P~_M~ ũ = F~ ũ, so on every context it acts as the "
-              "identity", "EL3: P~_M~ A*^T B* ũ = P~_M~ ũ for ũ ∈ Ñ; F4 for f~", _step_map, ("EL3", "F4")),
+              "identity", "EL3: P~_M~ A*^T B* ũ = P~_M~ ũ for ũ ∈ Ñ; F4 for f~", _step_map, ("EL3", "F4"),
+              latex=r"Theorem 14's transport of \(W = P_\Gamma P_M\) is \(\tilde W\) with "
+                    r"\(\tilde W^\top \tilde u = \tilde P_{\tilde M} \tilde u\) on \(\tilde\Gamma\) — the identity "
+                    r"matrix only when \(\tilde\Gamma \subseteq \tilde M\) — and "
+                    r"\(\tilde F \tilde P_{\tilde M} \tilde u = \tilde F \tilde u\), so on every context it acts as "
+                    r"the identity",
+              reason_latex=r"EL3: \(\tilde P_{\tilde M} A^{*\top} B^* \tilde u = \tilde P_{\tilde M} \tilde u\) for "
+                           r"\(\tilde u \in \tilde N\); F4 for \(\tilde f\)"),
     ProofStep("all or none (Γ)", "if L = L~ and Γ ⊆ N: f is steered on Γ iff f~ is on Γ~",
-              "the two transports", _step_all_or_none, ("=>", "<=")),
+              "the two transports", _step_all_or_none, ("=>", "<="),
+              latex=r"if \(L = \tilde L\) and \(\Gamma \subseteq N\): \(f\) is steered on \(\Gamma\) if and only if "
+                    r"\(\tilde f\) is on \(\tilde\Gamma\)"),
 )
 
 
@@ -433,7 +468,10 @@ EDGES = (
          "d = 2, M = N = span e_0: f(s⊕q) = f(s) + e_0 on the identified coordinate, while the hidden one is not "
          "translated; Γ = R^2 ⊄ N is not steered, its twin on Γ~ = Ñ != {0} is. The token readout is steered in both",
          _edge_gamma_outside_N, {"same_distribution": True, "gamma_in_N": False, "evidence": True, "steered": False,
-                                 "steered~": True, "steered_T": True, "steered_T~": True}, "Γ ⊆ N"),
+                                 "steered~": True, "steered_T": True, "steered_T~": True}, "Γ ⊆ N",
+         latex=r"\(d = 2\), \(M = N = \operatorname{span} e_0\): \(f(s \oplus q) = f(s) + e_0\) on the identified "
+               r"coordinate, while the hidden one is not translated; \(\Gamma = \mathbb R^2 \not\subseteq N\) is not "
+               r"steered, its twin on \(\tilde\Gamma = \tilde N \ne \{0\}\) is. The token readout is steered in both"),
     Edge("different distribution", "drop", "one target context moved: a model with other log-odds need not be steered",
          _edge_not_same, {"same_distribution": False, "gamma_in_N": True, "evidence": True, "steered": True,
                           "steered~": False, "steered_T": True, "steered_T~": False}, "same distribution"),
@@ -442,12 +480,19 @@ EDGES = (
          "Theorem 14's transported map W~ is not the identity on Γ~ (W~^T = P~_M~ there), yet the twin is steered on "
          "Γ~: on contexts the two agree",
          _edge_map, {"same_distribution": True, "gamma_in_N": True, "evidence": True, "steered": True,
-                     "steered~": True, "identity~": False, "steered_T": True, "steered_T~": True}, "Γ ⊆ N"),
+                     "steered~": True, "identity~": False, "steered_T": True, "steered_T~": True}, "Γ ⊆ N",
+         latex=r"a B.5 twin (\(\tilde d = 3\), hidden context and token coordinates mixed) whose "
+               r"\(\tilde N = \operatorname{span}(1, -1, 1)\) is not inside \(\tilde M\): Theorem 14's transported "
+               r"map \(\tilde W\) is not the identity on \(\tilde\Gamma\) (\(\tilde W^\top = \tilde P_{\tilde M}\) "
+               r"there), yet the twin is steered on \(\tilde\Gamma\): on contexts the two agree"),
     Edge("raw steering not shared", "boundary",
          "f(s⊕q) = f(s) + (1, 1): steered on all of R^2; its B.5 twin with the hidden coordinate cubed is not "
          "steered on R^3, while on N, Ñ and the token readouts both are",
          _edge_raw, {"same_distribution": True, "gamma_in_N": True, "raw_steered": True, "raw_steered~": False,
-                     "steered": True, "steered~": True, "steered_T": True, "steered_T~": True}, "Γ ⊆ N"),
+                     "steered": True, "steered~": True, "steered_T": True, "steered_T~": True}, "Γ ⊆ N",
+         latex=r"\(f(s \oplus q) = f(s) + (1, 1)\): steered on all of \(\mathbb R^2\); its B.5 twin with the hidden "
+               r"coordinate cubed is not steered on \(\mathbb R^3\), while on \(N\), \(\tilde N\) and the token "
+               r"readouts both are"),
     Edge("one pair", "boundary", "a single pair: every readout is translated (flagged, not evidence)",
          _edge_one_pair, {"evidence": False, "steered": True, "steered~": True, "raw_steered~": True}, "evidence"),
 )
@@ -472,6 +517,9 @@ RECORD = TheoremRecord(
     edges=EDGES,
     sides="steered",
     paper=False,
+    conclusion_latex=r"\(P_\Gamma(f(s \oplus q) - f(s))\) is constant on \(S\) if and only if "
+                     r"\(P_{\tilde\Gamma}(\tilde f(s \oplus q) - \tilde f(s))\) is; and likewise on each model's own "
+                     r"\(\Gamma_T\)",
 )
 
 

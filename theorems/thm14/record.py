@@ -67,23 +67,32 @@ ATOMS = {
 }
 HYPOTHESES = (
     Hypothesis("same distribution", "L = L~ (Theorem 5: the models are ~EL, with certificate A*, B*)",
-               ATOMS["same_distribution"]),
-    Hypothesis("Γ ⊆ N", "the readout subspace lies in N; Γ~ := (B*|Ñ)^{-1}(Γ)", ATOMS["gamma_in_N"]),
+               ATOMS["same_distribution"],
+               latex=r"\(L = \tilde L\) (Theorem 5: the models are \(\sim_{EL}\), with certificate \(A^*, B^*\))"),
+    Hypothesis("Γ ⊆ N", "the readout subspace lies in N; Γ~ := (B*|Ñ)^{-1}(Γ)", ATOMS["gamma_in_N"],
+               latex=r"the readout subspace lies in \(N\); \(\tilde\Gamma := (B^*\vert_{\tilde N})^{-1}(\Gamma)\)"),
     Hypothesis("Γ_q ⊆ M", "in both models, a relational linearity (if any) can be had with input subspace "
                "Γ_q ⊆ M (reading only M), on Γ, Γ~ and on each model's own Γ_T",
                And(Implies(ATOMS["rel_lin"], ATOMS["rel_lin_M"]), Implies(ATOMS["rel_lin~"], ATOMS["rel_lin_M~"]),
                    Implies(ATOMS["rel_lin_T"], ATOMS["rel_lin_T_M"]),
-                   Implies(ATOMS["rel_lin_T~"], ATOMS["rel_lin_T_M~"]))),
+                   Implies(ATOMS["rel_lin_T~"], ATOMS["rel_lin_T_M~"])),
+               latex=r"in both models, a relational linearity (if any) can be had with input subspace "
+                     r"\(\Gamma_q \subseteq M\) (reading only \(M\)), on \(\Gamma\), \(\tilde\Gamma\) and on each "
+                     r"model's own \(\Gamma_T\)"),
     Hypothesis("enough pairs", "(evidence filter, not needed for truth) |S| exceeds rank [F_S, 1] in both models, "
                "so not every readout fits", ATOMS["enough_pairs"],
                evidence_only="the proof does not use it: it only sets aside instances on which [F_S, 1] or "
                              "[F~_S, 1] has full row rank, where every readout fits and relational linearity "
-                             "holds trivially; the all-or-none conclusion holds there as everywhere"),
+                             "holds trivially; the all-or-none conclusion holds there as everywhere",
+               latex=r"(evidence filter, not needed for truth) \(\lvert S\rvert\) exceeds "
+                     r"\(\operatorname{rank}\,[F_S, \mathbf 1]\) in both models, so not every readout fits"),
     Hypothesis("readouts seen", "(evidence filter, not needed for truth) Γ~ != {0} and Γ_T != {0}, so that no "
                "side holds vacuously on an empty readout", ATOMS["readouts_seen"],
                evidence_only="the proof does not use it: with Γ ⊆ N, Γ~ = {0} iff Γ = {0}, and Γ_T = {0} iff "
                              "Γ~_T = {0} (the same log-odds); on an empty readout every model is relationally "
-                             "linear, so both sides hold"),
+                             "linear, so both sides hold",
+               latex=r"(evidence filter, not needed for truth) \(\tilde\Gamma \ne \{0\}\) and \(\Gamma_T \ne \{0\}\), "
+                     r"so that no side holds vacuously on an empty readout"),
 )
 
 
@@ -487,48 +496,103 @@ def _step_token_all_or_none(models, params) -> StepOutcome:
 
 STEPS = (
     ProofStep("certificate", "L = L~ gives Theorem 5's certificate A*, B* with EL1-EL3",
-              "Theorem 5", _step_certificate, ("thm5",)),
+              "Theorem 5", _step_certificate, ("thm5",),
+              latex=r"\(L = \tilde L\) gives Theorem 5's certificate \(A^*, B^*\) with EL1–EL3"),
     ProofStep("readout transport", "for every ũ ∈ Ñ, u = B* ũ ∈ N and u^T f(x) = ũ^T f~(x) for every context x",
               "F4 for both models: u^T f(x) = (P_M f(x))^T u = (A* P~ f~(x))^T B* ũ, and EL3 removes A*, B*",
-              _step_readout, ("F4", "EL1", "EL3")),
+              _step_readout, ("F4", "EL1", "EL3"),
+              latex=r"for every \(\tilde u \in \tilde N\), \(u = B^* \tilde u \in N\) and "
+                    r"\(u^\top f(x) = \tilde u^\top \tilde f(x)\) for every context \(x\)",
+              reason_latex=r"F4 for both models: \(u^\top f(x) = (P_M f(x))^\top u = (A^* \tilde P_{\tilde M} \tilde "
+                           r"f(x))^\top B^* \tilde u\), and EL3 removes \(A^*, B^*\)"),
     ProofStep("Γ~", "Γ~ := (B*|Ñ)^{-1}(Γ) lies in Ñ, B* maps it onto Γ, dim Γ~ = dim Γ",
-              "EL3 makes B*|Ñ: Ñ -> N a bijection, and Γ ⊆ N", _step_gamma, ("EL3",)),
+              "EL3 makes B*|Ñ: Ñ -> N a bijection, and Γ ⊆ N", _step_gamma, ("EL3",),
+              latex=r"\(\tilde\Gamma := (B^*\vert_{\tilde N})^{-1}(\Gamma)\) lies in \(\tilde N\), \(B^*\) maps it "
+                    r"onto \(\Gamma\), \(\dim \tilde\Gamma = \dim \Gamma\)",
+              reason_latex=r"EL3 makes \(B^*\vert_{\tilde N} \colon \tilde N \to N\) a bijection, and "
+                           r"\(\Gamma \subseteq N\)"),
     ProofStep("input transport", "for every w ∈ M and context s: w^T f(s) = (P~_M~ A*^T w)^T f~(s)",
-              "EL1: P_M f(s) = A* P~_M~ f~(s)", _step_input, ("EL1",)),
+              "EL1: P_M f(s) = A* P~_M~ f~(s)", _step_input, ("EL1",),
+              latex=r"for every \(w \in M\) and context \(s\): "
+                    r"\(w^\top f(s) = (\tilde P_{\tilde M} A^{*\top} w)^\top \tilde f(s)\)",
+              reason_latex=r"EL1: \(P_M f(s) = A^* \tilde P_{\tilde M} \tilde f(s)\)"),
     ProofStep("=>", "if f is relationally linear on Γ reading M with (W, b), then W~ = P_Γ~ B*^T W A* P~_M~ and "
               "b~ = P_Γ~ B*^T b fit on f~ (re-decided from scratch) with Γ~_q ⊆ M~",
               "ũ^T f~(s⊕q) = u^T f(s⊕q) = (W^T u)^T f(s) + u^T b, and W^T u ∈ Γ_q ⊆ M is moved by the input transport",
-              _transport_step(True), ("readout transport", "Γ~", "input transport")),
+              _transport_step(True), ("readout transport", "Γ~", "input transport"),
+              latex=r"if \(f\) is relationally linear on \(\Gamma\) reading \(M\) with \((W, b)\), then "
+                    r"\(\tilde W = P_{\tilde\Gamma} B^{*\top} W A^* \tilde P_{\tilde M}\) and "
+                    r"\(\tilde b = P_{\tilde\Gamma} B^{*\top} b\) fit on \(\tilde f\) (re-decided from scratch) with "
+                    r"\(\tilde\Gamma_q \subseteq \tilde M\)",
+              reason_latex=r"\(\tilde u^\top \tilde f(s \oplus q) = u^\top f(s \oplus q) = (W^\top u)^\top f(s) + "
+                           r"u^\top b\), and \(W^\top u \in \Gamma_q \subseteq M\) is moved by the input transport"),
     ProofStep("<=", "if f~ is relationally linear on Γ~ reading M~, the same transport with the certificate of "
               "(f~, f) gives a fit on f, on a subspace equal to Γ",
-              "~EL is symmetric (Theorem 5)", _transport_step(False), ("=>",)),
+              "~EL is symmetric (Theorem 5)", _transport_step(False), ("=>",),
+              latex=r"if \(\tilde f\) is relationally linear on \(\tilde\Gamma\) reading \(\tilde M\), the same "
+                    r"transport with the certificate of \((\tilde f, f)\) gives a fit on \(f\), on a subspace equal "
+                    r"to \(\Gamma\)",
+              reason_latex=r"\(\sim_{EL}\) is symmetric (Theorem 5)"),
     ProofStep("all or none (reading M)", "f is relationally linear on Γ reading M iff f~ is on Γ~ reading M~ "
               "(the paper's form, checked whether or not the hypothesis Γ_q ⊆ M holds)",
-              "the two previous steps", _step_all_or_none, ("=>", "<=")),
+              "the two previous steps", _step_all_or_none, ("=>", "<="),
+              latex=r"\(f\) is relationally linear on \(\Gamma\) reading \(M\) if and only if \(\tilde f\) is on "
+                    r"\(\tilde\Gamma\) reading \(\tilde M\) (the paper's form, checked whether or not the hypothesis "
+                    r"\(\Gamma_q \subseteq M\) holds)"),
     ProofStep("probing", "if 0 != u = P_N(g(a) - g(b)) ∈ Γ: log p(a|s⊕q)/p(b|s⊕q) = w^T f(s) + c on S with "
               "w = W^T u ∈ Γ_q ⊆ M, c = b^T u; on f~ with w~ = P~_M~ A*^T w and the same c",
               "log-odds are f(x)^T (g(a) - g(b)) = f(x)^T u (F4); u ∈ Γ reads P_Γ f(s⊕q)", _step_probe,
-              ("F4", "=>")),
+              ("F4", "=>"),
+              latex=r"if \(0 \ne u = P_N(g(a) - g(b)) \in \Gamma\): "
+                    r"\(\log p(a \mid s \oplus q)/p(b \mid s \oplus q) = w^\top f(s) + c\) on \(S\) with "
+                    r"\(w = W^\top u \in \Gamma_q \subseteq M\), \(c = b^\top u\); on \(\tilde f\) with "
+                    r"\(\tilde w = \tilde P_{\tilde M} A^{*\top} w\) and the same \(c\)",
+              reason_latex=r"log-odds are \(f(x)^\top (g(a) - g(b)) = f(x)^\top u\) (F4); \(u \in \Gamma\) reads "
+                           r"\(P_\Gamma f(s \oplus q)\)"),
     ProofStep("linear subspace", "the readouts P_Γ f(s⊕q), s ∈ S, lie in P_Γ b + P_Γ W(Γ_q), of dimension <= dim Γ_q; "
               "likewise on f~, with the same affine dimension",
               "P_Γ f(s⊕q) - P_Γ b = P_Γ W P_Γq f(s); the readout transport preserves readout coordinates",
-              _step_subspace, ("=>", "readout transport")),
+              _step_subspace, ("=>", "readout transport"),
+              latex=r"the readouts \(P_\Gamma f(s \oplus q)\), \(s \in S\), lie in "
+                    r"\(P_\Gamma b + P_\Gamma W(\Gamma_q)\), of dimension at most \(\dim \Gamma_q\); likewise on "
+                    r"\(\tilde f\), with the same affine dimension",
+              reason_latex=r"\(P_\Gamma f(s \oplus q) - P_\Gamma b = P_\Gamma W P_{\Gamma_q} f(s)\); the readout "
+                           r"transport preserves readout coordinates"),
     ProofStep("token readouts are log-odds", "for every (a, b) ∈ T, u = P_N(g(a) - g(b)) ∈ N has u^T f(x) = "
               "L[x, a] - L[x, b] for every context, in each model (Γ_T from its own g)",
               "F4: f(x)^T v = (P_M f(x))^T P_N v for v ∈ SG, and f(x)^T (g(a) - g(b)) is the log-odds",
-              _step_token_log_odds, ("F4",)),
+              _step_token_log_odds, ("F4",),
+              latex=r"for every \((a, b) \in T\), \(u = P_N(g(a) - g(b)) \in N\) has "
+                    r"\(u^\top f(x) = L[x, a] - L[x, b]\) for every context, in each model (\(\Gamma_T\) from its own "
+                    r"\(g\))",
+              reason_latex=r"F4: \(f(x)^\top v = (P_M f(x))^\top P_N v\) for \(v \in SG\), and "
+                           r"\(f(x)^\top (g(a) - g(b))\) is the log-odds"),
     ProofStep("Γ_T = B* Γ~_T", "Theorem 5's certificate maps each P~(g~(a) - g~(b)) to P_N(g(a) - g(b)): the twin's "
               "own Γ~_T is (B*|Ñ)^{-1}(Γ_T), with no certificate needed to name it",
-              "EL2 on differences of tokens", _step_token_certificate, ("EL2",)),
+              "EL2 on differences of tokens", _step_token_certificate, ("EL2",),
+              latex=r"Theorem 5's certificate maps each \(\tilde P_{\tilde N}(\tilde g(a) - \tilde g(b))\) to "
+                    r"\(P_N(g(a) - g(b))\): the twin's own \(\tilde\Gamma_T\) is "
+                    r"\((B^*\vert_{\tilde N})^{-1}(\Gamma_T)\), with no certificate needed to name it"),
     ProofStep("criterion (f)", "f is relationally linear on Γ_T reading M iff every L[s⊕q, a] - L[s⊕q, b] is an affine "
               "function of the row L[s, :] over S (decided from L alone)",
               "functionals of P_M f(s) are functionals of L[s, :]: u ↦ (u^T g_0(y))_y is injective on M (F6) and "
-              "P_M P_N maps N onto M (F2)", _criterion_step(0), ("token readouts are log-odds", "F6", "F2")),
+              "P_M P_N maps N onto M (F2)", _criterion_step(0), ("token readouts are log-odds", "F6", "F2"),
+              latex=r"\(f\) is relationally linear on \(\Gamma_T\) reading \(M\) if and only if every "
+                    r"\(L[s \oplus q, a] - L[s \oplus q, b]\) is an affine function of the row \(L[s, :]\) over \(S\) "
+                    r"(decided from \(L\) alone)",
+              reason_latex=r"functionals of \(P_M f(s)\) are functionals of \(L[s, :]\): "
+                           r"\(u \mapsto (u^\top g_0(y))_y\) is injective on \(M\) (F6) and \(P_M P_N\) maps \(N\) "
+                           r"onto \(M\) (F2)"),
     ProofStep("criterion (f~)", "the same for f~ on its own Γ~_T", "the criterion applied to (f~, g~)",
-              _criterion_step(1), ("criterion (f)",)),
+              _criterion_step(1), ("criterion (f)",),
+              latex=r"the same for \(\tilde f\) on its own \(\tilde\Gamma_T\)",
+              reason_latex=r"the criterion applied to \((\tilde f, \tilde g)\)"),
     ProofStep("all or none (tokens)", "if L = L~: f is relationally linear on Γ_T reading M iff f~ is on Γ~_T reading "
               "M~ (no certificate)", "both are the same statement about the same L (the two criteria)",
-              _step_token_all_or_none, ("criterion (f)", "criterion (f~)")),
+              _step_token_all_or_none, ("criterion (f)", "criterion (f~)"),
+              latex=r"if \(L = \tilde L\): \(f\) is relationally linear on \(\Gamma_T\) reading \(M\) if and only if "
+                    r"\(\tilde f\) is on \(\tilde\Gamma_T\) reading \(\tilde M\) (no certificate)",
+              reason_latex=r"both are the same statement about the same \(L\) (the two criteria)"),
 )
 
 
@@ -596,29 +660,46 @@ EDGES = (
          "the same with each model's own token readout Γ_T (T = {(1, 0)}, Γ_T = N != {0})",
          _edge_d1, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "readouts_seen": True,
                     "rel_lin": True, "rel_lin_M": False, "rel_lin~": False, "rel_lin_T": True, "rel_lin_T_M": False,
-                    "rel_lin_T~": False}, "Γ_q ⊆ M"),
+                    "rel_lin_T~": False}, "Γ_q ⊆ M",
+         latex=r"\(d = 2\), two tokens: \(f(s \oplus q)\) copies the hidden coordinate of \(f(s)\) into the "
+               r"identified one; relationally linear only through "
+               r"\(\Gamma_q = \operatorname{span} e_1 \not\subseteq M\). Its B.5 twin with the hidden coordinate "
+               r"cubed has no \(W, b\) at all; the same with each model's own token readout \(\Gamma_T\) "
+               r"(\(T = \{(1, 0)\}\), \(\Gamma_T = N \ne \{0\}\))"),
     Edge("Γ reads a hidden direction", "drop",
          "Γ = R^2 (the identified e_0 and the hidden e_1, so Γ ⊄ N): P_Γ f(s⊕q) = f(s⊕q) is no affine function of "
          "f(s) (its hidden coordinate is not), while on Γ~ = (B*|Ñ)^{-1}(Γ ∩ N) = Ñ != {0} the twin is relationally "
          "linear; the token readout Γ_T = N is shared", _edge_gamma_outside_N,
          {"same_distribution": True, "gamma_in_N": False, "enough_pairs": True, "readouts_seen": True,
-          "rel_lin": False, "rel_lin~": True, "rel_lin_T": True, "rel_lin_T~": True}, "Γ ⊆ N"),
+          "rel_lin": False, "rel_lin~": True, "rel_lin_T": True, "rel_lin_T~": True}, "Γ ⊆ N",
+         latex=r"\(\Gamma = \mathbb R^2\) (the identified \(e_0\) and the hidden \(e_1\), so "
+               r"\(\Gamma \not\subseteq N\)): \(P_\Gamma f(s \oplus q) = f(s \oplus q)\) is no affine function of "
+               r"\(f(s)\) (its hidden coordinate is not), while on "
+               r"\(\tilde\Gamma = (B^*\vert_{\tilde N})^{-1}(\Gamma \cap N) = \tilde N \ne \{0\}\) the twin is "
+               r"relationally linear; the token readout \(\Gamma_T = N\) is shared"),
     Edge("different distribution", "drop",
          "one readout f(s⊕q) of a relationally linear model moved: a model with another distribution need not be",
          _edge_not_same, {"same_distribution": False, "gamma_in_N": True, "rel_lin": True, "rel_lin~": False},
-         "same distribution"),
+         "same distribution",
+         latex=r"one readout \(f(s \oplus q)\) of a relationally linear model moved: a model with another "
+               r"distribution need not be"),
     Edge("Γ = N", "boundary", "the largest admissible readout subspace (d = 2, B.5 twin of dimension 3)",
          _edge_gamma_N, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "rel_lin": True,
-                         "rel_lin~": True, "rel_lin_M": True, "rel_lin_M~": True}, "Γ ⊆ N"),
+                         "rel_lin~": True, "rel_lin_M": True, "rel_lin_M~": True}, "Γ ⊆ N",
+         latex=r"the largest admissible readout subspace (\(d = 2\), B.5 twin of dimension \(3\))"),
     Edge("Γ = {0}", "boundary", "the empty readout: relationally linear with W = 0, b = 0 in every model",
          _edge_gamma_zero, {"same_distribution": True, "gamma_in_N": True, "enough_pairs": True, "rel_lin": True,
-                            "rel_lin~": True}, "Γ ⊆ N"),
+                            "rel_lin~": True}, "Γ ⊆ N",
+         latex=r"the empty readout: relationally linear with \(W = 0\), \(b = 0\) in every model"),
     Edge("Γ_q = M", "boundary", "an invertible map on M and Γ = N: the input subspace is all of M",
          _edge_gamma_q_M, {"same_distribution": True, "gamma_in_N": True, "rel_lin_M": True, "gamma_q_is_M": True,
-                           "rel_lin_M~": True}, "Γ_q ⊆ M"),
+                           "rel_lin_M~": True}, "Γ_q ⊆ M",
+         latex=r"an invertible map on \(M\) and \(\Gamma = N\): the input subspace is all of \(M\)"),
     Edge("too few pairs", "boundary",
          "two pairs of the D.1 instance: [F_S, 1] has full row rank, every readout fits; flagged trivial, not evidence",
-         _edge_few_pairs, {"enough_pairs": False, "rel_lin": True, "rel_lin~": True}, "enough pairs"),
+         _edge_few_pairs, {"enough_pairs": False, "rel_lin": True, "rel_lin~": True}, "enough pairs",
+         latex=r"two pairs of the D.1 instance: \([F_S, \mathbf 1]\) has full row rank, every readout fits; flagged "
+               r"trivial, not evidence"),
 )
 
 RECORD = TheoremRecord(
@@ -640,4 +721,7 @@ RECORD = TheoremRecord(
     steps=STEPS,
     edges=EDGES,
     sides="rel_lin",
+    conclusion_latex=r"\(P_\Gamma f(s \oplus q) = P_\Gamma(W f(s) + b)\) on \(S\) for some \(W, b\) if and only if "
+                     r"the same holds for \(\tilde f\) on \(\tilde\Gamma\); and likewise on each model's own token "
+                     r"readout \(\Gamma_T\) (no certificate)",
 )

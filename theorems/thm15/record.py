@@ -34,7 +34,8 @@ ATOMS = {
 """The statement uses ``same_distribution``, ``parallel_N`` and ``parallel_N~``;
 raw parallelism and diversity are decided on every instance too, for the edges."""
 HYPOTHESES = (Hypothesis("same distribution", "L = L~ (the two models define the same next-token distribution)",
-                         ATOMS["same_distribution"]),)
+                         ATOMS["same_distribution"],
+                         latex=r"\(L = \tilde L\) (the two models define the same next-token distribution)"),)
 
 
 def decide(models, params) -> dict[str, Decision]:
@@ -189,20 +190,40 @@ def _step_diverse(models, params) -> StepOutcome:
 
 STEPS = (
     ProofStep("Lemma 8 (f)", "P_N(g(a) - g(b)) = lambda P_N(g(c) - g(e)) iff the log-odds of f are proportional "
-              "with ratio lambda", "Lemma 8 applied to (f, g)", _lemma8(0), ("lem8",)),
+              "with ratio lambda", "Lemma 8 applied to (f, g)", _lemma8(0), ("lem8",),
+              latex=r"\(P_N(g(a) - g(b)) = \lambda P_N(g(c) - g(e))\) if and only if the log-odds of \(f\) are "
+                    r"proportional with ratio \(\lambda\)",
+              reason_latex=r"Lemma 8 applied to \((f, g)\)"),
     ProofStep("L = L~", "the log-odds of f are proportional with ratio lambda iff those of f~ are",
-              "they are the same numbers: L = L~", _step_same_log_odds),
+              "they are the same numbers: L = L~", _step_same_log_odds,
+              latex=r"the log-odds of \(f\) are proportional with ratio \(\lambda\) if and only if those of "
+                    r"\(\tilde f\) are",
+              reason_latex=r"they are the same numbers: \(L = \tilde L\)"),
     ProofStep("Lemma 8 (f~)", "P~(g~(a) - g~(b)) = lambda P~(g~(c) - g~(e)) iff the log-odds of f~ are proportional "
-              "with ratio lambda", "Lemma 8 applied to (f~, g~)", _lemma8(1), ("lem8",)),
+              "with ratio lambda", "Lemma 8 applied to (f~, g~)", _lemma8(1), ("lem8",),
+              latex=r"\(\tilde P_{\tilde N}(\tilde g(a) - \tilde g(b)) = \lambda \tilde P_{\tilde N}(\tilde g(c) - "
+                    r"\tilde g(e))\) if and only if the log-odds of \(\tilde f\) are proportional with ratio "
+                    r"\(\lambda\)",
+              reason_latex=r"Lemma 8 applied to \((\tilde f, \tilde g)\)"),
     ProofStep("via B*", "P_N(g(a) - g(b)) = B* P~(g~(a) - g~(b)) and B* is injective on N~",
               "a second route: EL2 of Theorem 5's certificate, on differences; EL3 makes B*|N~ a bijection",
-              _step_transport, ("thm5",)),
+              _step_transport, ("thm5",),
+              latex=r"\(P_N(g(a) - g(b)) = B^* \tilde P_{\tilde N}(\tilde g(a) - \tilde g(b))\) and \(B^*\) is "
+                    r"injective on \(\tilde N\)",
+              reason_latex=r"a second route: EL2 of Theorem 5's certificate, on differences; EL3 makes "
+                           r"\(B^*\vert_{\tilde N}\) a bijection"),
     ProofStep("same ratio", "the ratio found in N equals the ratio found in N~ (same existence and uniqueness)",
-              "the chain above holds for every lambda at once", _step_same_ratio, ("Lemma 8 (f)", "Lemma 8 (f~)")),
+              "the chain above holds for every lambda at once", _step_same_ratio, ("Lemma 8 (f)", "Lemma 8 (f~)"),
+              latex=r"the ratio found in \(N\) equals the ratio found in \(\tilde N\) (same existence and uniqueness)",
+              reason_latex=r"the chain above holds for every \(\lambda\) at once"),
     ProofStep("diversity", "if both models are diverse, N = R^d and N~ = R^d~, so raw parallelism is parallelism "
               "in N (in N~) and is shared",
               "diversity: SF = SG = R^d gives P_F = P_G = I, so M = N = R^d (k = d); then the chain above",
-              _step_diverse, ("same ratio",)),
+              _step_diverse, ("same ratio",),
+              latex=r"if both models are diverse, \(N = \mathbb R^d\) and \(\tilde N = \mathbb R^{\tilde d}\), so raw "
+                    r"parallelism is parallelism in \(N\) (in \(\tilde N\)) and is shared",
+              reason_latex=r"diversity: \(SF = SG = \mathbb R^d\) gives \(P_F = P_G = I\), so \(M = N = \mathbb R^d\) "
+                           r"(\(k = d\)); then the chain above"),
 )
 
 
@@ -236,20 +257,30 @@ def _edge_every_ratio(rng):
 EDGES = (
     Edge("drop same distribution", "drop",
          "one log-odds entry of token a changed: parallel in N (ratio 2) but not in N~", _edge_drop,
-         {"same_distribution": False, "parallel_N": True, "parallel_N~": False}, "same distribution"),
+         {"same_distribution": False, "parallel_N": True, "parallel_N~": False}, "same distribution",
+         latex=r"one log-odds entry of token \(a\) changed: parallel in \(N\) (ratio \(2\)) but not in \(\tilde N\)"),
     Edge("raw parallelism not shared", "boundary",
          "equivalent B.5 twin with psi(y) = 1 for y = 3, else 0: g(3) - g(2) = g(1) - g(0) but g~(3) - g~(2) = (1, 1) is off "
          "the line of g~(1) - g~(0) = (1, 0); inside N and N~ both are parallel with ratio 1",
          _edge_raw_not_shared, {"same_distribution": True, "raw_parallel": True, "raw_parallel~": False,
-                                "parallel_N": True, "parallel_N~": True}, "same distribution"),
+                                "parallel_N": True, "parallel_N~": True}, "same distribution",
+         latex=r"equivalent B.5 twin with \(\psi(y) = 1\) for \(y = 3\), else \(0\): \(g(3) - g(2) = g(1) - g(0)\) "
+               r"but \(\tilde g(3) - \tilde g(2) = (1, 1)\) is off the line of "
+               r"\(\tilde g(1) - \tilde g(0) = (1, 0)\); inside \(N\) and \(\tilde N\) both are parallel with ratio "
+               r"\(1\)"),
     Edge("diversity: raw parallelism shared", "boundary",
          "both models diverse (Corollary 6), so N = R^d and raw parallelism is parallelism in N: shared, ratio 2",
          _edge_diverse, {"same_distribution": True, "diverse": True, "diverse~": True, "raw_parallel": True,
-                         "raw_parallel~": True, "parallel_N": True, "parallel_N~": True}, "same distribution"),
+                         "raw_parallel~": True, "parallel_N": True, "parallel_N~": True}, "same distribution",
+         latex=r"both models diverse (Corollary 6), so \(N = \mathbb R^d\) and raw parallelism is parallelism in "
+               r"\(N\): shared, ratio \(2\)"),
     Edge("every ratio", "boundary",
          "both differences invisible (P_N of each is 0, p(a|x) = p(b|x), p(c|x) = p(e|x)) in both models: "
          "parallel for every lambda (here 5) in N and in N~", _edge_every_ratio,
-         {"same_distribution": True, "parallel_N": True, "parallel_N~": True}, "same distribution"),
+         {"same_distribution": True, "parallel_N": True, "parallel_N~": True}, "same distribution",
+         latex=r"both differences invisible (\(P_N\) of each is \(0\), \(p(a \mid x) = p(b \mid x)\), "
+               r"\(p(c \mid x) = p(e \mid x)\)) in both models: parallel for every \(\lambda\) (here \(5\)) in \(N\) "
+               r"and in \(\tilde N\)"),
 )
 
 RECORD = TheoremRecord(
@@ -267,4 +298,6 @@ RECORD = TheoremRecord(
     steps=STEPS,
     edges=EDGES,
     sides="parallel_N",
+    conclusion_latex=r"parallel in \(N\) with ratio \(\lambda\) if and only if parallel in \(\tilde N\) with the same "
+                     r"ratio \(\lambda\)",
 )

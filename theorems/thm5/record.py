@@ -135,20 +135,37 @@ def _step_k(models, params) -> StepOutcome:
 
 STEPS = (
     ProofStep("F4", "L = (F P_M)(G_0 P_N)^T for both models",
-              "F3: what f has off M and g_0 off N never reaches a logit", _step_f4, ("F3", "F4")),
+              "F3: what f has off M and g_0 off N never reaches a logit", _step_f4, ("F3", "F4"),
+              latex=r"\(L = (F P_M)(G_0 P_N)^\top\) for both models",
+              reason_latex=r"F3: what \(f\) has off \(M\) and \(g_0\) off \(N\) never reaches a logit"),
     ProofStep("<=", "EL1-EL3 imply L = L~",
-              "substitute EL1, EL2 into F4, then EL3 removes A and B", _step_if, ("F4",)),
+              "substitute EL1, EL2 into F4, then EL3 removes A and B", _step_if, ("F4",),
+              latex=r"EL1–EL3 imply \(L = \tilde L\)",
+              reason_latex=r"substitute EL1, EL2 into F4, then EL3 removes \(A\) and \(B\)"),
     ProofStep("kernels", "sum_x c_x P_M f(x) = 0 <=> sum_x c_x L[x,:] = 0 <=> sum_x c_x P~ f~(x) = 0",
-              "F4 and F6: M is exactly what the distribution sees; L = L~", _step_kernels, ("F4", "F6")),
+              "F4 and F6: M is exactly what the distribution sees; L = L~", _step_kernels, ("F4", "F6"),
+              latex=r"\(\sum_x c_x P_M f(x) = 0\) \(\iff\) \(\sum_x c_x L[x,:] = 0\) \(\iff\) "
+                    r"\(\sum_x c_x \tilde P_{\tilde M} \tilde f(x) = 0\)",
+              reason_latex=r"F4 and F6: \(M\) is exactly what the distribution sees; \(L = \tilde L\)"),
     ProofStep("EL1", "A* = (F P_M)^T ((F~ P~)^T)^+ satisfies EL1",
               "the rows of F P_M and F~ P~ obey the same linear relations (previous step)", _step_el("EL1"),
-              ("kernels",)),
+              ("kernels",),
+              latex=r"\(A^* = (F P_M)^\top ((\tilde F \tilde P_{\tilde M})^\top)^+\) satisfies EL1",
+              reason_latex=r"the rows of \(F P_M\) and \(\tilde F \tilde P_{\tilde M}\) obey the same linear "
+                           r"relations (previous step)"),
     ProofStep("EL2", "B* = (G_0 P_N)^T ((G~_0 P~)^T)^+ satisfies EL2", "the token-side twin of the two previous steps",
-              _step_el("EL2"), ("F4", "F6")),
+              _step_el("EL2"), ("F4", "F6"),
+              latex=r"\(B^* = (G_0 P_N)^\top ((\tilde G_0 \tilde P_{\tilde N})^\top)^+\) satisfies EL2"),
     ProofStep("EL3", "P~_M~ A*^T B* P~_N~ = P~_M~ P~_N~",
               "F4 and L = L~ give (A* u)^T (B* v) = u^T v on M~ x N~, and F5 says these span", _step_el("EL3"),
-              ("F4", "F5", "EL1", "EL2")),
-    ProofStep("k", "k = k~ (while d and d~ may differ)", "F1: k = rank L", _step_k, ("F1",)),
+              ("F4", "F5", "EL1", "EL2"),
+              latex=r"\(\tilde P_{\tilde M} A^{*\top} B^* \tilde P_{\tilde N} = \tilde P_{\tilde M} \tilde P_{\tilde "
+                    r"N}\)",
+              reason_latex=r"F4 and \(L = \tilde L\) give \((A^* u)^\top (B^* v) = u^\top v\) on "
+                           r"\(\tilde M \times \tilde N\), and F5 says these span"),
+    ProofStep("k", "k = k~ (while d and d~ may differ)", "F1: k = rank L", _step_k, ("F1",),
+              latex=r"\(k = \tilde k\) (while \(d\) and \(\tilde d\) may differ)",
+              reason_latex=r"F1: \(k = \operatorname{rank} L\)"),
 )
 
 
@@ -170,7 +187,8 @@ def _edge_pivot(rng):
 
 EDGES = (
     Edge("k = 0", "boundary", "all logits equal (G_0 = 0): M = N = {0}; any model with L = 0 is equivalent",
-         _edge_k0, {"same_distribution": True, "el_equivalent": True}),
+         _edge_k0, {"same_distribution": True, "el_equivalent": True},
+         latex=r"all logits equal (\(G_0 = 0\)): \(M = N = \{0\}\); any model with \(L = 0\) is equivalent"),
     Edge("d != d~", "boundary", "equivalent models of different dimensions (B.5 with extra coordinates)",
          _edge_dims, {"same_distribution": True, "el_equivalent": True}),
     Edge("pivot change", "boundary", "the same pair with another pivot token: the verdict does not change",
@@ -191,6 +209,8 @@ RECORD = TheoremRecord(
     steps=STEPS,
     edges=EDGES,
     sides="same_distribution",
+    conclusion_latex=r"\(p_{f,g} = p_{\tilde f, \tilde g}\) (that is, \(L = \tilde L\)) if and only if EL1–EL3 hold "
+                     r"for some \(A, B\)",
 )
 
 
