@@ -261,17 +261,19 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
             raise InputFormatError(f"{q!r} is not a pair of token pairs")
         firsts.append(tuple(_token(model, t) for t in q[0]))
         seconds.append(tuple(_token(model, t) for t in q[1]))
-    distinct = sorted(set(firsts) | set(seconds))
-    where = {p: i for i, p in enumerate(distinct)}
-    idx = np.array(distinct, dtype=np.intp)
+    # each distinct token pair once: random queries share few, a category's share many
+    n = model.n
+    codes = np.array([a * n + b for a, b in firsts] + [a * n + b for a, b in seconds], dtype=np.int64)
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    idx = np.stack([uniq // n, uniq % n], axis=1).astype(np.intp)
     kk = spectra.k
     G = np.asarray(model.G)
     raw = (G[idx[:, 0]] - G[idx[:, 1]]).T                          # d x P
     in_n = fac.bases_MN(kk)[1].T @ raw                              # k x P
-    rows_Q = fac.Q_G[idx[:, 0]] - fac.Q_G[idx[:, 1]]                # P x d
-    logodds = (rows_Q @ fac.Vt[:kk].T).T * fac.s[:kk, None]         # k x P
-    i = np.array([where[p] for p in firsts], dtype=np.intp)
-    j = np.array([where[p] for p in seconds], dtype=np.intp)
+    # L_k's rows in the basis Q_F U_k, token by token (as graded.parallel projects before it subtracts)
+    tokens_k = (fac.Q_G @ fac.Vt[:kk].T) * fac.s[:kk]               # n x k
+    logodds = (tokens_k[idx[:, 0]] - tokens_k[idx[:, 1]]).T         # k x P
+    i, j = inverse[:len(firsts)], inverse[len(firsts):]
     results = {name: ([], [], []) for name in ("N", "logodds", "raw")}
     for lo in range(0, i.size, chunk):
         a, b = i[lo:lo + chunk], j[lo:lo + chunk]
