@@ -69,6 +69,8 @@ ALPHA = 0.05
 SAME_DISTRIBUTION = 1e-10
 #: Entries of the largest block of logits formed at once.
 BLOCK_ENTRIES = 1 << 22
+#: How long connecting to a Dask scheduler may take.
+CONNECT_TIMEOUT = "10s"
 
 
 # -- models as plain arrays (what a Dask worker receives) -----------------------------
@@ -427,7 +429,7 @@ class _Runner:
                 self.client = Client(cluster)
             else:
                 try:
-                    self.client = Client(scheduler, timeout="10s")
+                    self.client = Client(scheduler, timeout=CONNECT_TIMEOUT)
                 except (OSError, TimeoutError, ValueError) as exc:
                     raise InputFormatError(f"scheduler {scheduler}: cannot connect ({exc})") from None
             self._own.insert(0, self.client)

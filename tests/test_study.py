@@ -360,11 +360,23 @@ def test_dask_gives_the_serial_results():
         distributed = run_study({"base": base, "other": other},
                                 {"planted": cat, "mixed": [("t10", "t11"), ("t12", "t13"), ("t14", "t15")]},
                                 null_draws=49, seed=5, client=client)
-    a, b = serial.to_json(full=True), distributed.to_json(full=True)
-    for x in (a, b):
+    local = run_study({"base": base, "other": other},
+                      {"planted": cat, "mixed": [("t10", "t11"), ("t12", "t13"), ("t14", "t15")]},
+                      null_draws=49, seed=5, scheduler="local")
+    a, b, c = serial.to_json(full=True), distributed.to_json(full=True), local.to_json(full=True)
+    for x in (a, b, c):
         x.pop("elapsed_s"), x.pop("versions")
-    assert a == b
-    assert "dask" in distributed.versions
+    assert a == b == c
+    assert "dask" in distributed.versions and "dask" not in serial.versions
+
+
+def test_an_unreachable_scheduler_is_an_input_error(monkeypatch):
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(study_module, "CONNECT_TIMEOUT", "1s")
+    rng = np.random.default_rng(20)
+    model, cat = _planted(rng, m=40, n=20, d=3, pairs=3)
+    with pytest.raises(InputFormatError, match="cannot connect"):
+        run_study({"m": model}, {"c": cat}, null_draws=5, scheduler="tcp://127.0.0.1:9")
 
 
 # -- the study file -------------------------------------------------------------------
