@@ -12,6 +12,7 @@ import pytest
 from allornone.errors import ShapeError, VocabularyError
 from allornone.numeric import FloatModel
 from allornone.numeric import linalg as fl
+from allornone.numeric import relational as fr
 from allornone.numeric.scale import b5_twin, random_model
 from allornone.symbolic import ExactModel
 from allornone.theorems import cor6, lem8, thm5, thm14
@@ -347,7 +348,7 @@ def test_zero_decisions_need_an_error_bound_the_tolerance_resolves(rid, name, in
 def test_without_the_resolution_rule_those_verdicts_contradict(monkeypatch, rid, name, index, atom):
     from allornone.theorems.engine import invariance as inv
 
-    monkeypatch.setattr(thm14, "_resolves", lambda tol, error, size: True)
+    monkeypatch.setattr(fr, "resolves", lambda tol, error, size: True)
     r = inv.check(rid, name, 0, index)
     assert r["outcome"] == "contradict" and atom in r["contradicted"], r
 

@@ -11,6 +11,7 @@ import pytest
 
 from allornone.decision import Truth
 from allornone.numeric import FloatModel
+from allornone.numeric import relational as fr
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
@@ -42,12 +43,12 @@ def _silent_model():
 
 def test_silent_coordinates_are_the_exact_zeros_of_g0():
     m = _silent_model()
-    assert thm14._silent_coordinates(m).tolist() == [False, False, True]
+    assert fr.silent_coordinates(m).tolist() == [False, False, True]
     # a coordinate where every g(y) equals g(y_0) but the numbers carry an error
     # of their own is not known to be zero in the exact G_0
     G = [[0.0, 0.0, 5.0], [1.0, 0.0, 5.0], [0.0, 1.0, 5.0]]
-    assert thm14._silent_coordinates(FloatModel(m.F, G, 0)).tolist() == [False, False, True]
-    assert thm14._silent_coordinates(FloatModel(m.F, G, 0, input_error=2.0 ** -53)).tolist() == [False] * 3
+    assert fr.silent_coordinates(FloatModel(m.F, G, 0)).tolist() == [False, False, True]
+    assert fr.silent_coordinates(FloatModel(m.F, G, 0, input_error=2.0 ** -53)).tolist() == [False] * 3
 
 
 def test_readout_error_bounds_a_gamma_in_N_from_its_live_coordinates():
@@ -96,7 +97,7 @@ def test_token_readout_residual_bounds_what_F_sees():
     T = tokens([(1, 0), (2, 0)])
     basis, P, decided, angle = thm14._gamma_with_error(fm, T)
     assert decided and basis.shape[1] == 2
-    R, Rerr, C, delta = thm14._token_readout_residual(fm, T, basis)
+    R, Rerr, C, delta = fr.token_readout_residual(fm, *thm14._token(fm, T), basis)
     # Z = P_N D C with the exact P_N and differences: a basis of the exact Γ_T
     PN = ex.projector_N.to_fractions()
     PN = [[Fraction(v) for v in row] for row in PN]
@@ -106,7 +107,7 @@ def test_token_readout_residual_bounds_what_F_sees():
     Fx = [[Fraction(v) for v in row] for row in ex.F.to_fractions()]
     diff = _matmul(Fx, [[q - z for q, z in zip(qr, zr)] for qr, zr in zip(_fractions(basis), Z)])
     true = _exact_norm2(diff)
-    a, dlt = thm14._token_direct(fm, T, basis, range(fm.m))
+    a, dlt = fr.token_direct(fm, *thm14._token(fm, T), basis, range(fm.m))
     bound = a + dlt * np.linalg.norm(fm.F, 2)
     assert true <= bound
     # the angle of N times the raw rows would be far larger than the measured bound
@@ -148,7 +149,7 @@ def test_kernel_residual_bounds_the_exact_kernel_residual_with_an_inaccurate_cer
     u1 = (u0 + 1e-9 * w) / np.hypot(1.0, 1e-9)
     B_off = cert.B - ((np.eye(fa.d) - P) @ cert.B @ u1) @ u1.T
     off = thm5.Certificate(cert.A, B_off, cert.el1, cert.el2, cert.el3, cert.decided, dict(cert.errors))
-    tau, _ = thm14._kernel_residual(fa, fb, gamma, P, off, u1)
+    tau, _ = fr.kernel_residual(fa, fb, gamma, P, off.B, u1)
     # the exact residual, with the exact B* and P_Γ (floats of exact values)
     B_ex = np.array(thm5.el_certificate(a, b).B.to_numpy(), dtype=float)
     P_ex = gamma @ np.linalg.pinv(gamma)
@@ -170,8 +171,8 @@ def test_kernel_residual_is_not_used_without_equivalence(monkeypatch):
     fa, fb = a.to_float(), b2.to_float()
     cert = thm5.el_certificate(fa, fb)
     calls = []
-    monkeypatch.setattr(thm14, "_kernel_residual", lambda *args: calls.append(1) or (0.0, 0.0))
-    monkeypatch.setattr(thm14, "_resolves", lambda tol, error, size: False)
+    monkeypatch.setattr(fr, "kernel_residual", lambda *args: calls.append(1) or (0.0, 0.0))
+    monkeypatch.setattr(fr, "resolves", lambda tol, error, size: False)
     gamma = np.array(inst.params["gamma"].to_numpy(), dtype=float)
     out = thm14._transport_gamma(fa, fb, gamma, cert)
     assert not thm5.same_distribution(fa, fb).holds and not cert.decision.holds
@@ -182,7 +183,7 @@ def test_kernel_dimension_known_from_gamma_in_N(monkeypatch):
     """With every error bound unresolved, the kernel's dimension is still decided
     where L = L~ and Γ ⊆ N are (dim Γ~ = dim Γ), and agrees with the exact one;
     on a Γ ⊄ N it is not."""
-    monkeypatch.setattr(thm14, "_resolves", lambda tol, error, size: False)
+    monkeypatch.setattr(fr, "resolves", lambda tol, error, size: False)
     rec = get_record("thm14")
     rng = __import__("random").Random(3)
     kinds = {}
@@ -240,7 +241,7 @@ def test_largest_column_norm_neither_underflows_nor_overflows():
     for size in (1e-170, 1.0, 1e170):
         A = np.full((9, 4), size)
         A[:, 1] *= 2
-        got = thm14._largest_column_norm(A)
+        got = fr.largest_column_norm(A)
         assert 6 * size <= got <= 6 * size * (1 + 1e-12)
         with np.errstate(over="ignore"):
             naive = float(np.sqrt(np.max(np.sum(A * A, axis=0))))
@@ -264,7 +265,7 @@ def test_twin_readout_residual_bounds_the_exact_residual():
     a, b = inst.realise("float")
     gamma = thm14._as_matrix(a, inst.params["gamma"], "gamma")
     basis = thm14._gamma(b, thm14._transport_gamma(a, b, gamma, thm5.el_certificate(a, b))[0])[0]
-    out = thm14._twin_readout_residual(a, b, gamma, basis)
+    out = fr.twin_readout_residual(a, b, gamma, basis)
     assert out is not None
     FQ, R, Rerr, Rc = out
     # exactly: F~ Q - F (G Rc), with the computed Q and Rc taken as the rationals they are
@@ -296,11 +297,11 @@ def test_twin_readouts_through_f_need_the_closeness_of_z(monkeypatch):
     a, b = inst.realise("float")
     gamma = thm14._as_matrix(a, inst.params["gamma"], "gamma")
     basis = thm14._gamma(b, thm14._transport_gamma(a, b, gamma, thm5.el_certificate(a, b))[0])[0]
-    assert thm14._twin_readout_residual(a, b, gamma, basis) is not None
+    assert fr.twin_readout_residual(a, b, gamma, basis) is not None
     rng = np.random.default_rng(0)
     far = basis + 1e-2 * rng.standard_normal(basis.shape)
     far /= np.linalg.norm(far, axis=0)
-    assert thm14._twin_readout_residual(a, b, gamma, far) is None
+    assert fr.twin_readout_residual(a, b, gamma, far) is None
 
 
 @pytest.mark.parametrize("index, truth", [(24, Truth.HOLDS), (19, Truth.FAILS)])
@@ -321,7 +322,7 @@ def test_token_through_bounds_the_exact_residual():
     m = inst.realise("float")[1]
     T = thm14.record._params_tokens(m, inst.params)
     basis = thm14._gamma_with_error(m, T)[0]
-    FQ, R, Rerr = thm14._token_through(m, T, basis)
+    FQ, R, Rerr = fr.token_through(m, *thm14._token(m, T), basis)
     G = thm14.readouts.token_readout(m, T)
     C = np.linalg.svd(G, full_matrices=False)[2][:basis.shape[1]].T / np.linalg.svd(G, compute_uv=False)[:basis.shape[1]]
     F = [[Fraction(v) for v in row] for row in em.F.to_fractions()]
@@ -414,7 +415,7 @@ def test_kernel_dimension_known_needs_the_kept_singular_values_clear_of_the_nois
     computed kernel may be anywhere (no bound below 1 on its angle), so the
     transport stays undecided -- even where every error bound would count as
     resolved."""
-    monkeypatch.setattr(thm14, "_resolves", lambda tol, error, size: True)
+    monkeypatch.setattr(fr, "resolves", lambda tol, error, size: True)
     fa, fb, gamma, gt, ok, err, exact, known = _transport_case("hidden components", 30)
     assert known == fb.basis_N.shape[1] - exact.shape[1]
     assert not ok

@@ -10,6 +10,7 @@ import pytest
 
 from allornone.decision import Truth
 from allornone.numeric import FloatModel
+from allornone.numeric import relational as fr
 from allornone.numeric import witness
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
@@ -55,7 +56,7 @@ def test_the_shear_is_ill_conditioned_enough_to_leave_the_bounds_open(monkeypatc
     """Without the witness, the a priori bounds of the fit through a basis of
     condition 1e8 leave the verdict undecided (what the witness is for)."""
     _, m, pairs = _sheared()
-    monkeypatch.setattr(thm14, "_fit_witness", lambda *a, **k: None)
+    monkeypatch.setattr(fr, "witnessed_fit", lambda *a, **k: None)
     assert thm14.relational_linearity(m, pairs, GAMMA, "any").decision.undecided
 
 
@@ -93,7 +94,7 @@ def test_witness_readouts_of_tokens_need_no_projector():
     """A token readout's witness readouts are the log-odds themselves, correctly
     rounded: equal to the exact ``L[x, a] - L[x, b]`` within the reported bound."""
     ex, m, _ = _sheared()
-    Y, err = thm14._witness_readouts(m, range(m.m), tokens([(1, 0), (2, 1)]))
+    Y, err = fr.witness_readouts(m, range(m.m), **thm14._functionals(m, tokens([(1, 0), (2, 1)])))
     L = ex.log_odds().to_fractions()
     for x in range(m.m):
         for j, (a, b) in enumerate([(1, 0), (2, 1)]):
@@ -107,11 +108,11 @@ def test_readouts_seen_are_decided_exactly_on_the_readouts():
     F = [[1.0, 2.0], [3.0, -1.0]]
     G = [[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]]
     m = FloatModel(F, G, 0)
-    assert thm14._readouts_nonzero(m, tokens([(1, 0)])) is True
-    assert thm14._readouts_nonzero(m, tokens([(2, 0)])) is False
+    assert fr.readouts_nonzero(m, **thm14._functionals(m, tokens([(1, 0)]))) is True
+    assert fr.readouts_nonzero(m, **thm14._functionals(m, tokens([(2, 0)]))) is False
     # a difference lost below the smallest subnormal is neither
     tiny = FloatModel([[2.0 ** -600]], [[0.0], [2.0 ** -600]], 0)
-    assert thm14._readouts_nonzero(tiny, tokens([(1, 0)])) is None
+    assert fr.readouts_nonzero(tiny, **thm14._functionals(tiny, tokens([(1, 0)]))) is None
 
 
 # -- steering --------------------------------------------------------------------------------
@@ -168,7 +169,7 @@ def test_identity_by_inclusion_agrees_with_exact_and_catches_a_wrong_projector(m
     gt, ok, gt_error, _ = thm14._transport_gamma(a, b, [[1.0], [0.0]], thm14.thm5.el_certificate(a, b))
     assert ok
     undecided = a.backend.decision(False, decided=False)
-    got = steering._identity_by_inclusion(b, gt, gt_error, undecided)
+    got = fr.identity_by_inclusion(b, gt, gt_error, undecided)
     assert got.truth is Truth.FAILS
 
     class _Wrong:
@@ -176,7 +177,7 @@ def test_identity_by_inclusion_agrees_with_exact_and_catches_a_wrong_projector(m
             return getattr(b, name)
 
         projector_M = np.eye(b.d)
-    assert steering._identity_by_inclusion(_Wrong(), gt, gt_error, undecided).truth is Truth.HOLDS
+    assert fr.identity_by_inclusion(_Wrong(), gt, gt_error, undecided).truth is Truth.HOLDS
 
 
 def test_identity_is_not_transported_when_a_premise_fails_decided():
@@ -202,7 +203,7 @@ def test_harness_instances_once_left_open_are_decided(rid, name, index, monkeypa
     decided = [k for k, d in flt.items() if k.startswith("rel_lin") and not d.undecided]
     assert all(flt[k].truth is exact[k].truth for k in decided)
     thm14.record._CACHE.clear()
-    monkeypatch.setattr(thm14, "_fit_witness", lambda *a, **k: None)
+    monkeypatch.setattr(fr, "witnessed_fit", lambda *a, **k: None)
     before = rec.evaluate(inst, "float").atoms
     assert sum(not before[k].undecided for k in decided) < len(decided)
 
@@ -215,7 +216,7 @@ def test_input_dimension_on_readouts_matches_the_exact_fit():
     ex, m, pairs = _sheared()
     exact = thm14.relational_linearity(ex, pairs, GAMMA, "M")
     assert exact.holds
-    assert thm14._input_dimension_on_readouts(m, pairs, np.eye(2)) == exact.dim_gamma_q == 2
+    assert fr.input_dimension_on_readouts(m, pairs, B=np.eye(2)) == exact.dim_gamma_q == 2
 
 
 def test_input_dimension_needs_the_ones_outside_the_inputs():
@@ -230,7 +231,7 @@ def test_input_dimension_needs_the_ones_outside_the_inputs():
     m = FloatModel([[float(v) for v in r] for r in F], [[float(v) for v in r] for r in G], 0)
     exact = thm14.relational_linearity(ex, pairs, GAMMA, "M")
     assert exact.holds and exact.dim_gamma_q == 2
-    assert thm14._input_dimension_on_readouts(m, pairs, np.eye(2)) is None
+    assert fr.input_dimension_on_readouts(m, pairs, B=np.eye(2)) is None
     # what the rule would say without its check: rank of the readouts' differences
-    D, _ = thm14._witness_readouts(m, [4, 5, 6, 7][1:], np.eye(2), minus=[4, 4, 4])
+    D, _ = fr.witness_readouts(m, [4, 5, 6, 7][1:], B=np.eye(2), minus=[4, 4, 4])
     assert np.linalg.matrix_rank(D) == 1 != exact.dim_gamma_q

@@ -50,6 +50,7 @@ from typing import Any
 from allornone.decision import Decision, Truth
 from allornone.errors import InputFormatError
 from allornone.model import Model
+from allornone.numeric import relational as fr
 from allornone.theorems import readouts, thm14
 from allornone.theorems.readouts import TokenPairs, tokens  # noqa: F401 (steering.tokens names a readout)
 
@@ -121,7 +122,7 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
     gamma_in_N : bool
         Float side: the exact ``Γ`` lies in ``N`` (a transported ``Γ~``), so its
         error reaches only the coordinates in which ``g_0`` is not identically
-        zero (:func:`allornone.theorems.thm14.readout_error`).
+        zero (:func:`allornone.numeric.relational.readout_error`).
 
     Returns
     -------
@@ -152,61 +153,18 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
     if be.exact:
         dec = _constant_rows(be, D, be.vstack(FS, FT), P)
     else:
-        import math
-
-        import numpy as np
-
-        from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
-
-        # each row of D carries the error of Γ (a token readout's P_N, a
-        # transported Γ~) and the rounding of the product, confined to the
-        # coordinates that can carry a readout (thm14.readout_error), and the
-        # subtraction's rounding (at most u |f(s⊕q) - f(s)| entrywise, read
-        # through P); a row of the residual D - 1 D[0] is the difference of two
-        # rows of D
-        diff = FT - FS
+        # (a token readout's own error is measured through F, a transported
+        # Γ~'s through the original model: numeric.relational.translation)
         named = isinstance(gamma, TokenPairs)
-        u = UNIT_ROUNDOFF
-        direct = None
-        if named and not gamma_error:
-            # what the contexts see of a token readout's error, measured; the
-            # computed differences are off the exact ones by their rounding,
-            # which reads the basis's whole error (below)
-            direct = thm14._token_direct(model, gamma, basis, [t for _, t in pairs], [s for s, _ in pairs])
-        per_row = thm14.readout_error(model, diff, basis, P, g_error, in_N=named or gamma_in_N, direct=direct) \
-            + 1.01 * u * (norm2(np.abs(diff) @ np.abs(P))
-                          + norm2(diff) * (2 * g_error + 4 * math.sqrt(model.d) * u))
-        # A transported Γ~ (``_through``: thm14._twin_readout_residual): the
-        # differences (F~_T Q - F~_S Q) Q^T from correctly rounded F~ Q, against
-        # (F~_T - F~_S) Z Q^T for a basis Z of the exact Γ~ within 1/gap of Q,
-        # which is steered exactly when the exact readouts are; each F~ Q is off
-        # F~ Z by |R| + R_err and its half ulp, the subtraction rounds once
-        tw = _through(basis) if _through is not None and not named else None
-        if named and not gamma_error:
-            tw = thm14._token_through(model, gamma, basis)
-        if tw is not None:
-            FQ, R, Rerr = tw[:3]
-            it, is_ = [t for _, t in pairs], [s for s, _ in pairs]
-            dQ = FQ[it] - FQ[is_]
-            off = np.abs(R[it]) + np.abs(R[is_]) + Rerr[it] + Rerr[is_] \
-                + u * (np.abs(FQ[it]) + np.abs(FQ[is_]) + np.abs(dQ))
-            nQ = norm2(basis) * (1 + 4 * u)
-            e_d = 1.01 * norm2(off) * nQ + 1.01 * (basis.shape[1] + 2) * u * norm2(np.abs(dQ) @ np.abs(basis.T))
-            if e_d < per_row:
-                D, per_row = dQ @ basis.T, float(e_d)
-        extra = 2 * per_row
-        # the modelling tolerance is relative to the readouts' differences, not
-        # to |f| |P_Γ|, which counts hidden components that P_Γ cancels; their
-        # rounding is in extra
-        dec = be.vanishes(be.minus_row(D, 0), D, extra=extra)
-        if dec.holds and np.any(D) and extra * be.tolerance.gap > norm2(D):
-            dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+        token = (readouts.token_readout(model, gamma), gamma.pairs) if named and not gamma_error else None
+        dec, D = fr.translation(model, pairs, FS, FT, D, basis, P, g_error, named or gamma_in_N, token,
+                                None if named else _through)
     if not decided:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     if dec.undecided and not be.exact:
         # a translation left open by the propagated bounds may still be shown by
         # a witness: the differences of readouts spanning Γ exactly, fitted by a
-        # constant (thm14._fit_witness; "holds" only)
+        # constant (numeric.relational.translation_witness; "holds" only)
         shown = _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, _readouts, dec)
         if shown is not None:
             dec = shown
@@ -219,20 +177,12 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
 def _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, readouts_of, dec):
     """Float side: "steered", shown by a witness, or None. The readouts of
     ``f(s⊕q) - f(s)`` on functionals spanning ``Γ`` exactly
-    (:func:`thm14._witness_readouts`, or ``readouts_of`` for a transported
+    (:func:`thm14._witness_source`, or ``readouts_of`` for a transported
     ``Γ~`` seen through the original model) are constant over the pairs when
-    the constant column fits them: a fit on the regressors ``[1]``."""
-    import numpy as np
-
+    the constant column fits them (:func:`allornone.numeric.relational.translation_witness`)."""
     source = thm14._witness_source(model, gamma, gamma_error, gamma_in_N, readouts_of)
     readout = source([t for _, t in pairs], [s for s, _ in pairs]) if source is not None else None
-    if readout is None or model.input_error:
-        return None
-    from allornone.numeric.witness import fit_witness
-
-    Y, Y_err = readout
-    w = fit_witness(np.ones((len(pairs), 1)), 0.0, Y, Y_err, model.tolerance.rtol)
-    return w.decision(model.tolerance, **dec.detail)
+    return fr.translation_witness(model, pairs, readout, dec)
 
 
 def log_odds_steering(source, pairs, T) -> Steering:
@@ -340,8 +290,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     FT = twin.F[[t for _, t in pairs], :]
     if gt.shape[1]:
         vt = be.pinv(gt.T) @ (cert.B @ gt).T @ result.v
-        # (float side: the transported readout's error, at the size of the raw rows)
-        extra = 0.0 if be.exact else 4 * gt_error * _norm2(be.vstack(FS, FT))
+        extra = 0.0 if be.exact else fr.transported_readout_error(gt_error, be.vstack(FS, FT))
         fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt, extra=extra)
     else:
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
@@ -349,71 +298,12 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
-    identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=_map_error(model, twin, cert, gt_error))
-    if not be.exact and (not gt_decided or not (model.structure.decided and twin.structure.decided)):
-        identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
-    elif not be.exact and identity.holds:
-        # an error bound within gap of the map itself says nothing
-        from allornone.numeric.linalg import norm2
-
-        err = _map_error(model, twin, cert, gt_error)
-        if err * be.tolerance.gap > norm2(Wt) + norm2(Pt):
-            identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
-    if not be.exact and identity.undecided and gt_decided and model.structure.decided and twin.structure.decided:
-        identity = _identity_by_inclusion(twin, gt, gt_error, identity)
+    map_error = 0.0 if be.exact else fr.map_error(model, twin, cert.A, cert.B, cert.errors, gt_error)
+    identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=map_error)
+    if not be.exact:
+        identity = fr.transported_identity(model, twin, cert.A, cert.B, cert.errors, gt, gt_decided, gt_error, Wt,
+                                           Pt, identity)
     return TransportedSteering(gt, vt, fit, verified, Wt, identity)
-
-
-def _identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Decision:
-    """Float side: whether the transported map is ``P_Γ~``, decided as ``Γ~ ⊆ M~``.
-
-    For ``ũ ∈ Γ~`` (so ``u = B* ũ ∈ Γ``), ``W~^T ũ = P~_M~ A*^T P_M u`` is the
-    functional in ``M~`` that reads ``u^T f(x) = ũ^T f~(x)`` on every context;
-    so is ``P~_M~ ũ`` (F4, ``ũ ∈ Ñ ⊆ SG~``), and only one functional in
-    ``M~ ⊆ SF~`` reads given values on the contexts. Hence ``W~^T ũ = P~_M~ ũ``,
-    and ``W~ = P_Γ~`` exactly when ``P~_M~ ũ = ũ`` on ``Γ~``: ``Γ~ ⊆ M~``. Its
-    residual ``|(I - P~_M~) P_Γ~|`` is a sine, off the exact one by at most the
-    errors of the two subspaces (sines of their angles to the exact ones,
-    their dimensions decided) and the rounding; neither ``A*`` nor ``B*``
-    enters. Returns ``identity`` unless this decides it."""
-    import math
-
-    import numpy as np
-
-    from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
-
-    if gt.shape[1] == 0:
-        return identity
-    Q = np.linalg.qr(gt)[0]
-    PM = twin.projector_M
-    resid = norm2(Q - PM @ Q)
-    extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * UNIT_ROUNDOFF
-    alt = twin.tolerance.decide(resid, 1.0, extra, by_inclusion=True)
-    if alt.holds and not thm14._resolves(twin.tolerance, extra, 1.0):
-        return identity
-    return identity if alt.undecided else alt
-
-
-def _map_error(model, twin, cert, gt_error: float) -> float:
-    """Float side: a bound on the error of ``W~ = P_Γ~ B*^T P_Γ P_M A* P~_M~``
-    from the errors of the computed ``Γ~``, ``B*``, ``A*`` and projectors (0 when exact)."""
-    if model.exact:
-        return 0.0
-    import math
-
-    from allornone.numeric.linalg import UNIT_ROUNDOFF, norm2
-
-    nA, nB = norm2(cert.A), norm2(cert.B)
-    dA, dB = cert.errors.get("A", 0.0), cert.errors.get("B", 0.0)
-    eps = model.structure.errors.get("M", 0.0) + twin.structure.errors.get("M", 0.0)
-    c = 16 * math.sqrt(max(model.d, twin.d)) * UNIT_ROUNDOFF
-    return float(2 * gt_error * (nA * nB + 1) + dB * nA + nB * dA + (eps + c) * (nA * nB + 1))
-
-
-def _norm2(X) -> float:
-    from allornone.numeric.linalg import norm2
-
-    return float(norm2(X))
 
 
 # The record (statement, sampler, steps, edges) reads the API above, so it is

@@ -10,6 +10,7 @@ from typing import Any
 from sympy import And, Equivalent, Implies, Symbol
 
 from allornone.decision import Decision, Truth
+from allornone.numeric import relational as fr
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -140,7 +141,7 @@ def _analyse(models, params) -> _Analysis:
     through = None
     if not a.backend.exact and in_N.holds and (cert.decision.holds or same.holds):
         def through(basis):
-            return thm14._twin_readout_residual(a, b, gamma, basis)
+            return fr.twin_readout_residual(a, b, gamma, basis)
     seen_through = thm14._seen_through(a, b, gamma, in_N, same, cert)
     for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_readout)):
         for reading in thm14.READINGS:
@@ -175,12 +176,13 @@ def _analyse(models, params) -> _Analysis:
 
 def _seen_on_readouts(model, gamma, T, in_N, same, cert, seen: Decision) -> Decision:
     """Float side: ``Γ~ != {0}`` and ``Γ_T != {0}`` decided on readouts
-    (:func:`_readouts_nonzero`) where the dimensions were not. ``Γ_T ⊆ N``
-    always; ``dim Γ~ = dim Γ`` needs ``Γ ⊆ N`` and ``L = L~`` (``B*`` a bijection
-    from ``Ñ`` onto ``N``). Returns ``seen`` when it cannot be told."""
-    sides = [thm14._readouts_nonzero(model, T)]
+    (:func:`allornone.numeric.relational.readouts_nonzero`) where the
+    dimensions were not. ``Γ_T ⊆ N`` always; ``dim Γ~ = dim Γ`` needs ``Γ ⊆ N``
+    and ``L = L~`` (``B*`` a bijection from ``Ñ`` onto ``N``). Returns ``seen``
+    when it cannot be told."""
+    sides = [fr.readouts_nonzero(model, **thm14._functionals(model, T))]
     if in_N.holds and (cert.decision.holds or same.holds):
-        sides.append(thm14._readouts_nonzero(model, gamma))
+        sides.append(fr.readouts_nonzero(model, **thm14._functionals(model, gamma)))
     if False in sides:
         return model.backend.decision(False, on_readouts=True)
     if len(sides) == 2 and all(sides):
@@ -222,7 +224,7 @@ def decide(models, params) -> dict[str, Decision]:
         out["gamma_q_is_M"] = a.backend.decision(rm.dim_gamma_q == k, decided=rm.decided, dim_gamma_q=rm.dim_gamma_q,
                                                  k=k)
         if out["gamma_q_is_M"].undecided and a.structure.decided:
-            dim = thm14._input_dimension_on_readouts(a, rm.pairs, an.gamma)
+            dim = fr.input_dimension_on_readouts(a, rm.pairs, **thm14._functionals(a, an.gamma))
             if dim is not None:
                 out["gamma_q_is_M"] = a.backend.decision(dim == k, dim_gamma_q=dim, k=k, on_readouts=True)
     else:

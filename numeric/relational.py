@@ -1,0 +1,1061 @@
+r"""Relational linearity and linear steering in floats: the rounding arguments
+behind their verdicts (docs/float-verdicts.md, "Zero decisions in relational
+linearity and steering" and the sections after it).
+
+:mod:`allornone.theorems.thm14` and :mod:`allornone.theorems.steering` state
+the properties and run them on both realisations; on a float model they hand
+the numbers to this module, which bounds what rounding can have done to each
+quantity a verdict rests on:
+
+* the readouts ``F_{S⊕q} P_Γ`` (:func:`readout_error`), measured through ``F``
+  where the readout is a token readout ``Γ_T`` (:func:`token_through`) or a
+  transported ``Γ~`` (:func:`twin_readout_residual`);
+* the regression of the readouts on ``[F_S P_M, 1]`` or ``[F_S, 1]``
+  (:func:`regress`), decided on the logits of the contexts where ``P_M``'s error
+  leaves it open (:func:`regress_logits`), and shown by a witness where the a
+  priori bounds cannot (:func:`witnessed_fit`);
+* the transport's kernel ``ker (I - P_Γ) B* V`` (:func:`transported_kernel`,
+  :func:`kernel_residual`);
+* steering's translations (:func:`translation`) and whether the transported
+  map is ``P_Γ~`` (:func:`transported_identity`).
+
+A decision that something *vanishes* needs an error bound the tolerance
+resolves (:func:`resolves`). Nothing here knows a result's objects: a readout
+named by tokens comes as its computed ``Γ_T`` and its token pairs, a readout
+given as a matrix as that matrix, Theorem 5's certificate as ``B*`` and its
+error, and what needs a theorem's own decisions comes as a callable.
+
+>>> from allornone.numeric import FloatModel
+>>> m = FloatModel([[1.0, 2.0, 1e8], [3.0, -1.0, -2e8]], [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], 0)
+>>> silent_coordinates(m).tolist()
+[False, False, True]
+>>> resolves(m.tolerance, 1e-12, 1.0), resolves(m.tolerance, 1e-9, 1.0)
+(True, False)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from allornone.decision import Decision, Truth
+from allornone.numeric import linalg as fl
+from allornone.numeric import witness as fw
+
+__all__ = ["REDO_LIMIT", "resolves", "resolved_rank", "silent_coordinates", "readout_error", "token_basis",
+           "token_parts", "token_readout_residual", "token_through", "token_direct", "readouts_with_error",
+           "witness_regressors", "witness_readouts", "input_dimension_on_readouts", "readouts_nonzero",
+           "witnessed_fit", "regress", "regress_logits", "largest_column_norm", "unscaled_minimum_norm",
+           "input_subspace", "transported_kernel", "gamma_off_N_rank", "kernel_residual", "twin_readout_residual",
+           "translation", "translation_witness", "transported_readout_error", "transported_identity",
+           "identity_by_inclusion", "map_error"]
+
+# Most entries recomputed with correctly rounded dot products by one a posteriori
+# bound (beyond, the bound is not formed and the propagated one stands).
+REDO_LIMIT = 1 << 18
+
+
+def _undecided(d: Decision) -> Decision:
+    return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
+
+
+# -- what a bound can decide ------------------------------------------------------------
+
+def resolves(tol, error: float, size: float) -> bool:
+    """Whether a propagated error bound is small enough to support a decision
+    that something vanishes (a direction cut from a rank, a fit that holds):
+    within ``sqrt(gap) rtol`` of the natural size, between the modelling
+    tolerance ``rtol`` and the ``gap rtol`` at which a residual fails. A larger
+    bound cannot tell an exact zero from a small value that the tolerance
+    would still count, so the decision is left undecided."""
+    return error <= math.sqrt(tol.gap) * tol.rtol * size
+
+
+def resolved_rank(X, scale, tol, noise: float, size: float | None = None):
+    """:func:`~allornone.numeric.linalg._rank_of`, undecided as well when a
+    direction is called zero under a propagated error bound ``noise`` that
+    the tolerance does not resolve at ``size`` (default: the largest singular
+    value; :func:`resolves`)."""
+    r, decided, sv, bound = fl._rank_of(X, scale, tol, noise)
+    if r < min(X.shape) and not resolves(tol, noise, float(sv[0]) if size is None else size):
+        decided = False
+    return r, decided, sv, bound
+
+
+def silent_coordinates(model):
+    """The coordinates in which every ``g_0(y)`` is exactly zero (a boolean
+    mask). ``G - g(y_0)`` is measured with TwoSum and the declared input error,
+    so a coordinate whose difference and error both vanish is zero in the exact
+    ``G_0`` too: ``SG`` -- hence ``N`` and every readout in it -- has no
+    component there."""
+    G0, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
+    return ~(np.any(G0, axis=0) | np.any(E0, axis=0))
+
+
+# -- the readouts -----------------------------------------------------------------------
+
+def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = False, direct=None) -> float:
+    """A bound on the spectral norm of the error of ``rows @ P`` (the readouts
+    ``P_Γ f`` of the given rows of ``F``, or of differences of rows) against the
+    exact ``rows P_Γ``.
+
+    Three parts. The computed ``P`` is the projector onto the span of
+    ``basis`` up to ``4 sqrt(d) u`` (rounding, orthonormality); that span is
+    within the angle ``gamma_error`` of the exact ``Γ`` (twice that in the
+    projector); and the product is rounded, entrywise at most
+    ``gamma_(d+2) |rows| |P|`` (Higham), so that a coordinate in which ``P`` is
+    zero costs nothing, however large. When the exact ``Γ`` lies in ``N``
+    (``in_N``: a token readout, a transported ``Γ~``) and the computed basis is
+    exactly zero in the coordinates where ``G_0`` is (:func:`silent_coordinates`),
+    both ``P`` and the exact ``P_Γ`` vanish there, and the first two parts act
+    only on the rest of each row: a hidden coordinate of ``f``, however large,
+    enters neither. (Without ``in_N`` only the rounding part is so confined.)
+
+    ``direct = (a, delta)`` measures instead what the rows see of the basis's
+    error: ``|rows (Q - Z)| <= a + |rows| delta`` for the basis ``Q`` and a basis
+    ``Z`` of the exact ``Γ`` within ``1/gap`` of it (:func:`token_readout_residual`).
+    The fit of ``rows Q Q^T`` then differs from that of ``rows Z Q^T`` -- consistent
+    exactly when the exact readouts are, with the same misfit up to that
+    ``1/gap`` -- by at most that much, which replaces the angle's part when
+    smaller."""
+    u = fl.UNIT_ROUNDOFF
+    if rows.size == 0 or basis.shape[1] == 0:
+        return 0.0
+    silent = silent_coordinates(model)
+    confined = bool(np.any(silent)) and not np.any(basis[silent])
+    live = rows[:, ~silent] if confined else rows
+    n_live = fl.norm2(live)
+    # (|E| <= |A| entrywise gives ||E||_2 <= || |A| ||_2)
+    product = 1.01 * (model.d + 2) * u * fl.norm2(np.abs(rows) @ np.abs(P))
+    n_gamma = n_live if in_N else fl.norm2(rows)
+    part = 2 * gamma_error * n_gamma
+    if direct is not None:
+        part = min(part, direct[0] + direct[1] * n_live)
+    return float(part + 4 * math.sqrt(model.d) * u * n_live + product)
+
+
+def token_basis(model, G, pairs):
+    """A basis of a token readout ``Γ_T`` from ``G = P_N D`` as computed (``D``
+    the differences ``g(a) - g(b)`` of ``pairs``), whether its dimension was
+    decided (with the model's structure), and a bound on the sine of its angle
+    to the exact ``Γ_T``: the error of ``P_N`` at the size of the differences."""
+    be = model.backend
+    D = np.hstack([model.unembedding_difference(a, b) for a, b in pairs])
+    eps = model.structure.errors.get("N", 0.0)
+    # (hidden components of g make the differences large and their projections
+    # small: a direction may be called zero under an error that cannot tell)
+    scale = be.scale(model.projector_N, D)
+    r, decided, sv, bound = resolved_rank(G, scale, model.tolerance, eps * fl.norm2(D), scale)
+    basis = np.linalg.svd(G)[0][:, :r]
+    error = eps + (bound / sv[r - 1] if r else 0.0)
+    return basis, decided and model.structure.decided, float(error)
+
+
+def token_parts(model, G, pairs, basis):
+    """``G = P_N D`` as computed (the token readout ``Γ_T`` of ``pairs``), the
+    token differences ``D + E = g(a) - g(b)`` exactly (TwoSum) and
+    ``C = V_r S_r^{-1}`` from the SVD of ``G`` at the rank of ``basis``; None when
+    that rank exceeds what ``G`` holds, or when the model declares an input
+    error (the differences are then not exact)."""
+    if model.input_error or basis.shape[1] == 0:
+        return None
+    ga = np.vstack([model.G[a] for a, _ in pairs]).T
+    gb = np.vstack([model.G[b] for _, b in pairs]).T
+    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
+    _, S, Vt = np.linalg.svd(G, full_matrices=False)
+    r = basis.shape[1]
+    if r > S.size or S[r - 1] <= 0:
+        return None
+    return G, D, E, Vt[:r].T / S[:r]
+
+
+def token_readout_residual(model, G, pairs, basis):
+    r"""What the contexts see of the error of the computed basis ``Q`` of a
+    token readout ``Γ_T`` (``G`` its computed ``P_N D``, ``pairs`` its tokens),
+    measured, for a basis ``Z`` of the exact ``Γ_T`` and any ``rows`` that
+    combine rows of ``F`` (``R_rows`` the same combination of the rows of
+    ``R``); None when it cannot be formed (a declared input error, entries too
+    large to split). Returns ``(R, R_err, C, delta)``: ``R`` and an entrywise
+    bound on its error, so that
+    ``|rows (Q - Z)| <= |R_rows C| + | |R_err|_rows | |C| + |rows| delta``.
+
+    The token differences ``d = g(a) - g(b)`` lie in ``SG``, and ``P_N d`` differs
+    from ``d`` by a part in ``SG ∩ N^⊥ ⊆ SF^⊥``: ``F P_N d = F d`` exactly (F4),
+    whatever ``P_N`` makes of a hidden component. With ``G = P_N D`` as
+    computed and ``Q = G C + Δ`` (``C = V_r S_r^{-1}`` from the SVD of ``G``,
+    ``Δ`` measured), ``Z = P_N D C`` (exact ``P_N``, exact differences) spans
+    ``Γ_T`` when its dimension is decided, and
+    ``F (Q - Z) = (F G - F D) C + F Δ``. ``R = F G - F D`` is formed with correctly
+    rounded dot products, the differences ``D`` with the exact error of their
+    subtraction (TwoSum), so the large terms of a hidden component of ``g`` cancel
+    exactly; its entries are then accurate to half an ulp."""
+    parts = token_parts(model, G, pairs, basis)
+    if parts is None:
+        return None
+    G, D, E, C = parts
+    u = fl.UNIT_ROUNDOFF
+    # Δ = Q - G C, measured, plus the rounding of the product G C
+    delta = fl.norm2(basis - G @ C) + 1.01 * (G.shape[1] + 2) * u * fl.norm2(np.abs(G) @ np.abs(C))
+    F = model.F
+    R = np.empty((F.shape[0], G.shape[1]))
+    Rerr = np.empty_like(R)
+    for j in range(G.shape[1]):
+        cols = [(F, np.broadcast_to(G[:, j], F.shape)), (F, np.broadcast_to(-D[:, j], F.shape)),
+                (F, np.broadcast_to(-E[:, j], F.shape))]
+        out = fl.rounded_dots(cols)
+        if out is None:
+            return None
+        R[:, j] = out[0]
+        # half an ulp of each value, and what underflow may have lost
+        Rerr[:, j] = u * np.abs(out[0]) + out[1]
+    return R, Rerr, C, float(delta)
+
+
+def token_through(model, G, pairs, basis):
+    r"""``(FQ, R, R_err)`` as :func:`twin_readout_residual` gives them, for the
+    computed basis ``Q`` of a token readout ``Γ_T``: ``FQ = F Q`` correctly
+    rounded and ``|F[x] (Q - Z)| <= |R[x]| + R_err[x]`` for the basis
+    ``Z = P_N D C`` of the exact ``Γ_T`` of :func:`token_readout_residual`
+    (within ``1/gap`` of ``Q`` by the rank decision). ``F P_N D = F D`` exactly
+    (F4), so ``F (Q - Z) = F Q - (F D) C``, with ``F Q`` and ``F D`` (the exact
+    differences, TwoSum) correctly rounded: neither ``|F|`` nor ``Q``'s distance
+    from ``G C`` enters. None when it cannot be formed."""
+    parts = None if model.F.shape[0] * (basis.shape[1] + len(pairs)) > REDO_LIMIT else \
+        token_parts(model, G, pairs, basis)
+    if parts is None:
+        return None
+    G, D, E, C = parts
+    u, r = fl.UNIT_ROUNDOFF, basis.shape[1]
+    F = model.F
+    FQ = np.empty((F.shape[0], r))
+    FD = np.empty((F.shape[0], D.shape[1]))
+    tiny = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(r):
+            out = fl.rounded_dots([(F, np.broadcast_to(basis[:, j], F.shape))])
+            if out is None:
+                return None
+            FQ[:, j], tiny = out[0], tiny + out[1]
+        t_fd = 0.0
+        for j in range(D.shape[1]):
+            out = fl.rounded_dots([(F, np.broadcast_to(D[:, j], F.shape)), (F, np.broadcast_to(E[:, j], F.shape))])
+            if out is None:
+                return None
+            FD[:, j], t_fd = out[0], t_fd + out[1]
+        FDC = FD @ C
+        R = FQ - FDC
+        # F Q and F D to half an ulp (and underflow), the product (F D) C
+        # (Higham) with F D's own error carried by |C|, the subtraction's rounding
+        Rerr = 1.01 * u * (np.abs(FQ) + np.abs(R)) + 1.01 * (D.shape[1] + 3) * u * (np.abs(FD) @ np.abs(C)) \
+            + tiny + t_fd * float(np.abs(C).sum())
+    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Rerr))):
+        return None
+    return FQ, R, Rerr
+
+
+def token_direct(model, G, pairs, basis, plus, minus=()):
+    """``(a, delta)`` for :func:`readout_error` on the rows ``F[plus] - F[minus]``
+    (``minus`` empty, or as long as ``plus``) of a token readout's basis, from
+    :func:`token_readout_residual`; None when that is not available."""
+    tok = token_readout_residual(model, G, pairs, basis)
+    if tok is None:
+        return None
+    R, Rerr, C, delta = tok
+    Rr, Er = R[list(plus)], Rerr[list(plus)]
+    if len(minus):
+        Rr, Er = Rr - R[list(minus)], Er + Rerr[list(minus)]
+        # (the subtraction's rounding, half an ulp of each entry)
+        Er = Er + 1.01 * 2.0 ** -53 * np.abs(Rr)
+    return float(fl.norm2(Rr @ C) + fl.norm2(Er) * fl.norm2(C)), delta
+
+
+def readouts_with_error(model, targets, FT, Y, basis, P, gamma_error: float, in_N: bool, token=None,
+                        through=None):
+    """The readouts ``Y = F_T P`` of the contexts ``targets`` (rows ``FT``) and a
+    bound on their error, ``(Y, y_error)``: the rounding of ``F P_Γ`` and the
+    error ``gamma_error`` of ``Γ`` itself (:func:`readout_error`; ``in_N``: the
+    exact ``Γ`` lies in ``N``).
+
+    ``token = (G, pairs)`` for a token readout whose error is its own: what the
+    contexts see of it is measured (:func:`token_direct`), and the readouts are
+    formed through ``F`` (:func:`token_through`). ``through`` (a function of the
+    basis, :func:`twin_readout_residual`) does the same for a transported
+    ``Γ~``. Either way the readouts become ``(F_T Q) Q^T`` from correctly rounded
+    ``F_T Q``, against a basis ``Z`` of the exact readout: ``Y' = F_T Z Q^T``
+    fits exactly when the exact readouts do (``Q^T Q`` is invertible), and
+    ``|Y - Y'| <= |F_T Q_computed - F_T Z| |Q|`` plus the rounding of the
+    product; they are used where that bound is the smaller."""
+    direct = token_direct(model, *token, basis, targets) if token is not None else None
+    y_error = readout_error(model, FT, basis, P, gamma_error, in_N=in_N, direct=direct)
+    if token is not None:
+        tw = token_through(model, *token, basis)
+    else:
+        tw = through(basis) if through is not None else None
+    if tw is not None:
+        FQ, R, Rerr = tw[:3]
+        idx = list(targets)
+        FQt = FQ[idx]
+        Yd = FQt @ basis.T
+        nQ = fl.norm2(basis) * (1 + 4 * fl.UNIT_ROUNDOFF)
+        # (F~_T Q is off the exact F~_T Q by half an ulp, besides R's own bound)
+        e_d = (fl.norm2(R[idx]) + fl.norm2(Rerr[idx]) + fl.UNIT_ROUNDOFF * fl.norm2(FQt)) * 1.01 * nQ \
+            + 1.01 * (basis.shape[1] + 2) * fl.UNIT_ROUNDOFF * fl.norm2(np.abs(FQt) @ np.abs(basis.T))
+        if e_d < y_error:
+            Y, y_error = Yd, float(e_d)
+    return Y, y_error
+
+
+# -- a posteriori witnesses of a fit ------------------------------------------------------
+
+def witness_regressors(model, pairs, reading):
+    """The regressors of :func:`regress` for :func:`witnessed_fit`,
+    ``(X, X_err)`` with an entrywise bound on their error against the exact
+    ones; None when they cannot be formed (a declared input error, too large).
+
+    Reading anything, ``[F_S, 1]``: the inputs themselves, exact. Reading
+    ``M``, ``[L_S, 1]``, whose column space is that of ``[F_S P_M, 1]``
+    exactly (:func:`regress_logits`): the logits ``L_S = F_S G_0^T`` with
+    ``G_0 = G - g(y_0)`` split exactly by TwoSum, each entry correctly
+    rounded -- no ``P_M`` and no rank enter."""
+    FS = model.F[[s for s, _ in pairs], :]
+    ones = np.ones((len(pairs), 1))
+    if model.input_error or not len(pairs):
+        return None
+    if reading == "any":
+        return np.hstack([FS, ones]), 0.0
+    if len(pairs) * model.n * (model.d + 1) > REDO_LIMIT:
+        return None
+    D, E = fl._two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
+    out = fw.rounded_matmul([(FS, D.T), (FS, E.T)])
+    if out is None:
+        return None
+    L, L_err = out
+    return np.hstack([L, ones]), np.hstack([L_err, np.zeros((len(pairs), 1))])
+
+
+def witness_readouts(model, rows, B=None, tokens=None, minus=None):
+    """The readouts of the contexts ``rows`` as values of linear functionals
+    that span the readout exactly, ``(Y, Y_err)``; None when they cannot be
+    formed. The readout is the span of the columns of ``B``, or the token
+    readout of the pairs ``tokens``.
+
+    ``P_Γ x = P_Γ y`` exactly when ``B^T x = B^T y`` for any ``B`` whose columns
+    span ``Γ``, so relational linearity on ``Γ`` is the consistency of the
+    readouts ``F_{S⊕q} B`` on the regressors, whichever spanning set. For a
+    readout named by tokens, ``Γ_T = span P_N (g_0(a) - g_0(b))``, and ``u^T f(x)``
+    is the log-odds ``L[x, a] - L[x, b] = f(x)^T (g(a) - g(b))`` for those ``u``
+    (F4): no ``P_N`` enters. Either is formed with correctly rounded dot
+    products (the token differences split exactly by TwoSum). With ``minus``
+    (as many context indices as ``rows``), the differences of the readouts of
+    ``rows`` and ``minus``, each entry rounded once."""
+    if model.input_error:
+        return None
+    sides = [model.F[list(rows), :]]
+    if minus is not None:
+        sides.append(-model.F[list(minus), :])
+    if tokens is not None:
+        ga = np.vstack([model.G[a] for a, _ in tokens]).T
+        gb = np.vstack([model.G[b] for _, b in tokens]).T
+        D, E = fl._two_sum(ga, -gb)          # g(a) - g(b) = D + E exactly
+        parts = [D, E]
+    else:
+        parts = [B]
+    if len(rows) * model.d * parts[0].shape[1] * len(sides) > REDO_LIMIT:
+        return None
+    return fw.rounded_matmul([(Fr, X) for Fr in sides for X in parts])
+
+
+def input_dimension_on_readouts(model, pairs, B=None, tokens=None) -> int | None:
+    """``dim Γ_q`` of a fit reading ``M`` that holds, decided on the readouts
+    (of ``B`` or ``tokens``, as in :func:`witness_readouts`); None when that
+    cannot be told.
+
+    With ``X = [F_S P_M, 1]`` and ``Θ = X^+ Y`` the columns of ``Θ_W`` lie in
+    the row space of ``F_S P_M``, on which ``F_S P_M`` is injective, so
+    ``dim Γ_q = rank Θ_W = rank F_S P_M Θ_W``; where the fit is exact that is
+    ``Y - 1 Θ_1``, and when ``1`` is not in the column space of ``F_S P_M``
+    (that of ``L_S``), ``rank [Y, 1] = dim Γ_q + 1``. ``rank [Y, 1] - 1`` is the
+    rank of the differences ``Y[i] - Y[0]``, and ``Y`` may be any readouts
+    spanning ``Γ`` (:func:`witness_readouts`). Both ranks are decided on
+    correctly rounded entries, against the spectral norm of their entrywise
+    error bounds (at most their Frobenius norm) and the SVD's backward error."""
+    if len(pairs) < 2:
+        return None
+    rows = [t for _, t in pairs]
+    D = witness_readouts(model, rows[1:], B, tokens, minus=[rows[0]] * (len(rows) - 1))
+    X = witness_regressors(model, pairs, "M")
+    if D is None or X is None:
+        return None
+    tol = model.tolerance
+
+    def rank(A, err):
+        if not A.size:
+            return 0, True
+        # (scaled by a power of two, so that no square overflows)
+        e = float(np.ldexp(1.0, int(np.frexp(float(np.max(np.abs(A))) or 1.0)[1])))
+        sv = np.linalg.svd(A / e, compute_uv=False)
+        noise = float(np.linalg.norm(err / e)) * (1 + 1e-6) \
+            + fl.svd_noise(max(A.shape), float(sv[0]) if sv.size else 0.0)
+        return tol.rank(sv, noise=noise)
+
+    L, L_err = X[0][:, :-1], X[1][:, :-1]
+    c = float(np.ldexp(1.0, int(np.frexp(float(np.max(np.abs(L))) if L.size else 1.0)[1])))
+    r_L, ok_L = rank(L, L_err)
+    r_L1, ok_L1 = rank(np.hstack([L, np.full((L.shape[0], 1), c)]), np.hstack([L_err, np.zeros((L.shape[0], 1))]))
+    if not (ok_L and ok_L1) or r_L1 != r_L + 1:
+        return None                     # 1 may lie in the span of the inputs
+    r_D, ok_D = rank(*D)
+    return r_D if ok_D else None
+
+
+def readouts_nonzero(model, B=None, tokens=None) -> bool | None:
+    """Whether a readout (of ``B`` or ``tokens``, as in :func:`witness_readouts`)
+    is not ``{0}``, decided on its readouts over every context; None when that
+    cannot be told.
+
+    For ``Γ ⊆ N`` (a token readout always), ``u -> (f(x)^T u)_x`` is injective
+    (F6), so ``Γ != {0}`` exactly when some readout ``f(x)^T u`` is non-zero. The
+    readouts are formed correctly rounded with an error bound
+    (:func:`witness_readouts`): an entry larger than its bound is non-zero
+    exactly, and entries that are all zero with a zero bound are exactly zero."""
+    out = witness_readouts(model, range(model.m), B, tokens)
+    if out is None:
+        return None
+    Y, err = out
+    if np.any(np.abs(Y) > err):
+        return True
+    if not np.any(Y) and not np.any(err):
+        return False
+    return None
+
+
+def witnessed_fit(model, pairs, reading, readout, decision: Decision) -> Decision | None:
+    """"Holds", shown by a witness (:func:`allornone.numeric.witness.fit_witness`),
+    for a fit the propagated bounds leave undecided; None when none is found.
+
+    ``readout`` is ``(Y, Y_err)`` from :func:`witness_readouts` (or the same
+    functionals measured elsewhere). A fit through inputs of condition ``1e8``
+    has an a priori error far above the tolerance, but the refined map's
+    residual, formed with correctly rounded dot products, is a rigorous bound
+    on the least misfit against the exact data: within ``rtol`` of each
+    readout's size, the readouts fit."""
+    if readout is None:
+        return None
+    regressors = witness_regressors(model, pairs, reading)
+    if regressors is None:
+        return None
+    Y, Y_err = readout
+    X, X_err = regressors
+    if X.shape[0] * X.shape[1] * max(Y.shape[1], 1) > REDO_LIMIT:
+        return None
+    return fw.fit_witness(X, X_err, Y, Y_err, model.tolerance.rtol).decision(model.tolerance, **decision.detail)
+
+
+# -- the regression -----------------------------------------------------------------------
+
+def regress(model, pairs, FS, inputs, Y, y_scale: float, reading: str, y_error: float = 0.0):
+    """Regress ``Y`` (``|S| x c``) on ``X = [inputs, 1]`` (``inputs`` is
+    ``F_S P_M`` reading ``M``, ``F_S`` reading anything; ``FS`` the rows ``F_S``):
+    ``(X, Θ, residual decision, rank X, decided)``, ``Θ`` the minimum-norm
+    solution, as on the exact side.
+
+    The rank of ``X`` is decided with the intercept column brought to the size
+    of the inputs, so that the decision does not depend on the units of ``f``
+    (a column of ones next to inputs of size ``1e6`` would otherwise be a
+    singular value of relative size ``1e-7``: undecided). ``decided`` also
+    covers ``P_M`` when reading ``M``."""
+    be = model.backend
+    ones = be.as_matrix([[1]] * len(pairs), "ones")
+    # The intercept column is brought to the size of the inputs by a power of two,
+    # for the rank decision and the solve alike (then scaled back), so that
+    # neither depends on the units of f.
+    # (the raw rows of F set that size: projected inputs may be pure rounding noise)
+    c = float(np.ldexp(1.0, fl.row_exponents(np.array([[be.scale(FS) or 1.0]]))[0]))
+    Xs = be.hstack(inputs, ones * c)
+    # Reading M, the inputs carry the error of P_M at the size of the rows of F.
+    noise = model.structure.errors.get("M", 0.0) * fl.norm2(FS) if reading == "M" else 0.0
+    # (a direction of the regressors called zero under the propagated error of
+    # P_M, at the size of the raw rows, may be merely small: which it is
+    # decides whether the readouts fit)
+    rank, decided, sv, bound = resolved_rank(Xs, None, model.tolerance, noise)
+    Theta_s = fl.pinv(Xs, rank) @ Y
+    Theta, norm_error, ambiguous = unscaled_minimum_norm(Xs, Theta_s, rank, c, inputs, bound, sv, model.tolerance)
+    X = be.hstack(inputs, ones)
+    # the fitted readouts move by (error of the inputs)/sigma_r times the readouts
+    # and the readouts carry their own error, which a least-squares residual passes on.
+    # The residual is judged by its largest entry, and each column's residual moves
+    # by at most that times its own readouts' (and coefficients') norm: the largest
+    # column norm, not the spectral norm of all of them (up to sqrt(d) larger)
+    nY, nT = largest_column_norm(Y), largest_column_norm(Theta_s)
+    extra = (bound / sv[rank - 1] * nY if rank else 0.0) + noise * nT + y_error
+    # the modelling tolerance is relative to the readouts; the rounding of X Θ is
+    # at the size of |X| |Θ|, which a badly conditioned basis makes much larger
+    size = max(be.scale(Xs, Theta_s), y_scale)
+    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, y_scale,
+                              extra + 64 * fl.UNIT_ROUNDOFF * size)
+    # (readouts that are exactly zero, Γ = {0}, are fitted exactly by Θ = 0)
+    if dec.holds and np.any(Y) and not resolves(be.tolerance, extra, y_scale):
+        # a fit through inputs so ill-conditioned that its error bound is not
+        # within the tolerance of the readouts cannot tell a small misfit from
+        # none: a change of basis of condition 1e8 shrinks an exact misfit that much
+        dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    on_logits = False
+    if reading == "M" and (dec.undecided or not decided) and model.structure.decided:
+        # the same question without P_M: the fit on the logits of S decides it
+        # where the error of P_M leaves it open (both decisions are sound; they
+        # differ only in what they leave undecided)
+        alt = regress_logits(model, pairs, Y, y_scale, y_error)
+        if alt is not None:
+            # (its rank, that of [F_S P_M, 1], is decided there too; Θ and the
+            # rank reported stay those of the fit on P_M, undecided as they were)
+            dec, on_logits = Decision(alt.truth, dec.residual, dec.tolerance, {**dec.detail, "on_logits": alt}), True
+    decided = decided and (reading == "any" or model.structure.decided)
+    # how far the fitted map can be from the exact one: (dY + dX |Θ|) / sigma_r
+    if rank:
+        e_s = float((bound * fl.norm2(Theta_s) + y_error) / sv[rank - 1])
+        dec.detail["theta_error"] = norm_error(e_s)
+    if ambiguous:
+        dec.detail["intercept_in_span"] = True
+    return X, Theta, (dec if decided or on_logits else _undecided(dec)), rank, decided
+
+
+def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
+    r"""Reading ``M``: whether ``Y`` fits ``[F_S P_M, 1]``, decided on
+    ``[L_S, 1]`` instead (``L_S = F_S G_0^T``, the logits of the contexts ``S``);
+    None when it cannot be formed.
+
+    Exactly, ``G_0 P_M f = G_0 f`` for every context (the logits see only the
+    ``M``-component), so ``L_S = F_S B_M (B_M^T G_0^T)`` for a basis ``B_M`` of
+    ``M``, and ``B_M^T G_0^T`` (``k x n``) has rank ``k = rank L``: the columns of
+    ``L_S`` span those of ``F_S P_M``. The two systems are consistent together,
+    and ``L_S`` carries neither ``P_M`` nor its error: its entries are formed
+    with correctly rounded dot products (``G_0 = G - g(y_0)`` split exactly by
+    TwoSum), accurate to half an ulp."""
+    if model.input_error or not len(pairs) or len(pairs) * model.n > REDO_LIMIT:
+        return None
+    u = fl.UNIT_ROUNDOFF
+    FS = model.F[[s for s, _ in pairs], :]
+    D, E = fl._two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
+    n = D.shape[0]
+    L = np.empty((FS.shape[0], n))
+    tiny = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for y in range(n):
+            out = fl.rounded_dots([(FS, np.broadcast_to(D[y], FS.shape)), (FS, np.broadcast_to(E[y], FS.shape))])
+            if out is None:
+                return None
+            L[:, y], tiny = out[0], tiny + out[1]
+        if not np.all(np.isfinite(L)):
+            return None
+        # (the entrywise error, half an ulp, bounds the spectral norm's through |.|)
+        noise = 1.01 * u * fl.norm2(np.abs(L)) + tiny * math.sqrt(L.size)
+        ones = np.ones((len(pairs), 1))
+        c = float(np.ldexp(1.0, fl.row_exponents(np.array([[float(np.max(np.abs(L))) or 1.0]]))[0]))
+        Xs = np.hstack([L, c * ones])
+        rank, decided, sv, bound = resolved_rank(Xs, None, model.tolerance, noise)
+        if not decided:
+            return None
+        Theta = fl.pinv(Xs, rank) @ Y
+        nY, nT = largest_column_norm(Y), largest_column_norm(Theta)
+        extra = (bound / sv[rank - 1] * nY if rank else 0.0) + noise * nT + y_error
+        size = max(model.backend.scale(Xs, Theta), y_scale)
+        dec = model.tolerance.decide(float(np.abs(Xs @ Theta - Y).max()) if Y.size else 0.0, y_scale,
+                                     extra + 64 * u * size)
+    if dec.holds and np.any(Y) and not resolves(model.tolerance, extra, y_scale):
+        return None
+    return dec if not dec.undecided else None
+
+
+def largest_column_norm(A) -> float:
+    """An upper bound on the largest Euclidean norm of a column of ``A``, the
+    matrix scaled by a power of two first so that no square overflows or
+    underflows (a column of entries ``1e-170`` is not of norm zero)."""
+    if not A.size or not np.any(A):
+        return 0.0
+    e = int(fl.row_exponents(np.array([[float(np.max(np.abs(A)))]]))[0])
+    B = np.ldexp(A, -e)
+    return float(np.ldexp(np.sqrt(np.max(np.sum(B * B, axis=0))) * (1 + 4 * fl.UNIT_ROUNDOFF * A.shape[0]), e))
+
+
+def unscaled_minimum_norm(Xs, Theta_s, rank: int, c: float, inputs, bound: float, sv, tol):
+    """Θ of the exact side's convention from the fit with the intercept scaled by ``c``.
+
+    ``Xs = [inputs, c 1]`` and ``Θ_s`` is its minimum-norm solution; with
+    ``S = diag(1, ..., 1, c)``, ``S Θ_s`` solves ``[inputs, 1] Θ = Y``. It is
+    also that system's minimum-norm solution -- the exact side's ``Θ``, which
+    defines ``W`` and ``Γ_q`` -- unless the column of ones lies in the span of
+    the inputs: only then has the null space of ``Xs`` vectors with an
+    intercept part, on which the two norms disagree. Then ``S Θ_s`` is
+    projected orthogonally to ``S k``, ``k`` the last axis projected on the
+    null space (the one null direction with an intercept part; the rest of
+    the null space is orthogonal to both), which minimises ``|S (Θ_s + k z)|``.
+
+    Returns ``Θ``, a function mapping a bound on the error of ``Θ_s`` to a
+    bound on the error of the ``W`` part of ``Θ`` (the projection passes on the
+    error, leaks the intercept's into ``W`` by at most
+    ``min(|k_W| / |k_1|, c / 2)``, and moves with the error of ``k``, at most
+    ``bound / (sigma_r - sigma_{r+1})``), and whether the ones lie in the span
+    of the inputs (or may: then the size of ``W`` follows the balance of the
+    inputs against the intercept, not the readouts over the inputs)."""
+    STheta = np.vstack([Theta_s[:-1], Theta_s[-1:] * c])
+    Theta = STheta
+    same = (lambda e: e)
+    if rank >= Xs.shape[1]:
+        return Theta, same, False
+    r_in, d_in, _, _ = fl._rank_of(inputs, None, tol, bound)
+    if rank == r_in + 1 and d_in:
+        return Theta, same, False
+    if c == 1.0:
+        return Theta, same, True
+    K = np.linalg.svd(Xs)[2][rank:].T
+    k = K @ K[-1]                       # the last axis projected on the null space
+    gap = float(sv[rank - 1]) - (float(sv[rank]) if rank < sv.size else 0.0) - bound
+    if not np.any(k[-1]) or gap <= 0:
+        return Theta, (lambda e: float("inf")), True
+    Sk = k.copy()
+    Sk[-1] *= c
+    nSk = float(np.linalg.norm(Sk))
+    shat = Sk / nSk
+    Theta = STheta - np.outer(shat, shat @ STheta)
+    kW, k1 = float(np.linalg.norm(k[:-1])), abs(float(k[-1]))
+    leak = min(kW / k1, c / 2) if k1 else c / 2
+    eps_k = bound / gap
+    # |d shat_W| <= eps_k (1 + |shat_W| max(1, c)) / |S k| and |d shat| <= 2 max(1, c) eps_k / |S k|,
+    # each times |S Θ_s| (the step subtracts shat_W (shat^T S Θ_s))
+    sW = float(np.linalg.norm(shat[:-1]))
+    move = eps_k * float(fl.norm2(STheta)) / nSk * (1 + 3 * sW * max(1.0, c))
+    return Theta, (lambda e: e * (1 + sW + leak) + move), True
+
+
+def input_subspace(tol, X, scale: float | None, noise: float):
+    """A basis of ``Γ_q``, the column space of ``X = W^T P_Γ``, and whether its
+    dimension was decided, for a fitted ``W`` within ``noise`` of the exact map;
+    ``scale`` is the natural size of ``W`` (readouts over inputs), or None.
+
+    The singular values are judged against ``noise`` and the SVD's own backward
+    error at ``|W|``; the natural size only says whether that bound says
+    anything (:func:`resolves`)."""
+    sv = np.linalg.svd(X, compute_uv=False)
+    bound = fl.svd_noise(max(X.shape), float(sv[0]) if sv.size else 0.0) + noise
+    r, decided = tol.rank(sv, noise=bound, reference=scale)
+    if r < sv.size and scale is not None and not resolves(tol, noise, scale):
+        # a singular value called zero under a propagated error larger than the
+        # modelling tolerance resolves: zero or merely small, it cannot tell
+        decided = False
+    return np.linalg.svd(X)[0][:, :r], decided
+
+
+# -- the transport's kernel ---------------------------------------------------------------
+
+def transported_kernel(model, twin, K, P, V, B, B_error: float, G, equivalent, known_rank, gamma_error):
+    """``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a basis of the kernel of
+    ``K = (I - P_Γ) B* V``, as computed: ``(Ut, ok, error, readout)``, ``ok``
+    whether its dimension was decided, ``error`` a bound on the sine of its
+    angle to the exact ``Γ~`` and ``readout`` on what the twin's contexts can
+    see of it (:func:`kernel_residual`).
+
+    ``B`` is the certificate's ``B*`` and ``B_error`` its error; ``G`` the given
+    columns of ``Γ`` (None for a readout named by tokens). What needs the
+    theorem's own decisions comes as functions: ``equivalent()`` whether EL1--EL3
+    or ``L = L~`` is decided (asked at most once, and only where needed),
+    ``known_rank()`` the exact rank of ``K`` where its premises are decided
+    (else None), ``gamma_error()`` the error of a computed basis of ``Γ``."""
+    # K carries the errors of B* and of the basis of N~ (at the size of B*)
+    eps_N = twin.structure.errors.get("N", 0.0)
+    noise = B_error + eps_N * fl.norm2(B)
+    scale = model.backend.scale(P, B, V)
+    tol = twin.tolerance
+    r, ok, sv, bound = fl._rank_of(K, scale, tol, noise)
+    is_equivalent = None
+    if not ok:
+        # The kernel's dimension is known when its premises are decided: EL3
+        # makes B* a bijection from Ñ onto N, so for Γ ⊆ N, dim Γ~ = dim Γ and
+        # the exact K has rank r* = dim Ñ - dim Γ. Then no tolerance has to
+        # tell its zero singular values from small ones: if the computed
+        # sigma_r* clears the noise, the computed kernel of dimension
+        # dim Ñ - r* is within bound / sigma_r* of the exact one (Wedin, with
+        # the exact sigma_{r*+1} = 0), whatever band the rank fell in.
+        is_equivalent = equivalent()
+        known = known_rank() if is_equivalent else None
+        if known is not None:
+            # the noise above leaves out the error of a computed basis of Γ
+            # (a token readout's); count it here, where nothing else is checked
+            wide = bound + gamma_error() * fl.norm2(B)
+            if known == 0 or float(sv[known - 1]) > wide:
+                r, ok, bound = known, True, wide
+    Ut = V @ np.linalg.svd(K)[2][r:].T
+    # the kernel moves by the noise over the smallest singular value kept out of it
+    error = eps_N + (bound / sv[r - 1] if r else 0.0)
+    readout = error
+    low = float(sv[r - 1]) - bound if r else np.inf
+    if Ut.shape[1] and low > 0:
+        # The a priori noise composes the worst cases of B*, P_N and P~; measure
+        # instead how far the computed kernel is from the exact one
+        # (:func:`kernel_residual`; it rests on EL1-EL3, which L = L~ gives by
+        # Theorem 5): within the tolerance, the cut directions are zero, and the
+        # kernel is off by that over sigma_r (Courant--Fischer, Weyl)
+        if is_equivalent is None:
+            is_equivalent = equivalent()
+        with np.errstate(over="ignore", invalid="ignore"):
+            tau, eta = kernel_residual(model, twin, G, P, B, Ut) if is_equivalent else (np.inf, np.inf)
+        if np.isfinite(tau):
+            error = min(error, eps_N + (tau / low if r else 0.0))
+            readout = min(error, eta + (tau / low if r else 0.0))
+        if r < min(K.shape) and not resolves(tol, noise, scale) and not resolves(tol, tau, scale):
+            # The kernel's dimension is also known when Γ ⊆ N (or the
+            # dimension of Γ ∩ N) is decided: EL3 makes B* a bijection from Ñ
+            # onto N, so dim Γ~ = dim (Γ ∩ N); a computed rank that agrees
+            # with it (its kept singular values clear of the noise band) cuts
+            # no direction that might be merely small.
+            ok = is_equivalent and ok and r == known_rank()
+    elif r < min(K.shape) and not resolves(tol, noise, scale):
+        ok = False
+    return Ut, ok, float(error), float(readout)
+
+
+def gamma_off_N_rank(model, Q, G=None, token_error: float = 0.0) -> int | None:
+    """``rank (I - P_N) Q`` for an orthonormal basis ``Q`` of ``Γ``, decided and
+    resolved, or None: ``dim Γ - dim (Γ ∩ N)``.
+
+    ``P_N`` is off by the error of ``N``, and ``Q`` by the sine of its angle to
+    the exact ``Γ`` (an orthonormal basis of it is within twice that): for a
+    token readout its propagated error ``token_error``, for the given columns
+    ``G`` of a data matrix the SVD's backward error over its smallest kept
+    singular value (Wedin; its rank is decided)."""
+    eQ = token_error
+    if G is not None:
+        sG = np.linalg.svd(G, compute_uv=False)
+        eQ = 4 * fl.svd_noise(max(G.shape), float(sG[0])) / float(sG[Q.shape[1] - 1])
+    R = Q - model.projector_N @ Q
+    eps = model.structure.errors.get("N", 0.0)
+    cut, ok, _, _ = resolved_rank(R, 1.0, model.tolerance, eps * fl.norm2(Q) + 2 * eQ, 1.0)
+    return cut if ok else None
+
+
+def kernel_residual(model, twin, G, P, B, Ut) -> tuple[float, float]:
+    r"""``(tau, eta)``: an a posteriori bound ``tau`` on ``||(I - P_Γ) B* ũ_j||``
+    (Frobenius over the columns ``ũ_j`` of ``Ut``, orthonormal columns in the
+    computed ``Ñ``), for the exact ``P_Γ`` and ``B*`` (``B`` the computed one,
+    ``G`` the given columns of ``Γ``; None for a readout named by tokens), and
+    ``eta`` on the part of ``Ut`` off the exact ``SG~`` (``inf`` unless ``Ut``
+    vanishes where ``g~_0`` does); ``inf`` when they cannot be formed. By
+    Courant--Fischer the singular values of the exact ``(I - P_Γ) B*`` on ``Ñ``
+    beyond the computed rank are then at most about ``tau``, and the computed
+    kernel is within ``tau / sigma_r`` of the exact one.
+
+    Needs EL1--EL3 (the caller checks them, or ``L = L~``). Then the exact
+    ``u = B* ũ`` lies in ``N`` and reads the contexts as ``ũ`` does: ``B*``
+    vanishes on ``Ñ^⊥`` (so on the part ``ũ_⊥`` of ``ũ`` off ``SG~``), and
+    ``F u = F~ P~ ũ_S = F~ ũ_S`` for the part ``ũ_S`` in ``SG~`` (F4, EL1, EL3;
+    ``SG~ ∩ Ñ^⊥ ⊆ SF~^⊥``). Likewise ``F`` does not see the part of any vector
+    in ``SG ∩ N^⊥``. So for the computed ``u_c = B_c ũ``, ``e = P_N P_SG u_c - u``
+    lies in ``N`` with ``F e = (F u_c - F~ ũ) - F (I - P_SG) u_c + F~ ũ_⊥``, and
+    ``F`` is injective on ``N``: ``|e| <= |F e| / sigma_min(F|N)``.
+
+    The residual ``F u_c - F~ ũ`` is formed with correctly rounded dot products
+    (contexts scaled by common powers of two), so the large terms of a hidden
+    component cancel exactly. The parts off ``SG`` and ``SG~`` are bounded by
+    what the vectors have off the computed bases of ``SG`` (measured) plus those
+    bases' angles -- not by the angles of ``N`` and ``Ñ``, which divide by the
+    cosines between ``SF`` and ``SG`` -- and are read by ``F`` only in the
+    coordinates where ``g_0`` is not identically zero (the vectors vanish in the
+    others, checked, as does every exact ``SG``: :func:`silent_coordinates`)."""
+    from allornone.numeric.equivalence import _common_exponents
+
+    u = fl.UNIT_ROUNDOFF
+    if Ut.shape[1] == 0:
+        return 0.0, 0.0
+    VN = model.basis_N
+    if VN.shape[1] == 0 or G is None or G.shape[1] == 0:
+        return math.inf, math.inf
+    F, Ft = model.F, twin.F
+    ex = _common_exponents(F, Ft)
+    Fs, Fts = fl.scale_rows(F, ex), fl.scale_rows(Ft, ex)
+    Uc = B @ Ut
+    d, dt = model.d, twin.d
+    sa, sb = model.structure, twin.structure
+
+    def confined(silent, vectors):
+        return bool(np.any(silent)) and not np.any(vectors[silent])
+
+    def live_norm(X, silent, vectors):
+        # F reads a vector that vanishes where g_0 does only in the other coordinates
+        return fl.norm2(X[:, ~silent] if confined(silent, vectors) else X)
+
+    def off_sg(X, BG, eG, dim):
+        # |(I - P_SG) X|_F for the exact SG: off the computed basis (measured,
+        # with the rounding of the two products) plus the basis's angle
+        nX = float(np.linalg.norm(X))
+        meas = float(np.linalg.norm(X - BG.T @ (BG @ X)))
+        return meas + (eG + 4 * (dim + 2) * u) * nX * 1.01
+
+    sil_a, sil_b = silent_coordinates(model), silent_coordinates(twin)
+    eta_b = off_sg(Ut, sb.basis_SG, sb.errors.get("SG", 0.0), dt)
+    Fb_live = live_norm(Fts, sil_b, Ut)
+    Fb_live_confined = confined(sil_b, Ut) or not np.any(sil_b)
+
+    def residual(Uc):
+        # F u_c - F~ ũ, each entry correctly rounded (error: half an ulp of itself)
+        res = np.empty((F.shape[0], Ut.shape[1]))
+        tiny = 0.0
+        for j in range(Ut.shape[1]):
+            out = fl.rounded_dots([(Fs, np.broadcast_to(Uc[:, j], Fs.shape)),
+                                   (Fts, np.broadcast_to(-Ut[:, j], Fts.shape))])
+            if out is None:
+                return None, 0.0
+            res[:, j] = out[0]
+            tiny += out[1]
+        return res, tiny
+
+    # The bound holds for any u_c; B_c ũ carries the certificate's own error,
+    # which iterative refinement on the accurate residual removes: a step
+    # within the computed N by least squares on F (the bases are the model's own)
+    res, tiny = residual(Uc)
+    if res is None:
+        return math.inf, math.inf
+    FV = Fs @ VN
+    for _ in range(2):
+        step = VN @ np.linalg.lstsq(FV, res, rcond=None)[0]
+        new_res, new_tiny = residual(Uc - step)
+        if new_res is None or not np.linalg.norm(new_res) < np.linalg.norm(res):
+            break
+        Uc, res, tiny = Uc - step, new_res, new_tiny
+    eta_a = off_sg(Uc, sa.basis_SG, sa.errors.get("SG", 0.0), d)
+    Fa_live = live_norm(Fs, sil_a, np.hstack([Uc, VN]))
+    n_Fe = float(np.linalg.norm(res)) * (1 + 2 * u) + tiny * math.sqrt(res.size) \
+        + Fa_live * eta_a + Fb_live * eta_b
+    # sigma_min of F on the exact N, from F on the computed basis and the angle of N
+    e_v = sa.errors.get("N", 0.0) + 4 * math.sqrt(d) * u
+    s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (d + 2) * u * float(
+        np.linalg.norm(np.abs(Fs) @ np.abs(VN)))
+    low = s_min * (1 - 2 * e_v) - Fa_live * e_v
+    if low <= 0 or not math.isfinite(n_Fe):
+        return math.inf, math.inf
+    nU = float(np.linalg.norm(Uc))
+    # u_c - u = e + (I - P_N P_SG) u_c: its part off the computed N (measured)
+    # and the angle of N, and its part off SG
+    off_N = float(np.linalg.norm(Uc - VN @ (VN.T @ Uc))) + (e_v + 4 * (d + 2) * u) * nU * 1.01
+    e_u = n_Fe / low + off_N + eta_a
+    # (I - P_Γ) u_c with the computed projector, plus its error: the basis of Γ
+    # was computed from the given columns (Wedin: their SVD's backward error
+    # over the smallest kept singular value)
+    g_err = fl.row_basis_with_error(G.T, model.backend.scale(G), model.tolerance)[2]
+    kappa = float(np.linalg.norm(Uc - P @ Uc)) * 1.01 + (2 * g_err + 8 * math.sqrt(d) * u) * nU
+    tau, eta = float(kappa + e_u), float(eta_b if Fb_live_confined else math.inf)
+    # (a sum of squares may overflow at the extremes of binary64: no bound then)
+    return (tau if math.isfinite(tau) else math.inf), (eta if math.isfinite(eta) else math.inf)
+
+
+def twin_readout_residual(model, twin, G, basis):
+    r"""The twin's readouts on a computed basis ``Q`` of ``Γ~``, measured
+    through the original model's contexts (``G`` the given columns of ``Γ``;
+    None for a readout named by tokens). Returns ``(FQ, R, R_err, Rc)`` (one
+    row per context) or None: ``FQ`` is ``F~ Q``, each entry correctly rounded,
+    and ``|F~[x] (Q - Z)| <= |R[x]| + R_err[x]`` (entrywise) for a basis ``Z`` of
+    the exact ``Γ~`` within ``1/gap`` of ``Q``.
+
+    Needs ``Γ ⊆ N`` and EL1--EL3 (the caller checks them, or ``L = L~``). Then
+    ``B*`` maps ``Ñ`` onto ``N``, and for ``ũ ∈ Ñ`` the exact ``F B* ũ = F~ ũ``
+    (:func:`kernel_residual`). For any ``Rc`` the columns ``w = G Rc`` of the
+    given ``G`` lie in ``Γ ⊆ N``, so ``Z = (B*|Ñ)^{-1}(G Rc)`` lies in ``Γ~`` and
+    ``F~ Z = (F G) Rc`` exactly: the twin's readouts are the original model's,
+    and ``F~ (Q - Z) = F~ Q - (F G) Rc`` is measured with correctly rounded dot
+    products -- neither the certificate's error nor that of ``Γ~`` enters.
+    ``Rc`` is the least-squares fit of ``F~ Q`` by ``F G``.
+
+    ``Z`` is close to ``Q``: ``e = P_Ñ P_SG~ Q - Z`` lies in ``Ñ``, on which
+    ``F~`` is injective, with ``F~ e = F~ (Q - Z) - F~ (I - P_SG~) Q`` (``F~`` does
+    not see ``SG~ ∩ Ñ^⊥``), and ``Q - Z = e + (I - P_Ñ P_SG~) Q``; the parts off
+    ``Ñ`` and ``SG~`` are measured off the computed bases plus their angles. So
+    ``Z`` has the dimension of ``Q`` and the fit of ``F~ Z`` has the misfit of
+    the exact readouts up to that factor; beyond ``1/gap`` the bound is not used."""
+    if G is None or model.input_error or twin.input_error or basis.shape[1] == 0:
+        return None
+    u = fl.UNIT_ROUNDOFF
+    F, Ft = model.F, twin.F
+    r, rg = basis.shape[1], G.shape[1]
+    if rg == 0 or Ft.shape[0] * (r + rg) > REDO_LIMIT:
+        return None
+
+    def dots(A, X):
+        # A X, each entry correctly rounded; (values, underflow bound)
+        out, tiny = np.empty((A.shape[0], X.shape[1])), 0.0
+        for j in range(X.shape[1]):
+            got = fl.rounded_dots([(A, np.broadcast_to(X[:, j], A.shape))])
+            if got is None:
+                return None, 0.0
+            out[:, j], tiny = got[0], tiny + got[1]
+        return out, tiny
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        FQ, t1 = dots(Ft, basis)
+        H, t2 = dots(F, G)
+        if FQ is None or H is None:
+            return None
+        Rc = np.linalg.lstsq(H, FQ, rcond=None)[0]
+        HR = H @ Rc
+        R = FQ - HR
+        # FQ and H to half an ulp (and underflow), the product H Rc (Higham) with
+        # H's own error carried by |Rc|, and the subtraction's rounding
+        Rerr = 1.01 * u * (np.abs(FQ) + np.abs(R)) + 1.01 * (rg + 3) * u * (np.abs(H) @ np.abs(Rc)) \
+            + t1 + t2 * float(np.abs(Rc).sum())
+        if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Rerr))):
+            return None
+        # how far Z is from Q, in rows scaled by powers of two (exact; any scaling
+        # of the contexts keeps F~ injective on Ñ)
+        ex = fl.row_exponents(Ft)
+        Fs = fl.scale_rows(Ft, ex)
+        Rs = fl.scale_rows(np.abs(R) + Rerr, ex)
+        sb = twin.structure
+        V, dt = twin.basis_N, twin.d
+        if V.shape[1] < r:
+            return None
+        silent = silent_coordinates(twin)
+        # (F~ reads vectors that vanish where g~_0 does only in the other coordinates)
+        confined = np.any(silent) and not np.any(basis[silent]) and not np.any(V[silent])
+        live = Fs[:, ~silent] if confined else Fs
+        BG = sb.basis_SG
+        nQ = float(np.linalg.norm(basis))
+        eta = float(np.linalg.norm(basis - BG.T @ (BG @ basis))) \
+            + (sb.errors.get("SG", 0.0) + 4 * (dt + 2) * u) * nQ * 1.01
+        e_v = sb.errors.get("N", 0.0) + 4 * math.sqrt(dt) * u
+        FV = Fs @ V
+        s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (dt + 2) * u * float(
+            np.linalg.norm(np.abs(Fs) @ np.abs(V)))
+        n_live = fl.norm2(live)
+        low = s_min * (1 - 2 * e_v) - n_live * e_v
+        if not low > 0:
+            return None
+        e = (float(np.linalg.norm(Rs)) * 1.01 + n_live * eta) / low
+        off_N = float(np.linalg.norm(basis - V @ (V.T @ basis))) + (e_v + 4 * (dt + 2) * u) * nQ * 1.01
+        close = e + off_N + eta
+    if not (math.isfinite(close) and close * twin.tolerance.gap <= 1.0):
+        return None
+    return FQ, R, Rerr, Rc
+
+
+# -- steering (W = I) ---------------------------------------------------------------------
+
+def translation(model, pairs, FS, FT, D, basis, P, gamma_error: float, in_N: bool, token=None, through=None):
+    """Whether every row of the readouts' differences ``D = (F_T - F_S) P`` is
+    the same, ``(decision, D)`` (``D`` formed through ``F`` where that bounds it
+    better; ``gamma_error``, ``in_N``, ``token`` and ``through`` as in
+    :func:`readouts_with_error`).
+
+    Each row of ``D`` carries the error of ``Γ`` (a token readout's ``P_N``, a
+    transported ``Γ~``) and the rounding of the product, confined to the
+    coordinates that can carry a readout (:func:`readout_error`), and the
+    subtraction's rounding (at most ``u |f(s⊕q) - f(s)|`` entrywise, read
+    through ``P``); a row of the residual ``D - 1 D[0]`` is the difference of two
+    rows of ``D``. The modelling tolerance is relative to the readouts'
+    differences, not to ``|f| |P_Γ|``, which counts hidden components that
+    ``P_Γ`` cancels."""
+    be = model.backend
+    diff = FT - FS
+    u = fl.UNIT_ROUNDOFF
+    targets, sources = [t for _, t in pairs], [s for s, _ in pairs]
+    # what the contexts see of a token readout's error, measured; the computed
+    # differences are off the exact ones by their rounding, which reads the
+    # basis's whole error (below)
+    direct = token_direct(model, *token, basis, targets, sources) if token is not None else None
+    per_row = readout_error(model, diff, basis, P, gamma_error, in_N=in_N, direct=direct) \
+        + 1.01 * u * (fl.norm2(np.abs(diff) @ np.abs(P))
+                      + fl.norm2(diff) * (2 * gamma_error + 4 * math.sqrt(model.d) * u))
+    # A transported Γ~ (``through``: :func:`twin_readout_residual`): the
+    # differences (F~_T Q - F~_S Q) Q^T from correctly rounded F~ Q, against
+    # (F~_T - F~_S) Z Q^T for a basis Z of the exact Γ~ within 1/gap of Q,
+    # which is steered exactly when the exact readouts are; each F~ Q is off
+    # F~ Z by |R| + R_err and its half ulp, the subtraction rounds once
+    if token is not None:
+        tw = token_through(model, *token, basis)
+    else:
+        tw = through(basis) if through is not None else None
+    if tw is not None:
+        FQ, R, Rerr = tw[:3]
+        dQ = FQ[targets] - FQ[sources]
+        off = np.abs(R[targets]) + np.abs(R[sources]) + Rerr[targets] + Rerr[sources] \
+            + u * (np.abs(FQ[targets]) + np.abs(FQ[sources]) + np.abs(dQ))
+        nQ = fl.norm2(basis) * (1 + 4 * u)
+        e_d = 1.01 * fl.norm2(off) * nQ + 1.01 * (basis.shape[1] + 2) * u * fl.norm2(np.abs(dQ) @ np.abs(basis.T))
+        if e_d < per_row:
+            D, per_row = dQ @ basis.T, float(e_d)
+    extra = 2 * per_row
+    dec = be.vanishes(be.minus_row(D, 0), D, extra=extra)
+    if dec.holds and np.any(D) and extra * be.tolerance.gap > fl.norm2(D):
+        dec = _undecided(dec)
+    return dec, D
+
+
+def translation_witness(model, pairs, readout, decision: Decision) -> Decision | None:
+    """"Steered", shown by a witness, or None: the readouts of ``f(s⊕q) - f(s)``
+    on functionals spanning ``Γ`` exactly (``readout``, from
+    :func:`witness_readouts` with ``minus``) are constant over the pairs when
+    the constant column fits them: a fit on the regressors ``[1]``
+    (:func:`allornone.numeric.witness.fit_witness`; "holds" only)."""
+    if readout is None or model.input_error:
+        return None
+    Y, Y_err = readout
+    w = fw.fit_witness(np.ones((len(pairs), 1)), 0.0, Y, Y_err, model.tolerance.rtol)
+    return w.decision(model.tolerance, **decision.detail)
+
+
+def transported_identity(model, twin, A, B, errors: dict, gt, gt_decided: bool, gt_error: float, Wt, Pt,
+                         identity: Decision) -> Decision:
+    """The float verdict on whether the transported map ``W~`` is ``P_Γ~``, from
+    ``identity`` (``W~ - P_Γ~`` judged against :func:`map_error`; ``A``, ``B``
+    the certificate's maps, ``errors`` their error bounds): undecided on an
+    undecided ``Γ~`` or structure, and where the error bound is within ``gap``
+    of the map itself (it says nothing); where it is left undecided, decided
+    as ``Γ~ ⊆ M~`` (:func:`identity_by_inclusion`)."""
+    structures = model.structure.decided and twin.structure.decided
+    if not gt_decided or not structures:
+        identity = _undecided(identity)
+    elif identity.holds:
+        err = map_error(model, twin, A, B, errors, gt_error)
+        if err * model.backend.tolerance.gap > fl.norm2(Wt) + fl.norm2(Pt):
+            identity = _undecided(identity)
+    if identity.undecided and gt_decided and structures:
+        identity = identity_by_inclusion(twin, gt, gt_error, identity)
+    return identity
+
+
+def identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Decision:
+    """Whether the transported map is ``P_Γ~``, decided as ``Γ~ ⊆ M~``.
+
+    For ``ũ ∈ Γ~`` (so ``u = B* ũ ∈ Γ``), ``W~^T ũ = P~_M~ A*^T P_M u`` is the
+    functional in ``M~`` that reads ``u^T f(x) = ũ^T f~(x)`` on every context;
+    so is ``P~_M~ ũ`` (F4, ``ũ ∈ Ñ ⊆ SG~``), and only one functional in
+    ``M~ ⊆ SF~`` reads given values on the contexts. Hence ``W~^T ũ = P~_M~ ũ``,
+    and ``W~ = P_Γ~`` exactly when ``P~_M~ ũ = ũ`` on ``Γ~``: ``Γ~ ⊆ M~``. Its
+    residual ``|(I - P~_M~) P_Γ~|`` is a sine, off the exact one by at most the
+    errors of the two subspaces (sines of their angles to the exact ones,
+    their dimensions decided) and the rounding; neither ``A*`` nor ``B*``
+    enters. Returns ``identity`` unless this decides it."""
+    if gt.shape[1] == 0:
+        return identity
+    Q = np.linalg.qr(gt)[0]
+    PM = twin.projector_M
+    resid = fl.norm2(Q - PM @ Q)
+    extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * fl.UNIT_ROUNDOFF
+    alt = twin.tolerance.decide(resid, 1.0, extra, by_inclusion=True)
+    if alt.holds and not resolves(twin.tolerance, extra, 1.0):
+        return identity
+    return identity if alt.undecided else alt
+
+
+def transported_readout_error(gt_error: float, rows) -> float:
+    """The error a transported readout ``Γ~`` (the sine ``gt_error`` of its
+    angle) passes on to differences of the rows ``rows`` read through its
+    projector: twice the angle in the projector, on each of the two rows of a
+    difference, at the size of the raw rows."""
+    return 4 * gt_error * float(fl.norm2(rows))
+
+
+def map_error(model, twin, A, B, errors: dict, gt_error: float) -> float:
+    """A bound on the error of ``W~ = P_Γ~ B*^T P_Γ P_M A* P~_M~`` from the
+    errors of the computed ``Γ~``, ``B*``, ``A*`` (``errors``) and projectors."""
+    nA, nB = fl.norm2(A), fl.norm2(B)
+    dA, dB = errors.get("A", 0.0), errors.get("B", 0.0)
+    eps = model.structure.errors.get("M", 0.0) + twin.structure.errors.get("M", 0.0)
+    c = 16 * math.sqrt(max(model.d, twin.d)) * fl.UNIT_ROUNDOFF
+    return float(2 * gt_error * (nA * nB + 1) + dB * nA + nB * dA + (eps + c) * (nA * nB + 1))
