@@ -27,7 +27,8 @@ import numpy as np
 from allornone.decision import Decision, Truth
 from allornone.numeric import linalg as fl
 
-__all__ = ["Bounded", "raw_difference", "projected_difference", "log_odds_difference", "collinear"]
+__all__ = ["Bounded", "raw_difference", "projected_difference", "log_odds_difference", "differences",
+           "log_odds_differences", "refined", "REFINE_MAX", "collinear"]
 
 _U = fl.UNIT_ROUNDOFF
 
@@ -173,3 +174,81 @@ def collinear(tol, u: Bounded, v: Bounded, lam=None):
         return vanishes(tol, u), 0.0, v_zero
     lam = float((u.value.T @ v.value)[0, 0] / (v.value.T @ v.value)[0, 0])
     return equation(tol, u, v, lam), lam, v_zero
+
+
+def differences(X: np.ndarray, ab, ce, input_error: float = 0.0, P: np.ndarray | None = None,
+                eps: float = 0.0) -> tuple[Bounded, Bounded]:
+    """``u = X[a] - X[b]`` and ``v = X[c] - X[e]`` with their error bounds
+    (:func:`raw_difference`), projected by ``P`` (error ``eps``) when it is
+    given (:func:`projected_difference`)."""
+    u, v = raw_difference(X, *ab, input_error), raw_difference(X, *ce, input_error)
+    if P is not None:
+        u = projected_difference(P, eps, u, X[list(ab), :])
+        v = projected_difference(P, eps, v, X[list(ce), :])
+    return u, v
+
+
+def log_odds_differences(model, ab, ce, tokens: bool) -> tuple[Bounded, Bounded]:
+    """The log-odds differences ``u``, ``v`` of the pairs ``ab`` and ``ce`` with
+    their bounds: on the token side (``tokens``) ``L[x, a] - L[x, b]`` computed as
+    ``f(x)^T (g(a) - g(b))``, on the context side ``L[x1, y] - L[x2, y]`` as
+    ``(f(x1) - f(x2))^T g_0(y)``, entry by entry against its own rounding bound
+    (:func:`log_odds_difference`) and recomputed correctly rounded where that
+    bound is too large to tell zero (:func:`refined`)."""
+    X = model.G if tokens else model.F
+    if tokens:
+        reader, reader_err = model.F, None
+    else:
+        reader, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
+        reader_err = E0 if np.any(E0) else None
+    if tokens and model.input_error:
+        reader_err = model.input_error * np.abs(reader)
+    # the log-odds themselves (rows of X less the pivot's on the token side):
+    # their sizes say whether a rounding bound leaves room to call a difference zero
+    base = X[model.pivot] if tokens else np.zeros(X.shape[1])
+    size = np.abs(reader @ (X - base)[[*ab, *ce]].T)
+
+    def nat(i, j):
+        return size[:, i] + size[:, j]
+
+    u = log_odds_difference(reader, raw_difference(X, *ab, model.input_error), reader_err, nat(0, 1))
+    v = log_odds_difference(reader, raw_difference(X, *ce, model.input_error), reader_err, nat(2, 3))
+    return refined(model, u, ab, tokens), refined(model, v, ce, tokens)
+
+
+# At most this many entries of one log-odds difference are recomputed exactly rounded.
+REFINE_MAX = 1 << 16
+
+
+def refined(model, diff: Bounded, pair, tokens: bool) -> Bounded:
+    """``diff`` (a log-odds difference with its bound) with the entries whose
+    bound is too large to tell zero recomputed as correctly rounded sums of
+    products of the model's own numbers (where it declares no error of its
+    own): ``f(x)^T g(a) - f(x)^T g(b)`` on the token side (``tokens``),
+    ``(f(x1) - f(x2))^T (g(y) - g(y_0))`` on the context side."""
+    tol = model.backend.tolerance
+    idx = blind(tol, diff)
+    if idx.size == 0 or idx.size > REFINE_MAX:
+        return diff
+    F, G, y0 = model.F, model.G, model.pivot
+
+    def rows(v):
+        return np.broadcast_to(v, (idx.size, v.shape[0]))
+
+    if tokens:
+        Fx = F[idx]
+        logit = [[(Fx, rows(G[i])), (Fx, rows(-G[y0]))] for i in pair]
+        change = [(Fx, rows(G[pair[0]])), (Fx, rows(-G[pair[1]]))]
+    else:
+        Gy, G0 = G[idx], rows(G[y0])
+        logit = [[(rows(F[i]), Gy), (rows(F[i]), -G0)] for i in pair]
+        change = logit[0] + [(rows(-F[pair[1]]), Gy), (rows(F[pair[1]]), G0)]
+    outs = [fl.rounded_dots(p) for p in (*logit, change)]
+    if any(o is None for o in outs):
+        return diff
+    nat = np.abs(outs[0][0]) + np.abs(outs[1][0])
+    # numbers with a declared relative error of their own are compared at that
+    # precision: 2 input_error |x|^T |y| per product of the change
+    declared = sum(2 * model.input_error * np.sum(np.abs(x) * np.abs(y), axis=1) for x, y in change) \
+        if model.input_error else 0.0
+    return refine(tol, diff, idx, outs[2][0], nat, sum(o[1] for o in outs), declared)

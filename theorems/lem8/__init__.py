@@ -48,8 +48,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Sequence
 
-import numpy as np
-
 from allornone.decision import Decision, Truth
 from allornone.errors import InputFormatError, NonFiniteValueError, ShapeError, VocabularyError
 from allornone.symbolic import linalg as ql
@@ -369,14 +367,12 @@ def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResul
     be, X = model.backend, side.rows(model)
     if lam is not None:
         lam = ratio_value(be, lam)
-    u, v = fp.raw_difference(X, *ab, model.input_error), fp.raw_difference(X, *ce, model.input_error)
-    decided = True
-    if space != "raw":
+    if space == "raw":
+        u, v = fp.differences(X, ab, ce, model.input_error)
+        decided = True
+    else:
         s = model.structure
-        eps = s.errors.get(side.subspace, 0.0)
-        P = side.projector(s)
-        u = fp.projected_difference(P, eps, u, X[list(ab), :])
-        v = fp.projected_difference(P, eps, v, X[list(ce), :])
+        u, v = fp.differences(X, ab, ce, model.input_error, side.projector(s), s.errors.get(side.subspace, 0.0))
         decided = s.decided
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
     unique = None if v_zero.undecided else not v_zero.holds
@@ -387,76 +383,16 @@ def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResul
     return ParallelResult(d, lam if d.holds else None, unique, space, u.value, v.value, v_zero)
 
 
-def _refined(side: Side, model, diff, pair):
-    """``diff`` (a log-odds difference with its bound) with the entries whose
-    bound is too large to tell zero recomputed as correctly rounded sums of
-    products of the model's own numbers (where it declares no error of its
-    own): ``f(x)^T g(a) - f(x)^T g(b)`` on the token side,
-    ``(f(x1) - f(x2))^T (g(y) - g(y_0))`` on the context side."""
-    from allornone.numeric import linalg as fl
-    from allornone.numeric import parallel as fp
-
-    tol = model.backend.tolerance
-    idx = fp.blind(tol, diff)
-    if idx.size == 0 or idx.size > _REFINE_MAX:
-        return diff
-    F, G, y0 = model.F, model.G, model.pivot
-
-    def rows(v):
-        return np.broadcast_to(v, (idx.size, v.shape[0]))
-
-    if side is TOKENS:
-        Fx = F[idx]
-        logit = [[(Fx, rows(G[i])), (Fx, rows(-G[y0]))] for i in pair]
-        change = [(Fx, rows(G[pair[0]])), (Fx, rows(-G[pair[1]]))]
-    else:
-        Gy, G0 = G[idx], rows(G[y0])
-        logit = [[(rows(F[i]), Gy), (rows(F[i]), -G0)] for i in pair]
-        change = logit[0] + [(rows(-F[pair[1]]), Gy), (rows(F[pair[1]]), G0)]
-    outs = [fl.rounded_dots(p) for p in (*logit, change)]
-    if any(o is None for o in outs):
-        return diff
-    nat = np.abs(outs[0][0]) + np.abs(outs[1][0])
-    # numbers with a declared relative error of their own are compared at that
-    # precision: 2 input_error |x|^T |y| per product of the change
-    declared = sum(2 * model.input_error * np.sum(np.abs(x) * np.abs(y), axis=1) for x, y in change) \
-        if model.input_error else 0.0
-    return fp.refine(tol, diff, idx, outs[2][0], nat, sum(o[1] for o in outs), declared)
-
-
-# At most this many entries of one log-odds difference are recomputed exactly rounded.
-_REFINE_MAX = 1 << 16
-
-
 def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
     """The float side of :func:`proportional_on`: ``L[x, a] - L[x, b]`` computed
     as ``f(x)^T (g(a) - g(b))`` (and dually), context by context against its
-    own rounding bound."""
-    from allornone.numeric import linalg as fl
+    own rounding bound (:func:`allornone.numeric.parallel.log_odds_differences`)."""
     from allornone.numeric import parallel as fp
 
     be = model.backend
     if lam is not None:
         lam = ratio_value(be, lam)
-    X = side.rows(model)
-    if side is TOKENS:
-        reader, reader_err = model.F, None
-    else:
-        reader, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
-        reader_err = E0 if np.any(E0) else None
-    if side is TOKENS and model.input_error:
-        reader_err = model.input_error * np.abs(reader)
-    # the log-odds themselves (rows of X less the pivot's on the token side):
-    # their sizes say whether a rounding bound leaves room to call a difference zero
-    base = X[model.pivot] if side is TOKENS else np.zeros(X.shape[1])
-    size = np.abs(reader @ (X - base)[[*ab, *ce]].T)
-
-    def nat(i, j):
-        return size[:, i] + size[:, j]
-
-    u = fp.log_odds_difference(reader, fp.raw_difference(X, *ab, model.input_error), reader_err, nat(0, 1))
-    v = fp.log_odds_difference(reader, fp.raw_difference(X, *ce, model.input_error), reader_err, nat(2, 3))
-    u, v = _refined(side, model, u, ab), _refined(side, model, v, ce)
+    u, v = fp.log_odds_differences(model, ab, ce, side is TOKENS)
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
     unique = None if v_zero.undecided else not v_zero.holds
     return ParallelResult(d, lam if d.holds else None, unique, "log-odds" if side is TOKENS else "log-odds rows",
