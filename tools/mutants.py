@@ -132,8 +132,9 @@ MUTANTS: list[Mutant] = [
     Mutant("lem8-ratio-inverted", "theorems/lem8/__init__.py", "lam = _scalar(be, u.T @ v) / _scalar(be, v.T @ v)",
            "lam = _scalar(be, v.T @ v) / _scalar(be, u.T @ v)", "lambda's formula inverted",
            T_RECORDS + ("tests/test_lem8.py",)),
-    Mutant("lem8-raw-is-N", "theorems/lem8/record.py", '"raw": parallel_on(side, model, ab, ce, "raw", lam).decision,',
-           '"raw": parallel_on(side, model, ab, ce, side.subspace, lam).decision,',
+    Mutant("lem8-raw-is-N", "theorems/lem8/record.py",
+           '"raw": lem8.parallel_on(side, model, ab, ce, "raw", lam).decision,',
+           '"raw": lem8.parallel_on(side, model, ab, ce, side.subspace, lam).decision,',
            "raw parallelism decided inside N", T_RECORDS + ("tests/test_lem8.py",)),
     Mutant("lem8-degenerate-scale", "theorems/lem8/__init__.py", "v_zero = be.is_zero(v, scale_v)",
            "v_zero = be.is_zero(v * 0, scale_v)", "the second difference is always taken as degenerate",
@@ -266,7 +267,8 @@ def _failing_checks(report: dict) -> str:
         why.append("generic identities disagree")
     ctl = report.get("self_test")
     if ctl and not ctl.get("passed", True):
-        missed = [line for part in ("steps", "facts", "runner", "float") for line in ctl.get(part, {}).get("missed", [])]
+        missed = [line for part in ("steps", "facts", "runner", "float", "real_models")
+                  for line in ctl.get(part, {}).get("missed", [])]
         why.append(f"self-test: {missed[0]}" + (f" (+{len(missed) - 1} more)" if len(missed) > 1 else ""))
     for e in report.get("edges") or ():
         bad = [x["name"] for x in e["edges"] if not x["ok"]]
