@@ -67,7 +67,8 @@ def main(argv: list[str]) -> None:
     study, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"study: 3 models, m = {m}, n = {n}, d = {d} (and {d + 10}), 2 categories of 30 pairs, "
           f"{draws} null draws: {study:.2f} s ({cpu:.1f} CPU seconds, all threads)")
-    print(f"logits floor (F G^T of the three models, once): {floor:.3f} s; the study takes {study / floor:.0f} times that")
+    print(f"logits floor (F G^T of the three models, once): {floor:.3f} s; "
+          f"the study takes {study / floor:.0f} times that")
     for line in result.summary:
         print("  " + line)
 

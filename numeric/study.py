@@ -177,6 +177,7 @@ def pair_distances(a, b, bias: tuple[bool, bool] = (False, False), llv_triples: 
     try:
         llv = llv_distance(a, b, triples=llv_triples, seed=llv_seed)
         llv_value, llv_info = llv.distance, llv.to_json()
+        llv_info.update(pivot_token=a.tokens[llv.pivot], left_out_token=a.tokens[llv.left_out])
     except AllOrNoneError as exc:
         llv_value, llv_info = None, {"undefined": str(exc)}
     out.update({"llv_distance": llv_value, "k": g.k, "canonical_correlations": g.canonical_correlations,
@@ -648,7 +649,7 @@ def render_markdown(r: StudyResult) -> str:
         notes = [f"- {i['a']} vs {i['b']}: d_LLV undefined ({i['llv']['undefined']})" for i in r.details
                  if "undefined" in i["llv"]]
         notes += [f"- {i['a']} vs {i['b']}: d_LLV = max(T1 {_fmt(i['llv']['t1'])}, T2 {_fmt(i['llv']['t2'])}, "
-                  f"λT3, λT4), pivot {i['llv']['pivot']}, left out {i['llv']['left_out']}, "
+                  f"λT3, λT4), pivot `{i['llv']['pivot_token']}`, left out `{i['llv']['left_out_token']}`, "
                   f"{i['llv']['triples']} input sets ({i['llv']['draws']}); {i['k_label']}"
                   for i in r.details if "undefined" not in i["llv"]]
         out += [""] + notes
@@ -720,8 +721,11 @@ def plot_study(r: StudyResult, directory) -> list[Path]:
             im = ax.imshow(M, cmap="viridis")
             ax.set_xticks(range(K), r.models, rotation=45, ha="right", fontsize=7)
             ax.set_yticks(range(K), r.models, fontsize=7)
+            top = np.nanmax(M) if np.isfinite(M).any() else 0.0
             for (i, j), v in np.ndenumerate(M):
-                ax.text(j, i, _fmt(float(v), 2), ha="center", va="center", fontsize=6, color="w")
+                # dark text on the bright end of viridis, light text on the dark end
+                colour = "k" if top > 0 and np.isfinite(v) and v > 0.6 * top else "w"
+                ax.text(j, i, _fmt(float(v), 2), ha="center", va="center", fontsize=6, color=colour)
             ax.set_title(title, fontsize=9)
             fig.colorbar(im, ax=ax, fraction=0.046)
         save(fig, "distances.png")

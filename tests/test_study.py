@@ -217,7 +217,6 @@ def test_agreement_across_models_beyond_chance():
     """Two different models with the same pattern among the category's pairs (two
     groups along two directions): their identified cosines correlate far more than
     random categories' do; with unrelated heads, they do not."""
-    rng = np.random.default_rng(11)
     m, n, d = 200, 60, 6
 
     def model(seed, structured=True):
