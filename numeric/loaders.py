@@ -35,7 +35,8 @@ import numpy as np
 
 from allornone.errors import InputFormatError, ShapeError
 
-__all__ = ["split_spec", "load_array", "load_names", "load_head", "array_names"]
+__all__ = ["split_spec", "load_array", "load_names", "load_head", "array_names", "array_shape", "available_memory",
+           "check_declared_size", "check_npz_member", "check_safetensors_header", "MEMORY_LIMIT_ENV"]
 
 _TORCH_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt")
 
@@ -71,12 +72,222 @@ def _kind(path: Path) -> str:
                            f"dict ({', '.join(_TORCH_SUFFIXES)})")
 
 
+# -- declared sizes, checked before anything is allocated ------------------------------
+
+#: An upper bound on the memory the loaders may allocate for one array, in bytes
+#: (suffixes K, M, G, T); by default what the system reports as available.
+MEMORY_LIMIT_ENV = "ALLORNONE_MEMORY_LIMIT"
+#: Deflate encodes at most about 1032 output bytes per input byte: a member that
+#: declares more than this ratio of its compressed size lies about its size.
+_DEFLATE_RATIO = 1032
+
+
+def available_memory() -> int | None:
+    """Bytes the loaders may allocate: ``$ALLORNONE_MEMORY_LIMIT`` when set,
+    else ``MemAvailable`` of ``/proc/meminfo``, else the free physical pages
+    (``os.sysconf``); None where none of these can be read (no check then).
+
+    >>> import os
+    >>> os.environ[MEMORY_LIMIT_ENV] = "2M"
+    >>> available_memory()
+    2097152
+    >>> del os.environ[MEMORY_LIMIT_ENV]
+    """
+    limit = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if limit:
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(limit[-1].upper(), 1)
+        try:
+            return int(float(limit[:-1] if scale > 1 else limit) * scale)
+        except ValueError:
+            raise InputFormatError(f"{MEMORY_LIMIT_ENV}={limit!r}: expected a number of bytes, e.g. 8G") from None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _bytes(n: float) -> str:
+    """``1536`` as ``'1.5 KiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"  # pragma: no cover
+
+
+def check_declared_size(where: str, shape, itemsize: int, stored: int | None, numeric: bool = True,
+                        room: str = "the file holds {} of data after the header") -> None:
+    """Refuse an array, before it is read, whose header declares more data than
+    the file holds (``stored`` bytes after the header; None: not known), or
+    that would not fit in memory once read as 64-bit floats.
+
+    Raises
+    ------
+    InputFormatError
+        A one-line message: the declared shape, the bytes it needs and the
+        bytes there are.
+
+    >>> check_declared_size("x.npy", (10 ** 8, 10 ** 5), 8, 80)
+    Traceback (most recent call last):
+    ...
+    allornone.errors.InputFormatError: x.npy: its header declares shape (100000000, 100000) of 8-byte entries (72.8 TiB), but the file holds 80 B of data after the header: a truncated or damaged file
+    """
+    count = 1
+    for n in shape:
+        count *= int(n)
+    declared = count * int(itemsize)
+    text = f"shape {tuple(int(n) for n in shape)} of {itemsize}-byte entries ({_bytes(declared)})"
+    if stored is not None and declared > stored:
+        raise InputFormatError(f"{where}: its header declares {text}, but {room.format(_bytes(stored))}: a "
+                               "truncated or damaged file")
+    # read as float64 (and, for other dtypes, held once more while converted)
+    need = count * 8 + (declared if numeric and itemsize != 8 else 0) if numeric else declared
+    avail = available_memory()
+    if avail is not None and need > avail:
+        source = f"{MEMORY_LIMIT_ENV} allows" if os.environ.get(MEMORY_LIMIT_ENV, "").strip() else "available"
+        raise InputFormatError(f"{where}: {text} needs {_bytes(need)} of memory once read"
+                               f"{' as 64-bit floats' if numeric else ''}, more than the {_bytes(avail)} {source}; "
+                               "nothing was read (free memory, or use a smaller slice of contexts or tokens)")
+
+
+def _npy_header(fh, where: str) -> tuple:
+    """``(shape, dtype, header_end)`` of the ``.npy`` stream ``fh`` (at its start),
+    read without reading the data."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            shape, _, dtype = fmt.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, _, dtype = fmt.read_array_header_2_0(fh)
+        else:
+            from numpy.lib import _format_impl  # the 3.0 header (UTF-8) has no public reader
+
+            shape, _, dtype = _format_impl._read_array_header(fh, version)
+    except (ValueError, OSError, EOFError, SyntaxError, ImportError, AttributeError) as exc:
+        raise InputFormatError(f"{where}: not a readable .npy array ({str(exc).splitlines()[0] if str(exc) else exc})") \
+            from None
+    return shape, dtype, fh.tell()
+
+
+def _check_npy_file(path: Path) -> None:
+    with open(path, "rb") as fh:
+        shape, dtype, end = _npy_header(fh, str(path))
+    if not dtype.hasobject:  # object arrays are refused by np.load (no pickle) before any allocation
+        check_declared_size(str(path), shape, dtype.itemsize, path.stat().st_size - end, dtype.kind in "biuf")
+
+
+def check_npz_member(path: Path, archive: zipfile.ZipFile, key: str) -> None:
+    """Check member ``key`` of an ``.npz`` archive before it is read: the size
+    the zip directory declares must fit in the file (and, for a compressed
+    member, in what its compressed bytes can hold), and the shape its ``.npy``
+    header declares must fit in that size and in memory."""
+    where = f"{path}:{key}"
+    name = key if key in archive.namelist() else f"{key}.npy"
+    info = archive.getinfo(name)
+    size = path.stat().st_size
+    if info.header_offset + info.compress_size > size:
+        raise InputFormatError(f"{where}: the archive declares {_bytes(info.compress_size)} for this member, beyond "
+                               f"the end of the file ({_bytes(size)}): a truncated or damaged file")
+    if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
+        raise InputFormatError(f"{where}: a stored member declares {_bytes(info.file_size)} but holds "
+                               f"{_bytes(info.compress_size)}: a damaged archive")
+    if info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > _DEFLATE_RATIO * info.compress_size + 1024:
+        raise InputFormatError(f"{where}: the member declares {_bytes(info.file_size)} from "
+                               f"{_bytes(info.compress_size)} of compressed data, more than deflate can hold: a "
+                               "damaged archive")
+    try:
+        with archive.open(name) as fh:
+            shape, dtype, end = _npy_header(fh, where)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputFormatError(f"{where}: damaged archive member ({exc})") from None
+    if not dtype.hasobject:
+        check_declared_size(where, shape, dtype.itemsize, info.file_size - end, dtype.kind in "biuf")
+
+
+def _check_zip_directory(path: Path) -> None:
+    """Every member of a zip archive (a PyTorch state dict) lies within the file,
+    and a stored member holds the bytes it declares."""
+    size = path.stat().st_size
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputFormatError(f"{path}: not a readable zip archive ({exc})") from None
+    for info in infos:
+        if info.header_offset + info.compress_size > size or (
+                info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size):
+            raise InputFormatError(f"{path}: member {info.filename!r} declares {_bytes(info.file_size)}, beyond "
+                                   f"what the file ({_bytes(size)}) holds: a truncated or damaged file")
+
+
+#: Bytes per entry of the safetensors dtypes.
+_SAFETENSORS_ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2, "I16": 2, "F16": 2,
+                         "BF16": 2, "U32": 4, "I32": 4, "F32": 4, "U64": 8, "I64": 8, "F64": 8}
+
+
+def check_safetensors_header(path: Path) -> dict:
+    """The tensors a ``.safetensors`` file declares, ``name -> (shape, dtype)``,
+    each checked against the file before anything is read: the header's length
+    must fit in the file, each tensor's byte range must lie in the data and
+    match its shape and dtype."""
+    import struct
+
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise InputFormatError(f"{path}: not a readable .safetensors file (shorter than its 8-byte header "
+                                   "length)")
+        (length,) = struct.unpack("<Q", head)
+        if length > size - 8:
+            raise InputFormatError(f"{path}: its header declares {_bytes(length)} of metadata, but the file holds "
+                                   f"{_bytes(size - 8)} after the length: a truncated or damaged file")
+        try:
+            header = json.loads(fh.read(length))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputFormatError(f"{path}: not a readable .safetensors file (its header is not JSON: {exc})") \
+                from None
+    if not isinstance(header, dict):
+        raise InputFormatError(f"{path}: not a readable .safetensors file (its header is not a JSON object)")
+    data = size - 8 - length
+    out = {}
+    for key, spec in header.items():
+        if key == "__metadata__":
+            continue
+        where = f"{path}:{key}"
+        try:
+            dtype, shape, (start, stop) = spec["dtype"], [int(n) for n in spec["shape"]], spec["data_offsets"]
+            start, stop = int(start), int(stop)
+        except (TypeError, KeyError, ValueError) as exc:
+            raise InputFormatError(f"{where}: not a readable .safetensors entry ({type(exc).__name__}: {exc})") \
+                from None
+        itemsize = _SAFETENSORS_ITEMSIZE.get(dtype)
+        if itemsize is None or any(n < 0 for n in shape) or not 0 <= start <= stop:
+            raise InputFormatError(f"{where}: not a readable .safetensors entry (dtype {dtype!r}, shape {shape}, "
+                                   f"bytes {start}..{stop})")
+        if stop > data:
+            raise InputFormatError(f"{where}: its header places it at bytes {start}..{stop} of the data, but the "
+                                   f"file holds {_bytes(data)} of data: a truncated or damaged file")
+        check_declared_size(where, shape, itemsize, stop - start, room="its byte range in the file holds {}")
+        out[key] = (tuple(shape), dtype)
+    return out
+
+
 def _open(path: Path) -> dict:
     """A mapping ``name -> loader`` for the arrays in ``path`` (read lazily)."""
     if not path.is_file():
         raise InputFormatError(f"{path}: no such file")
     kind = _kind(path)
     if kind == "npy":
+        _check_npy_file(path)
         try:
             arr = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
@@ -91,6 +302,7 @@ def _open(path: Path) -> dict:
             raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
 
         def member(key):
+            check_npz_member(path, archive.zip, key)
             try:
                 return archive[key]
             except ValueError as exc:
@@ -100,17 +312,21 @@ def _open(path: Path) -> dict:
         return {key: (lambda key=key: member(key)) for key in archive.files}
     if kind == "safetensors":
         try:
-            from safetensors import SafetensorError
-            from safetensors.numpy import load_file
+            from safetensors import SafetensorError, safe_open
         except ImportError:  # pragma: no cover - the test extra installs it
             raise InputFormatError(f"{path}: reading .safetensors needs the 'safetensors' package "
                                    "(pip install 'allornone[safetensors]')") from None
-        try:
-            tensors = load_file(str(path))
-        except (SafetensorError, OSError, ValueError, TypeError) as exc:
-            raise InputFormatError(f"{path}: not a readable .safetensors file "
-                                   f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
-        return {key: (lambda key=key: tensors[key]) for key in tensors}
+        declared = check_safetensors_header(path)
+
+        def tensor(key):
+            # only the tensor asked for is read (safe_open maps the file), after its declared size was checked
+            try:
+                with safe_open(str(path), framework="np") as f:
+                    return f.get_tensor(key)
+            except (SafetensorError, OSError, ValueError, TypeError) as exc:
+                raise InputFormatError(f"{path}: not a readable .safetensors file "
+                                       f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+        return {key: (lambda key=key: tensor(key)) for key in declared}
     return _open_torch(path)
 
 
@@ -120,9 +336,17 @@ def _open_torch(path: Path) -> dict:
     except ImportError:
         raise InputFormatError(f"{path}: reading a PyTorch state dict needs PyTorch "
                                "(pip install 'allornone[torch]'), or save the tensors as .safetensors") from None
+    # A zip-format state dict is memory-mapped, so no storage is allocated when it is
+    # loaded (after its directory was checked against the file); each tensor's size
+    # is checked when it is read. An older file is read whole: its size must fit.
+    mapped = zipfile.is_zipfile(path)
+    if mapped:
+        _check_zip_directory(path)
+    else:
+        check_declared_size(str(path), (path.stat().st_size,), 1, None, numeric=False)
     try:
-        state = torch.load(str(path), map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, ...)
+        state = torch.load(str(path), map_location="cpu", weights_only=True, mmap=mapped)
+    except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, MemoryError, ...)
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputFormatError(f"{path}: not a PyTorch state dict that loads with weights_only=True ({text})") \
             from None
@@ -137,6 +361,7 @@ def _open_torch(path: Path) -> dict:
         value = state[key]
         if not torch.is_tensor(value):
             raise InputFormatError(f"{path}:{key}: is a {type(value).__name__}, not a tensor")
+        check_declared_size(f"{path}:{key}", tuple(value.shape), value.element_size(), None)
         return value.detach().to(torch.float64).numpy()
     return {key: (lambda key=key: tensor(key)) for key in state}
 
@@ -180,6 +405,41 @@ def load_array(spec: str, what: str = "array") -> np.ndarray:
     if key not in members:
         raise InputFormatError(f"{path}: no array {key!r}; it holds: {_list(members)}")
     return members[key]()
+
+
+def array_shape(spec: str) -> tuple | None:
+    """The shape of the array ``FILE[:KEY]`` as its file declares it, read from
+    the header alone (None for a PyTorch file, whose shapes are in its pickle).
+
+    >>> import tempfile, numpy as np, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "h.npz")
+    >>> np.savez(path, W=np.zeros((5, 3)))
+    >>> array_shape(f"{path}:W"), array_shape(path)
+    ((5, 3), (5, 3))
+    """
+    path, key = split_spec(spec)
+    if not path.is_file():
+        raise InputFormatError(f"{path}: no such file")
+    kind = _kind(path)
+    if kind == "npy":
+        with open(path, "rb") as fh:
+            return tuple(_npy_header(fh, str(path))[0])
+    if kind == "npz":
+        if not zipfile.is_zipfile(path):
+            raise InputFormatError(f"{path}: not a .npz file (not a zip archive of .npy arrays)")
+        with zipfile.ZipFile(path) as archive:
+            names = [n[:-4] if n.endswith(".npy") else n for n in archive.namelist()]
+            key = key if key is not None else (names[0] if len(names) == 1 else None)
+            if key not in names:
+                return None
+            name = key if key in archive.namelist() else f"{key}.npy"
+            with archive.open(name) as fh:
+                return tuple(_npy_header(fh, f"{path}:{key}")[0])
+    if kind == "safetensors":
+        declared = check_safetensors_header(path)
+        key = key if key is not None else (next(iter(declared)) if len(declared) == 1 else None)
+        return declared[key][0] if key in declared else None
+    return None
 
 
 def _list(members, limit: int = 12) -> str:

@@ -65,6 +65,93 @@ def _damaged(path):
 F2 = np.ones((3, 2))
 G2 = np.arange(6.0).reshape(3, 2)
 
+
+# -- files whose headers lie about their size (declared shapes checked before any allocation)
+
+#: A header claiming 10^8 x 10^5 float64 entries (72.8 TiB) over a few bytes of data.
+HUGE = (10 ** 8, 10 ** 5)
+
+
+def _npy_bytes(shape, data: bytes, descr: str = "<f8") -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue() + data
+
+
+def _npy_of(arr) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+def _lying_npy(path):
+    path.write_bytes(_npy_bytes(HUGE, b"\0" * 80))
+
+
+def _lying_npz_member(path, compression=zipfile.ZIP_STORED):
+    with zipfile.ZipFile(path, "w", compression) as z:
+        z.writestr("features.npy", _npy_of(np.ones((3, 4))))
+        z.writestr("weight.npy", _npy_bytes(HUGE, b"\0" * 80))
+
+
+def _lying_safetensors(path, offsets=(0, 80)):
+    import struct
+
+    header = json.dumps({"weight": {"dtype": "F32", "shape": list(HUGE), "data_offsets": list(offsets)}}).encode()
+    path.write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 80)
+
+
+def _safetensors_beyond_the_file(path):
+    _lying_safetensors(path, offsets=(0, 4 * 10 ** 13))
+
+
+def _safetensors_header_beyond_the_file(path):
+    import struct
+
+    path.write_bytes(struct.pack("<Q", 10 ** 12) + b"{}")
+
+
+def _truncated_npy(path):
+    data = _npy_of(np.arange(4000.0).reshape(1000, 4))
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _truncated_npz(path):
+    np.savez(path, features=np.ones((3, 4)), weight=np.arange(4000.0).reshape(1000, 4))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _features(path):
+    np.save(path, np.ones((3, 4)))
+
+
+def _lying_npz_for_verify(path):
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("a.F.npy", _npy_bytes(HUGE, b"\0" * 80))
+        z.writestr("a.G.npy", _npy_of(np.ones((3, 2))))
+
+
+def _lying_zip_directory(path):
+    """A stored member whose size in the central directory is 4 GiB."""
+    import struct
+
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("features.npy", _npy_of(np.ones((3, 4))))
+        z.writestr("weight.npy", _npy_of(np.ones((5, 4))))
+    data = bytearray(path.read_bytes())
+    at = data.find(b"PK\x01\x02", data.find(b"PK\x01\x02") + 4)  # the second member's directory entry
+    data[at + 24:at + 28] = struct.pack("<I", 0xFFFFFFF0)
+    path.write_bytes(bytes(data))
+
+
+def _analyse(head):
+    return ["analyse", "--features", "x.npy", "--head", head]
+
 # (id, argv, files to create, text the error line must contain)
 CASES = [
     # options and arguments
@@ -221,6 +308,38 @@ CASES = [
     pytest.param(["verify", "f.npz"], {"f.npz": _npz(**{"a.F": F2, "a.G": G2, "a.weights": F2})}, "a.weights",
                  id="npz-unknown-array"),
     pytest.param(["verify", "f.npz"], {"f.npz": _npz()}, "models", id="npz-no-arrays"),
+    # headers that declare more than the file holds: refused before anything is allocated
+    pytest.param(_analyse("w.npy"), {"x.npy": _features, "w.npy": _lying_npy},
+                 "w.npy: its header declares shape (100000000, 100000) of 8-byte entries (72.8 TiB), but the file "
+                 "holds 80 B", id="analyse-lying-npy"),
+    pytest.param(_analyse("w.npz:weight"), {"x.npy": _features, "w.npz": _lying_npz_member},
+                 "w.npz:weight: its header declares shape (100000000, 100000)", id="analyse-lying-npz-member"),
+    pytest.param(_analyse("w.npz:weight"), {"x.npy": _features,
+                                            "w.npz": lambda p: _lying_npz_member(p, zipfile.ZIP_DEFLATED)},
+                 "w.npz:weight: its header declares shape (100000000, 100000)",
+                 id="analyse-lying-compressed-npz-member"),
+    pytest.param(_analyse("w.npz:weight"), {"x.npy": _features, "w.npz": _lying_zip_directory},
+                 "w.npz:weight: a stored member declares 4 GiB", id="analyse-lying-npz-directory"),
+    pytest.param(_analyse("w.safetensors:weight"), {"x.npy": _features, "w.safetensors": _lying_safetensors},
+                 "w.safetensors:weight: its header declares shape (100000000, 100000) of 4-byte entries",
+                 id="analyse-lying-safetensors-shape"),
+    pytest.param(_analyse("w.safetensors:weight"), {"x.npy": _features,
+                                                    "w.safetensors": _safetensors_beyond_the_file},
+                 "w.safetensors:weight: its header places it at bytes 0..40000000000000",
+                 id="analyse-safetensors-beyond-the-file"),
+    pytest.param(_analyse("w.safetensors:weight"), {"x.npy": _features,
+                                                    "w.safetensors": _safetensors_header_beyond_the_file},
+                 "w.safetensors: its header declares 931 GiB of metadata", id="analyse-safetensors-header-length"),
+    pytest.param(_analyse("w.npy"), {"x.npy": _features, "w.npy": _truncated_npy},
+                 "w.npy: its header declares shape (1000, 4) of 8-byte entries (31.2 KiB), but the file holds "
+                 "15.6 KiB", id="analyse-truncated-npy"),
+    pytest.param(_analyse("w.npz:weight"), {"x.npy": _features, "w.npz": _truncated_npz}, "w.npz",
+                 id="analyse-truncated-npz"),
+    pytest.param(["compare", "--features", "x.npy", "--head", "x.npy", "--features", "x.npy", "--head", "w.npy"],
+                 {"x.npy": _features, "w.npy": _lying_npy}, "second model: w.npy: its header declares",
+                 id="compare-lying-npy"),
+    pytest.param(["verify", "f.npz"], {"f.npz": _lying_npz_for_verify},
+                 "f.npz:a.F: its header declares shape (100000000, 100000)", id="verify-lying-npz-member"),
 ]
 
 
@@ -350,3 +469,54 @@ def test_no_arguments_shows_the_help():
     assert "Usage:" in result.output and "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.exit_code in (0, 2)
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".npz", ".safetensors", ".pt"])
+def test_an_honest_file_larger_than_memory_is_refused_in_one_line(tmp_path, monkeypatch, suffix):
+    """The declared size is also checked against the memory there is, here a
+    ceiling of 64 KiB (ALLORNONE_MEMORY_LIMIT) under a 300 x 300 head."""
+    monkeypatch.chdir(tmp_path)
+    W = np.ones((300, 300), dtype=np.float32)
+    np.save("x.npy", np.ones((3, 300)))
+    if suffix == ".npy":
+        np.save("w.npy", W)
+        head = "w.npy"
+    elif suffix == ".npz":
+        np.savez_compressed("w.npz", weight=W)
+        head = "w.npz:weight"
+    elif suffix == ".safetensors":
+        from safetensors.numpy import save_file
+
+        save_file({"weight": W}, "w.safetensors")
+        head = "w.safetensors:weight"
+    else:
+        torch = pytest.importorskip("torch")
+        torch.save({"weight": torch.ones(300, 300)}, "w.pt")
+        head = "w.pt:weight"
+    result = CliRunner().invoke(main, _analyse(head), env={"ALLORNONE_MEMORY_LIMIT": "64K"})
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert "of memory once read as 64-bit floats, more than the 64 KiB ALLORNONE_MEMORY_LIMIT allows" in lines[0]
+    ok = CliRunner().invoke(main, _analyse(head), env={"ALLORNONE_MEMORY_LIMIT": "64M"})
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_lying_torch_archive_is_refused_before_it_is_loaded(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    import struct
+
+    monkeypatch.chdir(tmp_path)
+    np.save("x.npy", np.ones((3, 4)))
+    torch.save({"weight": torch.ones(5, 4)}, "w.pt")
+    data = bytearray(Path("w.pt").read_bytes())
+    with zipfile.ZipFile("w.pt") as z:
+        storage = next(i.filename for i in z.infolist() if i.filename.endswith("data/0")).encode()
+    at = data.find(b"PK\x01\x02")  # the central directory's entries, until the storage's
+    while data[at + 46:at + 46 + len(storage)] != storage:
+        at = data.find(b"PK\x01\x02", at + 4)
+    data[at + 24:at + 28] = struct.pack("<I", 0xFFFFFFF0)  # the storage's size in the central directory
+    Path("w.pt").write_bytes(bytes(data))
+    result = CliRunner().invoke(main, _analyse("w.pt:weight"))
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert "w.pt: member" in lines[0] and "declares 4 GiB" in lines[0]

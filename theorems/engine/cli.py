@@ -55,6 +55,10 @@ class _Group(click.Group):
             raise
         except (AllOrNoneError, click.UsageError) as exc:
             _fail(exc)
+        except MemoryError as exc:
+            # the loaders refuse what would not fit before reading it; this is the net below them
+            _fail(RuntimeError(f"out of memory ({exc or 'MemoryError'}): the input is larger than this machine "
+                               "can hold"))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

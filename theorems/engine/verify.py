@@ -265,9 +265,13 @@ def _read_npz(path: Path) -> dict:
         archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
+    from allornone.numeric.loaders import check_npz_member
+
     data: dict = {"models": {}}
     with archive:
         for key in archive.files:
+            # the member's declared shape is checked against its size (and memory) before it is read
+            check_npz_member(path, archive.zip, key)
             try:
                 arr = archive[key]
             except ValueError as exc:  # object arrays need pickle, which is refused
