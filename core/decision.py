@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 
 class Truth(enum.Enum):
@@ -31,24 +31,64 @@ class Truth(enum.Enum):
         return Truth.FAILS if self is Truth.HOLDS else Truth.HOLDS
 
 
+class Bounds(NamedTuple):
+    """The two bounds of a float verdict: a residual at most ``hold_below``
+    holds, one above ``fail_above`` fails, one in between is undecided.
+
+    A plain pair (it compares equal to ``(hold_below, fail_above)`` and is
+    written to JSON as a list) that prints what its numbers mean.
+
+    >>> b = Bounds(2e-12, 2e-09)
+    >>> print(b)
+    holds if residual <= 2e-12, fails if > 2e-09, undecided between
+    >>> b == (2e-12, 2e-09), list(b)
+    (True, [2e-12, 2e-09])
+    """
+
+    hold_below: float
+    fail_above: float
+
+    def __str__(self) -> str:
+        return (f"holds if residual <= {self.hold_below:.3g}, fails if > {self.fail_above:.3g}, "
+                "undecided between")
+
+
 @dataclass(frozen=True)
 class Decision:
     """A verdict with its evidence.
 
     ``residual`` is the size of what must vanish for the claim to hold (an exact
     ``Fraction`` on the exact side, a float on the float side); ``tolerance`` is
-    ``None`` on the exact side and ``(hold_below, fail_above)`` on the float side.
+    ``None`` on the exact side and the pair ``(hold_below, fail_above)`` on the
+    float side (kept as :class:`Bounds`, which names its two numbers).
 
     >>> Decision.exact(True).truth
     <Truth.HOLDS: 'holds'>
     >>> Decision.all([Decision.exact(True), Decision.exact(False)]).truth
     <Truth.FAILS: 'fails'>
+    >>> Decision(Truth.HOLDS, 0.0, (3.56e-307, 3.56e-304))
+    Decision(holds, residual 0, hold_below 3.56e-307, fail_above 3.56e-304)
+    >>> Decision.exact(False, 2)
+    Decision(fails, exact, residual 2)
     """
 
     truth: Truth
     residual: Any = 0
     tolerance: tuple[float, float] | None = None
     detail: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if self.tolerance is not None and type(self.tolerance) is not Bounds:
+            object.__setattr__(self, "tolerance", Bounds(*self.tolerance))
+
+    def __repr__(self) -> str:
+        # the verdict and its numbers by name, not the fields' raw reprs
+        extra = f", detail {self.detail!r}" if self.detail else ""
+        if self.is_exact:
+            return f"Decision({self.truth.value}, exact, residual {self.residual}{extra})"
+        lo, hi = self.tolerance
+        return (f"Decision({self.truth.value}, residual {float(self.residual):.3g}, hold_below {lo:.3g}, "
+                f"fail_above {hi:.3g}{extra})")
 
     @property
     def is_exact(self) -> bool:

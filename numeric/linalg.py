@@ -121,6 +121,19 @@ class Tolerance:
         if self.rank_rtol is not None and not (0 < self.rank_rtol < 1):
             raise ValueError("Tolerance needs 0 < rank_rtol < 1 (or None)")
 
+    def __str__(self) -> str:
+        """The policy in words, each number with its name and role.
+
+        >>> print(Tolerance())
+        rtol = 1e-12 (relative to the natural size of what is compared), gap = 1000 (from the "holds" bound to the "fails" bound), ranks by rounding alone
+        >>> print(Tolerance(1e-9, 10, 1e-6).__str__().split("), ")[-1])
+        ranks: singular values below rank_rtol = 1e-06 times the largest count as zero
+        """
+        ranks = ("ranks by rounding alone" if self.rank_rtol is None else
+                 f"ranks: singular values below rank_rtol = {self.rank_rtol:g} times the largest count as zero")
+        return (f"rtol = {self.rtol:g} (relative to the natural size of what is compared), gap = {self.gap:g} "
+                f'(from the "holds" bound to the "fails" bound), {ranks}')
+
     def bounds(self, scale: float, extra: float = 0.0) -> tuple[float, float]:
         lo = self.rtol * max(float(scale), 0.0) + max(float(extra), 0.0)
         lo = max(lo, np.finfo(float).tiny)

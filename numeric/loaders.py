@@ -36,7 +36,7 @@ import numpy as np
 from allornone.errors import InputFormatError, ShapeError
 
 __all__ = ["split_spec", "load_array", "load_names", "load_head", "array_names", "array_shape", "available_memory",
-           "check_declared_size", "check_npz_member", "check_safetensors_header", "MEMORY_LIMIT_ENV"]
+           "check_declared_size", "check_npz_member", "check_safetensors_header", "MEMORY_LIMIT_ENV", "LAYOUTS"]
 
 _TORCH_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt")
 
@@ -512,8 +512,14 @@ def load_names(spec: str, count: int, what: str) -> list[str]:
     return names
 
 
+#: How ``load_head`` reads the head: ``auto`` (``n x d``, or ``d x n`` when only that fits the
+#: features; a square head as ``n x d``), ``n-by-d`` (a row per token, PyTorch's ``Linear.weight``)
+#: or ``d-by-n`` (a column per token, a Keras ``Dense`` kernel).
+LAYOUTS = ("auto", "n-by-d", "d-by-n")
+
+
 def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0, contexts: str | None = None,
-              tokens: str | None = None, tolerance=None):
+              tokens: str | None = None, tolerance=None, layout: str = "auto", warn=None):
     """A :class:`~allornone.numeric.FloatModel` from an output layer and its inputs.
 
     Parameters
@@ -529,6 +535,12 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
         The pivot token.
     contexts, tokens : str, optional
         Names of the contexts and tokens (see :func:`load_names`).
+    layout : {"auto", "n-by-d", "d-by-n"}
+        How the head is oriented (:data:`LAYOUTS`). A square head (``n = d``)
+        cannot be told apart: ``auto`` reads it as ``n x d``.
+    warn : callable, optional
+        Called with a one-line message when the orientation was ambiguous and
+        ``auto`` chose it.
 
     Returns
     -------
@@ -550,9 +562,18 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
         # an empty vector is a head without bias, so one command line reads every extracted file
         b = b.reshape(-1) if b.size else None
     d = X.shape[1]
-    if d not in W.shape:
+    if layout not in LAYOUTS:
+        raise InputFormatError(f"layout {layout!r} is not one of {', '.join(LAYOUTS)}")
+    if d not in W.shape or (layout == "n-by-d" and W.shape[1] != d) or (layout == "d-by-n" and W.shape[0] != d):
+        want = {"n-by-d": f" (n x d, as --head-layout {layout} says)", "d-by-n": f" (d x n, as --head-layout "
+                f"{layout} says)"}.get(layout, "")
         raise ShapeError(f"--head {head} is {W.shape[0]}x{W.shape[1]} but --features {features} has "
-                         f"d = {d} columns")
+                         f"d = {d} columns{want}")
+    if layout == "d-by-n":
+        W = W.T
+    elif layout == "auto" and W.shape[0] == W.shape[1] and warn is not None:
+        warn(f"--head {head} is square ({d} x {d}): read as n x d, a row per token (PyTorch's Linear.weight); "
+             "if it has a column per token (a Keras Dense kernel), pass --head-layout d-by-n")
     n = W.shape[0] if W.shape[1] == d else W.shape[1]
     if b is not None and b.shape[0] != n:
         raise ShapeError(f"--bias has {b.shape[0]} entries but the head has n = {n} tokens")

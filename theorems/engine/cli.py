@@ -114,7 +114,80 @@ def write_json(path: str | None, payload: dict) -> None:
         err_console.print(f"report written to {path}")
 
 
-@main.command()
+
+#: The table columns of ``check``, shown by ``allornone check --help`` (``\\b``: keep the lines as written).
+CHECK_COLUMNS = """\b
+Table columns:
+  result       the result's id (see 'allornone list')
+  n            instances checked
+  hyp          instances on which every hypothesis held (decided exactly)
+  concl        of those, instances on which the conclusion held as well
+  sides        for an equivalence, among the instances counted in hyp: those
+               on which its side named by the record held / failed (both must
+               be positive, or the run is vacuous and fails)
+  float a/c/u  instances whose float verdicts all agreed with the exact ones /
+               contradicted one of them / left one undecided
+  max res      the largest residual among the float checks that passed
+  steps        proof steps that held / proof steps checked (exact instances)
+  verdict      pass or fail, by the rule above
+
+\b
+Below the table: the symbolic identities of the proofs against the float
+layer, one non-vacuity witness per result, the shapes covered (k = 0, M != N,
+d != d~), any failing instance (with the hypotheses that fail on it), the
+self-test, and with --edges each declared edge case.
+"""
+
+#: The rows of ``analyse``'s tables (and of the two spectra tables of ``compare``).
+SPECTRA_ROWS = """\b
+Rows of the spectra table:
+  shape               m contexts, n tokens and d, the dimension of f and g;
+                      with --bias, d counts the bias as one more coordinate
+                      (f(x) gets a 1 there, g(y) gets b_y)
+  k                   the effective complexity k = rank L, and how it was
+                      chosen (rounding, --rank-rtol, the largest gap, or --k)
+  dim SF, dim SG      the ranks of F and of G_0 at the same tolerance
+  sigma(L)            the largest singular values of L, how many there are,
+                      and the smallest
+  sigma_k, sigma_k+1  the singular values on each side of the cut, beside the
+                      rounding level of L
+  k(tau)              the rank profile: how many sigma_i exceed tau sigma_1
+  largest gaps        the largest ratios sigma_k / sigma_k+1
+  angles SF, SG       the principal angles between SF and SG (the cosines are
+                      the singular values of P_F P_G): a cosine 1 is a
+                      direction in both spaces, 0 one orthogonal to the other
+
+\b
+Columns of the parallelism table (--parallel):
+  pairs               the two token differences compared
+  cos N (log-odds)    cosine of the log-odds columns L[:, a] - L[:, b] and
+                      L[:, c] - L[:, e] at rank k: parallelism of P_N(g(a) -
+                      g(b)) and P_N(g(c) - g(e)) (Lemma 8), which every
+                      equivalent model shares
+  res N, in N         the relative residual |u - lambda v| / |u| of the best
+                      ratio, and the verdict (holds / fails / undecided)
+  cos raw, res raw,   the same for the raw differences g(a) - g(b) in R^d,
+  raw                 which equivalent models need not share
+"""
+
+COMPARE_ROWS = SPECTRA_ROWS + """
+\b
+Rows of the graded comparison:
+  max |L - L~|        the largest difference of log-odds, and where it is
+  ||L - L~||_F / ||L||_F   the relative Frobenius distance of the log-odds
+  KL(p || p~)         mean and largest Kullback-Leibler divergence over the
+                      contexts, in nats
+  TV                  mean and largest total variation distance
+  largest angle       the largest principal angle between the two models'
+                      context subspaces at k, and between their token subspaces
+  sin <= Wedin bound  its sine beside Wedin's bound for a perturbation of that
+                      size (an angle within the bound is what noise explains)
+  certificate A, B    the best A*, B* at rank k: shape, rank, norm, condition
+  EL1, EL2, EL3       relative residuals of the extended-linear conditions for
+                      that certificate, each with its verdict
+"""
+
+@main.command(epilog=CHECK_COLUMNS)
 @click.argument("ids", nargs=-1)
 @click.option("--trials", default=200, show_default=True, type=click.IntRange(min=1), help="instances per result")
 @click.option("--seed", default=0, show_default=True, type=int)
@@ -317,6 +390,10 @@ def _head_options(fn):
         click.option("--cut", type=click.Choice(["tolerance", "largest-gap"]), default="tolerance",
                      show_default=True, help="how k is chosen on the spectrum of L"),
         click.option("--k", "k", type=click.IntRange(min=0), default=None, help="use this k (overrides --cut)"),
+        click.option("--head-layout", "head_layout", type=click.Choice(["auto", "n-by-d", "d-by-n"]), default="auto",
+                     show_default=True, help="how --head is oriented: a row per token (n-by-d, PyTorch's "
+                     "Linear.weight) or a column per token (d-by-n, a Keras Dense kernel); auto takes the one that "
+                     "fits the features, and n-by-d for a square head (with a warning)"),
         click.option("--parallel", "parallel_specs", multiple=True, metavar="JSON",
                      help='token pairs to test for parallelism, e.g. \'[["a","A"],["b","B"]]\' (repeatable)'),
         click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path,
@@ -376,12 +453,60 @@ def _progress():
     return _Status()
 
 
-def _spectra_table(title: str, sp) -> Table:
+def _dimension_text(d: int, features: int | None) -> str:
+    """``d`` and where it comes from: a folded bias is one coordinate of ``d``.
+
+    >>> _dimension_text(357, 356), _dimension_text(4, 4)
+    ('d = 357: 356 features + 1 for the bias', 'd = 4 features (no bias)')
+    """
+    if features is None:
+        return f"d = {d}"
+    if d == features + 1:
+        return f"d = {d}: {features} features + 1 for the bias"
+    return f"d = {d} features (no bias)"
+
+
+#: A cosine this close to 1 (or to 0) is read as an angle of 0 (or of 90 degrees) in the words below.
+_COSINE_WORDS = 1e-9
+
+
+def _cosines_text(cos, dims) -> str:
+    """The principal angles between ``SF`` and ``SG`` in words.
+
+    >>> import numpy as np
+    >>> _cosines_text(np.ones(292), (292, 357))
+    '292 principal angles (one per dimension of the smaller space, SF): every cosine 1; all 292 are 1: SF lies in SG'
+    >>> _cosines_text(np.array([1.0, 0.5, 0.0]), (3, 3))
+    '3 principal angles (one per dimension of the smaller space, SF): cosines from 1 down to 0; 1 is 1 (a direction in both SF and SG), 1 is 0 (orthogonal to the other space)'
+    """
+    n = cos.size
+    smaller = "SF" if dims[0] is not None and dims[1] is not None and dims[0] <= dims[1] else "SG"
+    top, bottom = f"{cos[0]:.3g}", f"{cos[-1]:.3g}"
+    head = f"{n} principal angles (one per dimension of the smaller space, {smaller}): " + (
+        f"cosines from {top} down to {bottom}" if top != bottom else f"every cosine {top}")
+    ones = int((cos >= 1 - _COSINE_WORDS).sum())
+    zeros = int((cos <= _COSINE_WORDS).sum())
+    if ones == n:
+        other = "SG" if smaller == "SF" else "SF"
+        return f"{head}; all {n} are 1: {smaller} lies in {other}" if dims[0] != dims[1] else \
+            f"{head}; all {n} are 1: SF = SG"
+    if zeros == n:
+        return f"{head}; all {n} are 0: SF and SG are orthogonal"
+    parts = []
+    if ones:
+        parts.append(f"{ones} {'is' if ones == 1 else 'are'} 1 (a direction in both SF and SG)")
+    if zeros:
+        parts.append(f"{zeros} {'is' if zeros == 1 else 'are'} 0 (orthogonal to the other space)")
+    return head + ("; " + ", ".join(parts) if parts else "")
+
+
+def _spectra_table(title: str, sp, features: int | None = None) -> Table:
     t = Table(title=escape(title), box=box.SIMPLE_HEAD, show_header=False, pad_edge=False)
     t.add_column("what", style="bold")
     t.add_column("value", overflow="fold")
     s = sp.sigma_L
-    t.add_row("shape", f"m = {sp.shape[0]} contexts, n = {sp.shape[1]} tokens, d = {sp.shape[2]}")
+    t.add_row("shape", f"m = {sp.shape[0]} contexts, n = {sp.shape[1]} tokens, "
+              f"{_dimension_text(sp.shape[2], features)}")
     t.add_row("k", escape(sp.k_label()))
     t.add_row("dim SF, dim SG", f"{sp.dims[0]}, {sp.dims[1]}")
     if s.size:
@@ -395,7 +520,7 @@ def _spectra_table(title: str, sp) -> Table:
     gaps = sp.to_json()["largest_gaps"][:3]
     t.add_row("largest gaps", ", ".join(f"k = {g['k']}: {g['ratio']:.3g}" for g in gaps) or "-")
     if sp.cosines.size:
-        t.add_row("cosines SF/SG", f"{sp.cosines[0]:.3g} .. {sp.cosines[-1]:.3g} ({sp.cosines.size})")
+        t.add_row("angles SF, SG", _cosines_text(sp.cosines, sp.dims))
     return t
 
 
@@ -410,36 +535,42 @@ def _parallel_table(title: str, rows: list) -> Table:
     return t
 
 
-def _load(features, head, bias, pivot, contexts, tokens, tol, which=""):
-    from allornone.numeric.loaders import load_head
+def _load(features, head, bias, pivot, contexts, tokens, tol, which="", layout="auto"):
+    """The model, and the number of feature columns (None where the file does
+    not say before it is read): ``d`` is one more when a bias was folded in."""
+    from allornone.numeric.loaders import array_shape, load_head
 
+    def warn(message):
+        err_console.print(f"warning: {which}{message}", markup=False, soft_wrap=True)
     try:
-        return load_head(features, head, bias, pivot, contexts, tokens, tolerance=tol)
+        model = load_head(features, head, bias, pivot, contexts, tokens, tolerance=tol, layout=layout, warn=warn)
+        shape = array_shape(features)
     except AllOrNoneError as exc:
         raise type(exc)(f"{which}{exc}") from None
+    return model, (shape[1] if shape is not None and len(shape) == 2 else None)
 
 
-@main.command()
+@main.command(epilog=SPECTRA_ROWS)
 @click.option("--features", required=True, metavar="FILE[:KEY]", help="inputs of the output layer (m x d)")
 @click.option("--head", required=True, metavar="FILE[:KEY]", help="output weight (n x d or d x n)")
 @click.option("--bias", metavar="[FILE:]KEY", help="output bias (n); a bare KEY is read from the head's file")
 @_head_options
-def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, parallel_specs,
-            json_path, plot_path, full):
+def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, head_layout,
+            parallel_specs, json_path, plot_path, full):
     """The numerical structure of one trained softmax model: spectra of L, F, G_0,
     cosines of P_F P_G, the rank profile and a decided k; graded parallelism of token pairs."""
     from allornone.numeric import graded, spectra
 
     tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
-    model = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol)
+    model, columns = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol, layout=head_layout)
     with _progress() as say:
         say("factoring L = F G_0^T")
         fac = spectra.factor(model)
         say("spectra")
         sp = spectra.analyse(model, tol, cut, k, fac)
         rows = [graded.parallel(model, q[0], q[1], tol, spectra=sp, fac=fac) for q in queries]
-    console.print(_spectra_table(f"allornone analyse: {head}", sp))
+    console.print(_spectra_table(f"allornone analyse: {head}", sp, columns))
     if rows:
         console.print(_parallel_table(f"parallelism at {sp.k_label()}", rows))
     if plot_path:
@@ -449,15 +580,15 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
                            "spectra": sp.to_json(full), "parallel": rows})
 
 
-@main.command()
+@main.command(epilog=COMPARE_ROWS)
 @click.option("--features", required=True, multiple=True, metavar="FILE[:KEY]",
               help="inputs of each model's output layer; give it twice (first model, second model)")
 @click.option("--head", required=True, multiple=True, metavar="FILE[:KEY]", help="each model's output weight; twice")
 @click.option("--bias", multiple=True, metavar="[FILE:]KEY",
               help="each model's bias: twice, or once for a key both heads' files share")
 @_head_options
-def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, parallel_specs,
-            json_path, plot_path, full):
+def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, head_layout,
+            parallel_specs, json_path, plot_path, full):
     """How far apart two trained softmax models on the same contexts and tokens are:
     distances of their distributions, subspace angles with Wedin's bound, and the
     best certificate at rank k (EL1-EL3 residuals)."""
@@ -470,15 +601,17 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     biases = list(bias) * 2 if len(bias) == 1 else list(bias) or [None, None]
     tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
-    a = _load(features[0], head[0], biases[0], pivot, contexts_spec, tokens_spec, tol, "first model: ")
-    b = _load(features[1], head[1], biases[1], pivot, contexts_spec, tokens_spec, tol, "second model: ")
+    a, columns_a = _load(features[0], head[0], biases[0], pivot, contexts_spec, tokens_spec, tol, "first model: ",
+                         head_layout)
+    b, columns_b = _load(features[1], head[1], biases[1], pivot, contexts_spec, tokens_spec, tol, "second model: ",
+                         head_layout)
     with _progress() as say:
         result = graded.compare(a, b, tol, cut, k, progress=say)
         sa, sb = result.spectra
         say("parallelism")
         rows = [[graded.parallel(m, q[0], q[1], tol, k=result.k) for m in (a, b)] for q in queries]
-    console.print(_spectra_table("first model", sa))
-    console.print(_spectra_table("second model", sb))
+    console.print(_spectra_table("first model", sa, columns_a))
+    console.print(_spectra_table("second model", sb, columns_b))
     g = result.to_json(full)
     t = Table(title=escape(f"graded comparison at {result.k_label}"), box=box.SIMPLE_HEAD, show_header=False,
               pad_edge=False)
