@@ -237,7 +237,10 @@ def fit_witness(X: np.ndarray, X_err: np.ndarray | float, Y: np.ndarray, Y_err: 
         if not np.all(np.isfinite(bound)):
             break
         # rtol * scale rounded down
-        best = Witness(bool(np.all(bound <= rtol * scale * (1 - 2 * UNIT_ROUNDOFF))), bound, scale, step)
+        holds = bool(np.all(bound <= rtol * scale * (1 - 2 * UNIT_ROUNDOFF)))
+        # reported in the units of Y: the columns were scaled by 2^-cy (exactly)
+        with np.errstate(over="ignore", under="ignore"):
+            best = Witness(holds, np.ldexp(bound, cy), np.ldexp(scale, cy), step)
         if best.holds or not np.any(R):
             break
     return best
