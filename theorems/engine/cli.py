@@ -264,13 +264,14 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
     ctl = report.get("self_test")
     if ctl:
         parts = f"{ctl['steps']['checked']} proof steps, {ctl['facts']['checked']} facts, " \
-                f"{ctl['runner']['checked']} runner verdicts, {ctl['float']['checked']} float band checks"
+                f"{ctl['runner']['checked']} runner verdicts, {ctl['float']['checked']} float band checks" \
+                + (f", {ctl['real_models']['checked']} real-model controls" if "real_models" in ctl else "")
         if ctl["passed"]:
             console.print(f"self-test: {parts}, each given an instance built to break it: [green]all caught[/]")
         else:
             console.print(f"self-test: {parts}: [red]NOT CAUGHT[/]")
-            for part in ("steps", "facts", "runner", "float"):
-                for line in ctl[part]["missed"]:
+            for part in ("steps", "facts", "runner", "float", "real_models"):
+                for line in ctl.get(part, {}).get("missed", []):
                     console.print(f"  [red]missed[/]: {escape(line)}")
     for e in report.get("edges") or ():
         for item in e["edges"]:

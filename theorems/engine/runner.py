@@ -313,7 +313,8 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
     float instances and compared with the float layer (``generic_crossvalidation``).
     With ``edges`` the records' declared edges are checked too (:func:`check_edges`);
     with ``self_test`` the controls of :mod:`allornone.theorems.engine.selftest` run
-    (every step, fact and runner verdict shown failing on a broken instance).
+    (every step, fact and runner verdict shown failing on a broken instance), and
+    those of :mod:`allornone.theorems.engine.realmodel_selftest` (the real-model layer).
     """
     ids = list(ids)
     if trials < 1:
@@ -346,9 +347,11 @@ def run(ids: Iterable[str], trials: int = 50, seed: int = 0, jobs: int = 1,
             pool.shutdown()
     edge_reports = [check_edges(rid, seed) for rid in ids] if edges else None
     if self_test:
+        from allornone.theorems.engine.realmodel_selftest import with_real_models
         from allornone.theorems.engine.selftest import run_self_test
 
-        controls = run_self_test()
+        # (and the real-model layer's controls, as self_test.real_models)
+        controls = with_real_models(run_self_test())
     else:
         controls = None
     passed = all(r["verdict"] == "pass" for r in results) and (generic is None or generic["agree"]) \
