@@ -346,14 +346,20 @@ def _legend(W: float) -> list[str]:
     return out
 
 
+def _code(name: str) -> str:
+    """A Markdown code span, safe in a table cell."""
+    return "<code>" + html.escape(name).replace("|", "&#124;") + "</code>"
+
+
 def status_table(nodes: dict[str, Node]) -> str:
     rows = ["| node | kind | status | evidence | statement uses | proof uses |", "|---|---|---|---|---|---|"]
     for n in nodes.values():
         # the table goes on a page at the top of docs/: page paths are relative links
-        name = f"[{html.escape(n.id)}]({n.page})" if n.page else html.escape(n.id)
+        # node ids are names of the code (~EL, M, N, k): set as code
+        name = f"[{_code(n.id)}]({n.page})" if n.page else _code(n.id)
         rows.append(f"| {name} | {n.kind} | **{STATUS_TEXT[n.status]}** | {html.escape(n.evidence)} | "
-                    f"{html.escape(', '.join(n.statement_deps)) or '–'} | "
-                    f"{html.escape(', '.join(n.proof_deps)) or '–'} |")
+                    f"{', '.join(_code(d) for d in n.statement_deps) or '–'} | "
+                    f"{', '.join(_code(d) for d in n.proof_deps) or '–'} |")
     return "\n".join(rows) + "\n"
 
 
