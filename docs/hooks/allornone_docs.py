@@ -206,9 +206,71 @@ def uses_links(sid: str, uses, page_src: str) -> str:
             out.append(f"[step {labels.index(use) + 1}](#{step_anchor(sid, labels.index(use) + 1)})")
             continue
         target = notion_target(use)
-        text = _md_text(use)
+        text = _notion_text(use)
         out.append(f"[{text}]({relative(target[0], page_src, target[1])})" if target else text)
     return ", ".join(out)
+
+
+def _notion_text(name: str) -> str:
+    """How a link to a notion reads: a result or construction by its number
+    (``Theorem 5``), anything else by its name."""
+    from allornone.theorems import records
+    from allornone.theorems.constructions import CONSTRUCTIONS
+
+    if name in records():
+        return _md_text(records()[name].number)
+    if name in CONSTRUCTIONS:
+        return _md_text(CONSTRUCTIONS[name].number)
+    return _md_text(name)
+
+
+def _code(text: str) -> str:
+    """A Markdown code span holding ``text`` as it is (a label, a name the CLI takes)."""
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+#: The construction steps typeset (their records are not results with fields of
+#: their own): ``(construction id, step label) -> (claim, reason)``, Markdown
+#: with TeX formulas; a test checks that every construction step has its entry.
+CONSTRUCTION_TEX = {
+    ("b5", "bases"): (r"\(U\) and \(V\) are bases of \(M\) and \(N\) (\(k\) columns each)", ""),
+    ("b5", "C"): (r"\((P_M f)^\top (P_N g_0) = (U^\top f)^\top C\, (V^\top g_0)\) with "
+                  r"\(C = (U^\top U)^{-1} U^\top V (V^\top V)^{-1}\)",
+                  r"\(P_M = U (U^\top U)^{-1} U^\top\) and \(P_N = V (V^\top V)^{-1} V^\top\)"),
+    ("b5", "same log-odds"): (r"\(\tilde f(x)^\top \tilde g_0(y) = f(x)^\top g_0(y)\) for every \(x, y\): "
+                              r"\(\tilde L = L\)",
+                              r"\(R^\top R^{-\top} = I\); \(T^\top T^{-\top} = I\); \(\varphi\) meets \(0\) and "
+                              r"\(\psi\) meets \(0\); then step `C` and F4"),
+    ("b5", "equivalent"): ("", r"Theorem 5 (the canonical certificate \(A^*, B^*\))"),
+    ("b5", "dimensions"): (r"\(\tilde k = k\) while \(\tilde d = k + a + b\)",
+                           r"F1: \(k = \operatorname{rank} L\) is fixed by the distribution"),
+    ("d1", "structure"): (r"\(k = 1\), \(M = N = \operatorname{span}(e_1)\), and \(e_2 \in SF \cap M^\perp\) is "
+                          r"hidden: \(P_G (P_F - P_M) = 0\)", r"F3: what \(f\) has off \(M\) never reaches a logit"),
+    ("d1", "linear"): (r"\(P_N f(s \oplus q) = P_N (W f(s) + b)\) on \(S\) for some \(W, b\)",
+                       r"\(W\) copies the hidden coordinate of \(f(s)\) into \(e_1\)"),
+    ("d1", "only off M"): (r"no \(W, b\) fit when \(W\) may read only \(M\) (\(\Gamma_q \subseteq M\) fails)",
+                           r"\(P_M f(s)\) is the same for every \(s \in S\) while the readouts vary"),
+    ("d1", "same distribution"): (r"the B.5 twin with \(\varphi(x) = (\text{hidden coordinate})^3\) has "
+                                  r"\(\tilde L = L\)", ""),
+    ("d1", "twin fails"): (r"in the twin no \(\tilde W, \tilde b\) fit, whatever they read",
+                           r"the readouts \(i\) are not an affine function of \((c, i^3)\) on \(S\)"),
+}
+
+
+def step_tex(sid: str, step) -> tuple[str, str]:
+    """A step's claim and reason as the site typesets them: the record's LaTeX
+    forms, else the plain text."""
+    claim, reason = step.latex, step.reason_latex
+    if (sid, step.label) in CONSTRUCTION_TEX:
+        claim, reason = CONSTRUCTION_TEX[sid, step.label]
+    return claim or _md_text(step.claim), reason or _md_text(step.reason)
+
+
+def typeset(latex: str, text: str) -> str:
+    """``latex`` (Markdown with TeX formulas) where a record gives it, else the plain text."""
+    return latex or _md_text(text)
 
 
 def _md_text(text: str) -> str:
@@ -274,23 +336,25 @@ def _mark(out) -> str:
 
 
 def steps_markdown(sid: str, page_src: str = "results/x.md") -> str:
-    """The proof steps of a record or construction as a Markdown table: claim,
-    reason, the "uses" as links, the check on the worked example and the
-    count of exact instances on which it held."""
-    subject = _subject(sid)
+    """The proof steps of a record or construction, one block each: number and
+    label, the check on the worked example and the count of exact instances on
+    which it held, then the claim, the reason and the "uses" as links (a
+    definition list: typeset formulas get the width of the page)."""
     trials, counts = step_counts(sid)
     _, checked = worked_instance(sid)
-    rows = [f"| # | step | claim, and why | uses | worked example | held on {trials} exact instances |",
-            "|---|---|---|---|---|---|"]
-    for n, (step, out) in enumerate(checked, 1):
+    out = ['<div class="allornone-steps" markdown>', ""]
+    for n, (step, res) in enumerate(checked, 1):
         applicable, held = counts[step.label]
-        tally = f"{held}/{applicable}" + ("" if held == applicable else " ✗")
+        tally = f"held on {held}/{applicable} exact instances" + ("" if held == applicable else " ✗")
         if applicable < trials:
-            tally += f" (not applicable on {trials - applicable})"
-        rows.append(f"| <span id=\"{step_anchor(sid, n)}\"></span>{n} | {_md_text(step.label)} | "
-                    f"{_md_text(step.claim)}; *because* {_md_text(step.reason)} | "
-                    f"{uses_links(sid, step.uses, page_src) or '–'} | {_mark(out)} | {tally} |")
-    return "\n".join(rows) + "\n"
+            tally += f" (not applicable on {trials - applicable} of {trials})"
+        claim, reason = step_tex(sid, step)
+        out += [f'<div class="allornone-step" id="{step_anchor(sid, n)}" markdown>', "",
+                f'<span class="allornone-step-number">{n}</span> {_code(step.label)} '
+                f'<span class="allornone-step-check">{_mark(res)} on the worked example · {tally}</span>', "",
+                "Claim", f":   {claim}", "", "Because", f":   {reason}", "",
+                "Uses", f":   {uses_links(sid, step.uses, page_src) or '–'}", "", "</div>", ""]
+    return "\n".join(out + ["</div>"]) + "\n"
 
 
 # -- typesetting values ----------------------------------------------------------------------------------------------
@@ -320,24 +384,89 @@ def _value_text(value) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def statement_tex(statement) -> str:
-    """A statement in LaTeX; an implication whose premise is a conjunction is
-    set one hypothesis per line, so that long statements fit the page."""
+#: Roughly how many characters of a statement's plain form fit on one line of
+#: a page's content column (760 px at 1,280 px) when typeset.
+STATEMENT_LINE = 68
+
+
+def _bool_tex(e) -> str:
+    """A Boolean of predicates in LaTeX: sans-serif names, compound operands in parentheses."""
     from sympy import latex
-    from sympy.logic.boolalg import And, Implies
+    from sympy.logic.boolalg import Not
 
     from allornone.theorems.engine.logic import Predicate
 
-    def tex(e, wrap=False):
-        t = latex(e).replace(r"\operatorname", r"\mathsf")
-        return rf"\left({t}\right)" if wrap and not isinstance(e, Predicate) else t
+    if isinstance(e, Predicate):
+        return rf"\mathsf{{{type(e).__name__}}}({', '.join(latex(a) for a in e.args)})"
+    if isinstance(e, Not):
+        return r"\neg " + _operand_tex(e.args[0])
+    for kind, sep in _tex_connectives():
+        if isinstance(e, kind):
+            return sep.join(_operand_tex(a) for a in e.args)
+    return latex(e)
 
-    if isinstance(statement, Implies) and isinstance(statement.args[0], And):
-        hyps = [tex(h, wrap=True) for h in statement.args[0].args]
-        lines = [r"& " + hyps[0]] + [r"\wedge\ & " + h for h in hyps[1:]]
-        lines.append(r"\Rightarrow\ & " + tex(statement.args[1], wrap=True))
-        return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
-    return tex(statement)
+
+def _tex_connectives():
+    from sympy.logic.boolalg import And, Equivalent, Implies, Or
+
+    return ((And, r" \wedge "), (Or, r" \vee "), (Implies, r" \Rightarrow "), (Equivalent, r" \Leftrightarrow "))
+
+
+def _compound(e) -> bool:
+    from sympy.logic.boolalg import And, Equivalent, Implies, Or
+
+    return isinstance(e, (And, Or, Implies, Equivalent))
+
+
+def _operand_tex(e) -> str:
+    t = _bool_tex(e)
+    return rf"\left({t}\right)" if _compound(e) else t
+
+
+def _width(e) -> int:
+    from allornone.theorems.engine.logic import readable
+
+    return len(readable(e))
+
+
+def _part_lines(e, lead: str) -> list[tuple[str, str]]:
+    """One conjunct as aligned lines ``(lead, tex)``: on one line when it fits,
+    else its implication or equivalence split before the connective."""
+    from sympy.logic.boolalg import Equivalent, Implies
+
+    if _width(e) <= STATEMENT_LINE - 3 or not isinstance(e, (Implies, Equivalent)):
+        return [(lead, _operand_tex(e))]
+    sep = r"\Rightarrow" if isinstance(e, Implies) else r"\Leftrightarrow"
+    a, b = e.args
+    return [(lead, r"\bigl(" + _operand_tex(a)), ("", rf"\quad {sep} " + _operand_tex(b) + r"\bigr)")]
+
+
+def _conjunct_lines(e, first_lead: str) -> list[tuple[str, str]]:
+    from sympy.logic.boolalg import And
+
+    parts = list(e.args) if isinstance(e, And) else [e]
+    lines = []
+    for i, p in enumerate(parts):
+        lines += _part_lines(p, first_lead if i == 0 else r"\wedge")
+    return lines
+
+
+def statement_tex(statement) -> str:
+    """A statement in LaTeX, set so that no line is wider than the page: an
+    implication one hypothesis per line (a conjunction of several split into
+    its conjuncts) and its conclusion after it, likewise; a part too long for
+    a line split before its own connective."""
+    from sympy.logic.boolalg import Implies
+
+    if _width(statement) <= STATEMENT_LINE:
+        return _bool_tex(statement)
+    if isinstance(statement, Implies):
+        premise, conclusion = statement.args
+        lines = _conjunct_lines(premise, "") + _conjunct_lines(conclusion, r"\Rightarrow")
+    else:
+        lines = _conjunct_lines(statement, "")
+    body = r" \\ ".join((rf"{lead}\ & " if lead else "& ") + tex for lead, tex in lines)
+    return r"\begin{aligned}" + body + r"\end{aligned}"
 
 
 def record_markdown(rid: str, page_src: str) -> str:
@@ -352,8 +481,8 @@ def record_markdown(rid: str, page_src: str) -> str:
     out = ["**Hypotheses.**" if rec.hypotheses else "**Hypotheses:** none beyond shared contexts, vocabulary and "
                                                      "pivot.", ""]
     for h in rec.hypotheses:
-        out.append(f"- *{_md_text(h.name)}*: {_md_text(h.description)}")
-    out += ["", f"**Conclusion.** {_md_text(rec.conclusion_text)}", ""]
+        out.append(f"- {_code(h.name)}: {typeset(h.latex, h.description)}")
+    out += ["", f"**Conclusion.** {typeset(rec.conclusion_latex, rec.conclusion_text)}", ""]
     preds = sorted({type(a).__name__ for a in rec.statement.atoms(Predicate)})
     links = []
     for p in preds:
@@ -366,25 +495,72 @@ def record_markdown(rid: str, page_src: str) -> str:
 
 
 def edges_markdown(rid: str, page_src: str) -> str:
-    """The record's edges, each built (seed 0) and decided exactly now."""
+    """The record's edges, each built (seed 0) and decided exactly now: one
+    block each, its name, kind and hypothesis, what it shows and the verdict."""
     from allornone.theorems import get_record
 
     rec = get_record(rid)
-    rows = ["| edge | kind | hypothesis | what it shows | decided on its instance |", "|---|---|---|---|---|"]
+    out = [f"Each edge built from seed 0 and decided exactly while this page was built "
+           f"(`allornone edges {rid}` also searches and shrinks a counterexample for every hypothesis):", "",
+           '<div class="allornone-edges" markdown>', ""]
     for edge in rec.edges:
         inst = edge.build(random.Random(f"0/{rec.id}/edge/{edge.name}"))
         ev = rec.evaluate(inst, "exact")
         got = {k: ev.atoms[k].holds for k in edge.expect}
         ok = got == dict(edge.expect)
-        facts = ", ".join(f"{k} {'holds' if v else 'fails'}" for k, v in got.items())
+        facts = ", ".join(f"{_code(k)} {'holds' if v else 'fails'}" for k, v in got.items())
         verdict = ("✓ as declared: " if ok else "✗ NOT as declared: ") + facts
         if edge.kind == "boundary":
             verdict += f"; conclusion {ev.conclusion.value}"
-        rows.append(f"| {_md_text(edge.name)} | {edge.kind} | {_md_text(edge.hypothesis or '–')} | "
-                    f"{_md_text(edge.description)} | {_md_text(verdict)} |")
-    return (f"Each edge built from seed 0 and decided exactly while this page was built "
-            f"(`allornone edges {rid}` also searches and shrinks a counterexample for every hypothesis):\n\n"
-            + "\n".join(rows) + "\n")
+        kind = ("drops" if edge.kind == "drop" else "a boundary case of") if edge.hypothesis else \
+            ("a counterexample" if edge.kind == "drop" else "a boundary case")
+        head = f"{_code(edge.name)} <span class=\"allornone-edge-kind\">{kind}"
+        head += f" {_code(edge.hypothesis)}</span>" if edge.hypothesis else "</span>"
+        out += ['<div class="allornone-edge" markdown>', "", head, "",
+                "Shows", f":   {typeset(edge.latex, edge.description)}", "",
+                "Decided", f":   {verdict}", "", "</div>", ""]
+    return "\n".join(out + ["</div>"]) + "\n"
+
+
+#: The width of the content column in em of the formulas (688 px at 1,280 px,
+#: less a margin), and roughly what a matrix takes: each column its widest
+#: entry (a fraction a little less than its longer part) and a space, plus the
+#: brackets, the name and the separator.
+MATRIX_LINE_EM = 38.0
+
+
+def _entry_em(x) -> float:
+    """Digits are half an em, a minus sign about four fifths; a ``\\tfrac`` is
+    set smaller."""
+    text = tex_number(x)
+    minus = 0.78 * text.startswith("-")
+    if "frac" in text:
+        num, den = re.findall(r"\{(\d+)\}", text)
+        return 0.36 * max(len(num), len(den)) + 0.2 + minus
+    return 0.5 * len(text.lstrip("-")) + minus
+
+
+def _matrix_em(value) -> float:
+    rows = value.to_fractions()
+    if not rows or not rows[0]:
+        return 4.0
+    return sum(max(_entry_em(x) for x in col) + 1.0 for col in zip(*rows)) + 4.5
+
+
+def _matrices_tex(named) -> list[str]:
+    """Display formulas ``F = [...]``, ``G = [...]``, ... side by side as long as
+    they fit on a line, each on its own line otherwise."""
+    out, line, used = [], [], 0
+    for name, value in named:
+        width = _matrix_em(value)
+        if line and used + width > MATRIX_LINE_EM:
+            out += ["$$", r", \quad ".join(line), "$$", ""]
+            line, used = [], 0
+        line.append(f"{name} = {tex_matrix(value)}")
+        used += width
+    if line:
+        out += ["$$", r", \quad ".join(line), "$$", ""]
+    return out
 
 
 def example_markdown(sid: str, page_src: str) -> str:
@@ -400,10 +576,9 @@ def example_markdown(sid: str, page_src: str) -> str:
         name = names[j] if j < len(names) else f"model {j}"
         out += [f"\\({name}\\): \\(m = {m.m}\\) contexts, \\(n = {m.n}\\) tokens, \\(d = {m.d}\\), "
                 f"pivot \\(y_0 = {m.pivot}\\), \\(k = {s.k}\\), \\(\\dim SF = {m.dim_SF()}\\), "
-                f"\\(\\dim SG = {m.dim_SG()}\\).", "", "$$",
-                rf"F = {tex_matrix(m.F)}, \quad G = {tex_matrix(m.G)}, \quad "
-                rf"L = {tex_matrix(m.log_odds())}", "$$", "",
-                rf"Bases (columns): \(M\): \({tex_matrix(s.basis_M)}\), \(N\): \({tex_matrix(s.basis_N)}\).", ""]
+                f"\\(\\dim SG = {m.dim_SG()}\\).", ""]
+        out += _matrices_tex([("F", m.F), ("G", m.G), ("L", m.log_odds())])
+        out += [rf"Bases (columns): \(M\): \({tex_matrix(s.basis_M)}\), \(N\): \({tex_matrix(s.basis_N)}\).", ""]
     if inst.params:
         out += ["Parameters: " + "; ".join(f"`{k}` = `{_value_text(v)}`" for k, v in inst.params.items()), ""]
     if not _is_construction(subject):
@@ -412,13 +587,13 @@ def example_markdown(sid: str, page_src: str) -> str:
         for n, d in ex.atoms.items():
             f = fl.atoms[n]
             tol = f"{float(f.residual):.2g}; holds ≤ {f.tolerance[0]:.2g}" if f.tolerance else "exact"
-            out.append(f"| {_md_text(n)} | {d.truth.value} | {f.truth.value} ({tol}) |")
+            out.append(f"| {_code(n)} | {d.truth.value} | {f.truth.value} ({tol}) |")
         out += ["", f"Hypotheses {ex.hypotheses.value}, conclusion {ex.conclusion.value}: the statement "
                 f"**{ex.statement.value}** on this instance.", ""]
     out += ["??? example \"Every step on this instance, with its values\"", ""]
     for n, (step, res) in enumerate(checked, 1):
-        out.append(f"    **{n}. {_md_text(step.label)}** — {_mark(res)}"
-                   + (f" ({_md_text(str(res.decision))})" if res.applicable else ""))
+        out.append(f"    **{n}.** {_code(step.label)} — {_mark(res)}"
+                   + (f" ({_code(str(res.decision))})" if res.applicable else ""))
         out.append("")
         if res.values:
             out.append("    ```text")
@@ -519,6 +694,8 @@ def on_page_markdown(markdown, page, config, files):
 
 MATH_ROLE = re.compile(r":math:<code>(.*?)</code>")
 ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj)?:<code>~?([\w.]+)(\(\))?</code>")
+#: A role with an explicit title: ``:meth:`title <target>```.
+TITLED_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj)?:<code>([^<&]*?)\s*&lt;~?([\w.]+)&gt;</code>")
 
 
 def resolve_roles(content: str) -> str:
@@ -534,7 +711,14 @@ def resolve_roles(content: str) -> str:
             return code
         return f'<a class="autorefs" href="#{min(hits, key=len)}">{code}</a>'
 
+    def titled(m):
+        title, name = m.group(1).strip(), m.group(2)
+        hits = [i for i in ids if i == name or i.endswith("." + name)]
+        code = f"<code>{title or name}</code>"
+        return f'<a class="autorefs" href="#{min(hits, key=len)}">{code}</a>' if hits else code
+
     content = MATH_ROLE.sub(lambda m: f'<span class="arithmatex">\\({m.group(1)}\\)</span>', content)
+    content = TITLED_ROLE.sub(titled, content)
     return ROLE.sub(link, content)
 
 
