@@ -1,4 +1,4 @@
-"""The ``allornone`` command line: list, check, proof, edges, verify, analyse, compare."""
+"""The ``allornone`` command line: list, check, proof, edges, verify, analyse, compare, make."""
 from __future__ import annotations
 
 import json
@@ -643,6 +643,150 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     write_json(json_path, {"command": "compare", "features": list(features), "head": list(head),
                            "bias": biases, "graded": g, "spectra": [sa.to_json(full), sb.to_json(full)],
                            "parallel": [{"first": r[0], "second": r[1]} for r in rows]})
+
+
+# -- comparison targets: make ----------------------------------------------------------
+
+MAKE_EPILOG = """\b
+Targets (each written as OUT.npz with the arrays features, weight and, when the
+head has a bias, bias; weight keeps the head's orientation):
+  reparam   X T and W T^{-T} for a random T of condition number --condition:
+            the same distribution (up to rounding); the bias is unchanged
+  twin      the Appendix B.5 twin at dimension d + --extra-dim (d counting a
+            folded bias): the same log-odds from a model of another dimension;
+            the bias is folded into features and weight (bias is empty)
+  perturb   the bias of --token moved by --amount (every log-odds of that
+            token moves by it), or with --context only that logit; a head
+            without a bias gets it as one more coordinate
+
+\b
+Then, for instance:
+  allornone make reparam --features a.npz:features --head a.npz:weight --bias bias --out b.npz
+  allornone compare --features a.npz:features --head a.npz:weight \\
+      --features b.npz:features --head b.npz:weight --bias bias
+"""
+
+
+def _out_npz(ctx, param, value):
+    if value is None:
+        return None
+    if Path(value).suffix.lower() != ".npz":
+        raise click.BadParameter(f"{value!r}: the file name must end in .npz", ctx, param)
+    return _json_path(ctx, param, value)
+
+
+def _index(value: str | None, names: list[str], what: str) -> int | None:
+    """A token or context given by name or by index."""
+    if value is None:
+        return None
+    if value in names:
+        return names.index(value)
+    try:
+        i = int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is neither one of the names nor an index 0..{len(names) - 1}",
+                                 param_hint=f"'--{what}'") from None
+    if not 0 <= i < len(names):
+        raise click.BadParameter(f"{i} is out of range 0..{len(names) - 1}", param_hint=f"'--{what}'")
+    return i
+
+
+@main.command(epilog=MAKE_EPILOG)
+@click.argument("kind", type=click.Choice(["reparam", "twin", "perturb"]))
+@click.option("--features", required=True, metavar="FILE[:KEY]", help="inputs of the output layer (m x d)")
+@click.option("--head", required=True, metavar="FILE[:KEY]", help="output weight (n x d or d x n)")
+@click.option("--bias", metavar="[FILE:]KEY", help="output bias (n); a bare KEY is read from the head's file")
+@click.option("--head-layout", "head_layout", type=click.Choice(["auto", "n-by-d", "d-by-n"]), default="auto",
+              show_default=True, help="how --head is oriented (see 'allornone analyse --help')")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), callback=_out_npz,
+              help="the .npz file to write")
+@click.option("--seed", default=0, show_default=True, type=int, help="seed of the random T (reparam, twin)")
+@click.option("--condition", type=click.FloatRange(min=1), default=None,
+              help="reparam: the condition number of T  [default: 10]")
+@click.option("--extra-dim", "extra_dim", type=int, default=None,
+              help="twin: the twin's dimension minus the head's (d counting a folded bias; down to k - d)  "
+                   "[default: 3]")
+@click.option("--rank-rtol", "rank_rtol", default=None, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="twin: count singular values below rank_rtol * sigma_1 as zero when k, M and N are decided")
+@click.option("--token", default=None, help="perturb: the token (a name from --tokens, or an index)")
+@click.option("--amount", type=float, default=None, help="perturb: how far its bias (or logit) moves")
+@click.option("--context", default=None, help="perturb: move only this context's logit (a name or an index)")
+@click.option("--pivot", default=0, show_default=True, type=click.IntRange(min=0),
+              help="the reference token of the log-odds (as in compare)")
+@click.option("--tokens", "tokens_spec", metavar="FILE[:KEY]", help="token names (strings)")
+@click.option("--contexts", "contexts_spec", metavar="FILE[:KEY]", help="context names (strings)")
+def make(kind, features, head, bias, head_layout, out_path, seed, condition, extra_dim, rank_rtol, token, amount,
+         context, pivot, tokens_spec, contexts_spec):
+    """A comparison target of a head, written in the same file format: a
+    reparametrisation (reparam), a B.5 twin (twin) or a perturbed copy (perturb)."""
+    import numpy as np
+
+    from allornone.numeric import targets
+    from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+    from allornone.numeric.loaders import array_shape, load_array, split_spec
+
+    own = {"reparam": {"condition"}, "twin": {"extra_dim", "rank_rtol"}, "perturb": {"token", "amount", "context"}}
+    given = {"condition": condition, "extra_dim": extra_dim, "rank_rtol": rank_rtol, "token": token, "amount": amount,
+             "context": context}
+    for name, value in given.items():
+        if value is not None and name not in own[kind]:
+            owner = next(k for k, v in own.items() if name in v)
+            raise click.UsageError(f"--{name.replace('_', '-')} is an option of 'make {owner}', not of 'make {kind}'")
+    if kind == "perturb" and (token is None or amount is None):
+        raise click.UsageError("make perturb needs --token and --amount")
+    for spec in (features, head, bias):
+        if spec and Path(split_spec(spec)[0]).resolve() == Path(out_path).resolve():
+            raise click.BadParameter("is an input file; the target would overwrite it", param_hint="'--out'")
+    tol = DEFAULT_TOLERANCE if rank_rtol is None else Tolerance(DEFAULT_TOLERANCE.rtol, DEFAULT_TOLERANCE.gap,
+                                                                 rank_rtol)
+    model, _ = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol, layout=head_layout)
+    F, G = np.asarray(model.F), np.asarray(model.G)
+    has_bias = False
+    if bias is not None:
+        # load_head reads an empty bias as none; the bias vector is small, so it is read again to tell
+        head_file = split_spec(head)[0]
+        spec = bias if (":" in bias or os.path.exists(bias)) else f"{head_file}:{bias}"
+        has_bias = load_array(spec, "--bias").size > 0
+    X, W, b = (F[:, :-1], G[:, :-1], G[:, -1]) if has_bias else (F, G, None)
+    stored = array_shape(head)
+    transposed = head_layout == "d-by-n" or (head_layout == "auto" and stored is not None and len(stored) == 2
+                                             and stored[0] != stored[1] and stored[1] == model.n)
+    tok = _index(token, list(model.tokens), "token")
+    ctx = _index(context, list(model.contexts), "context")
+    if kind == "reparam":
+        t = targets.reparametrise(X, W, b, 10.0 if condition is None else condition, seed)
+        what = f"X T and W T^-T with cond(T) = {t.info['condition']:.6g} (asked {10.0 if condition is None else condition:g})"
+    elif kind == "twin":
+        t = targets.twin(X, W, b, 3 if extra_dim is None else extra_dim, pivot, seed, tol)
+        i = t.info
+        what = (f"a B.5 twin of dimension d~ = {i['d_twin']} = k {i['k']} + {i['context_only']} context-only + "
+                f"{i['token_only']} token-only coordinates (the head's d = {i['d']}"
+                f"{', counting the folded bias' if has_bias else ''})")
+    else:
+        t = targets.perturb(X, W, b, tok, amount, ctx)
+        name = model.tokens[tok]
+        if ctx is not None:
+            what = f"the logit of token {name!r} in context {model.contexts[ctx]!r} moved by {amount:g}"
+        else:
+            moved = ("every other token's log-odds move by " + f"{-amount:g} (it is the pivot)" if tok == pivot
+                     else f"every log-odds of {name!r} moves by {amount:g}")
+            what = f"the bias of token {name!r} moved by {amount:g}{' (folded in)' if b is None else ''}: {moved}"
+    gap, (x, y) = targets.log_odds_gap(X, W, b, t.features, t.weight, t.bias, pivot)
+    arrays = {"features": t.features, "weight": t.weight.T if transposed else t.weight}
+    if has_bias:
+        # a folded bias is empty here, so the command line that reads the head reads the target too
+        arrays["bias"] = t.bias if t.bias is not None else np.zeros(0)
+    try:
+        np.savez(out_path, **arrays)
+    except OSError as exc:
+        raise InputFormatError(f"--out {out_path}: cannot be written ({exc.strerror or exc})") from None
+    scale = float(np.abs(np.asarray(model.log_odds())).max()) if model.m * model.n <= 1 << 24 else None
+    rel = f" (relative {gap / scale:.2g})" if scale else ""
+    console.print(f"make {kind}: {what}", markup=False, soft_wrap=True)
+    console.print(f"max |L - L~| = {gap:.3g}{rel}, at context {model.contexts[x]!r}, token {model.tokens[y]!r}",
+                  markup=False, soft_wrap=True)
+    keys = ", ".join(f"{k} {' x '.join(str(n) for n in v.shape)}" for k, v in arrays.items())
+    console.print(f"wrote {out_path}: {keys}", markup=False, soft_wrap=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
