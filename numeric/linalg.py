@@ -10,6 +10,10 @@ zero, and says
   computation can make, so the exact residual is not zero;
 * **undecided**  otherwise.
 
+The decision primitives (:mod:`allornone.numeric.primitives`: ``k``, ``L = L~``)
+use the stricter :meth:`Tolerance.certain`, on which a rounding bound never
+buys a "holds".
+
 The bound has two parts, ``b = rtol * s + e``:
 
 * ``e`` -- the **rounding bound** of the computation, from error analysis at
@@ -58,6 +62,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import scipy.linalg
@@ -92,6 +97,11 @@ __all__ = [
 
 #: ``u = 2^-53``: the relative rounding error of one binary64 operation.
 UNIT_ROUNDOFF = 2.0 ** -53
+#: What underflow may lose in one computation of the float layer: the smallest
+#: subnormal for each of up to 2^30 operations whose result fell below the
+#: normal range. Negligible beside any tolerance on numbers of normal size; on
+#: subnormal data it keeps "holds" from being decided on what underflow erased.
+UNDERFLOW = 2.0 ** -1074 * 2.0 ** 30
 
 
 @dataclass(frozen=True)
@@ -135,9 +145,19 @@ class Tolerance:
                 f'(from the "holds" bound to the "fails" bound), {ranks}')
 
     def bounds(self, scale: float, extra: float = 0.0) -> tuple[float, float]:
-        lo = self.rtol * max(float(scale), 0.0) + max(float(extra), 0.0)
-        lo = max(lo, np.finfo(float).tiny)
+        """``(holds below, fails above)``: ``rtol * scale + extra`` and ``gap``
+        times that, where ``extra`` is the rounding bound of the computation and
+        :data:`UNDERFLOW` is added to it (what underflow may have lost)."""
+        lo = self.rtol * max(float(scale), 0.0) + max(float(extra), 0.0) + UNDERFLOW
         return lo, self.gap * lo
+
+    @property
+    def resolution(self) -> float:
+        """``sqrt(gap)``: the decision primitives (:mod:`allornone.numeric.primitives`)
+        call a residual zero only when it is certainly within ``sqrt(gap) rtol``
+        of its natural size -- halfway, on a log scale, between the tolerance and
+        the ``gap rtol`` beyond which a residual fails -- whatever the rounding did."""
+        return math.sqrt(self.gap)
 
     def decide(self, residual: float, scale: float, extra: float = 0.0, **detail) -> Decision:
         """Decide ``residual = 0``: holds below ``rtol * scale + extra``, fails
@@ -147,6 +167,35 @@ class Tolerance:
         residual = float(residual)
         if not np.isfinite(residual) or not np.isfinite(lo):
             truth = Truth.UNDECIDED
+        elif residual <= lo:
+            truth = Truth.HOLDS
+        elif residual > hi:
+            truth = Truth.FAILS
+        else:
+            truth = Truth.UNDECIDED
+        return Decision(truth, residual, (lo, hi), detail)
+
+    def certain(self, residual: float, scale: float, extra: float = 0.0, underflow: bool = True,
+                **detail) -> Decision:
+        """Decide ``residual = 0`` when the rounding bound may not buy a "holds":
+        holds when ``residual + extra <= sqrt(gap) rtol * scale`` (the exact
+        residual is certainly within :attr:`resolution` ``* rtol`` of
+        ``scale``), fails as :meth:`decide` does, undecided otherwise.
+        ``underflow=False`` when ``extra`` already bounds what underflow lost.
+
+        >>> Tolerance().certain(1e-14, 1e-6, extra=1e-13).truth.value    # decide() would say holds
+        'undecided'
+        >>> Tolerance().certain(1e-14, 1.0, extra=1e-13).truth.value
+        'holds'
+        """
+        e = max(float(extra), 0.0) + (UNDERFLOW if underflow else 0.0)
+        s = max(float(scale), 0.0)
+        lo, hi = self.resolution * self.rtol * s - e, self.gap * (self.rtol * s + e)
+        residual = float(residual)
+        if not (np.isfinite(residual) and np.isfinite(lo) and np.isfinite(hi)):
+            truth = Truth.UNDECIDED
+        elif residual == 0.0 and s == 0.0 and not extra:
+            truth = Truth.HOLDS
         elif residual <= lo:
             truth = Truth.HOLDS
         elif residual > hi:
@@ -197,12 +246,29 @@ def norm2(X: np.ndarray) -> float:
     its shorter side (accurate to rounding for the largest singular value)."""
     if 0 in X.shape:
         return 0.0
-    if X.size <= 1 << 14:
-        return float(np.linalg.norm(X, 2))
+    if not np.all(np.isfinite(X)):
+        # an overflowed intermediate: its norm is unbounded, and every bound built on it
+        return math.inf
     e = _exponent(X)
+    if X.size <= 1 << 14:
+        # scaled by a power of two so that neither the squares nor LAPACK's own
+        # scaling overflow or underflow
+        s = _svd_values(np.ldexp(X, -e))
+        return float(np.ldexp(s[0], e)) if s is not None and s.size else math.inf
     Y = np.ldexp(X, -e)
     gram = Y.T @ Y if X.shape[0] >= X.shape[1] else Y @ Y.T
     return float(np.ldexp(math.sqrt(max(float(np.linalg.eigvalsh(gram)[-1]), 0.0)), e))
+
+
+def _svd_values(X: np.ndarray) -> np.ndarray | None:
+    """Singular values by the divide-and-conquer driver, then by QR iteration
+    where it does not converge; None when neither does."""
+    for driver in ("gesdd", "gesvd"):
+        try:
+            return scipy.linalg.svd(X, compute_uv=False, lapack_driver=driver, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+    return None
 
 
 def svd_noise(size: int, norm: float) -> float:
@@ -217,6 +283,8 @@ def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
         raise ShapeError(f"{name}: booleans are not numbers here; give 0/1 as numbers")
     try:
         arr = np.array(data, dtype=float, copy=True)
+    except OverflowError:
+        raise NonFiniteValueError(f"{name}: an entry is beyond the range of binary64 (about 1.8e308)") from None
     except (TypeError, ValueError) as exc:
         raise ShapeError(f"{name}: not a rectangular array of real numbers ({exc})") from None
     if arr.ndim != 2:
@@ -226,6 +294,51 @@ def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
         i, j = map(int, np.argwhere(~np.isfinite(arr))[0])
         raise NonFiniteValueError(f"{name}[{i}][{j}] is {arr[i, j]}; only finite numbers are allowed")
     return arr
+
+
+def rounded_on_input(data, arr: np.ndarray) -> bool:
+    """Whether converting ``data`` to the binary64 array ``arr`` changed a
+    value: integers beyond ``2^53`` that binary64 cannot hold, fractions,
+    ``longdouble`` entries. float16, float32 and float64 inputs (and integers of
+    up to 53 bits) convert exactly. The caller declares the rounding as an input
+    error, so that every bound covers it.
+
+    >>> rounded_on_input([[2 ** 53, 1]], np.array([[2.0 ** 53, 1.0]]))
+    False
+    >>> rounded_on_input([[2 ** 53 + 1, 1]], np.array([[2.0 ** 53, 1.0]]))
+    True
+    >>> rounded_on_input(np.ones((2, 2), dtype=np.float32), np.ones((2, 2)))
+    False
+    """
+    if isinstance(data, np.ndarray):
+        kind = data.dtype.kind
+        if kind == "f" and data.dtype.itemsize <= 8 or kind == "b":
+            return False
+        if kind in "iu":
+            big = np.abs(data.astype(object)) > 2 ** 53 if data.size else np.zeros(0, bool)
+            if not np.any(big):
+                return False
+            values = data.astype(object)[big]
+            return any(int(float(v)) != int(v) for v in values)
+        flat = data.ravel().tolist() if kind != "O" else list(data.ravel())
+    else:
+        try:
+            plain = np.asarray(data)
+        except (TypeError, ValueError, OverflowError):
+            plain = None
+        if plain is not None and plain.dtype.kind != "O":
+            return rounded_on_input(plain, arr)
+        flat = np.array(data, dtype=object).ravel().tolist()
+    got = arr.ravel().tolist()
+    for v, f in zip(flat, got):
+        if isinstance(v, (float, np.floating)) and np.dtype(type(v)).itemsize <= 8:
+            continue
+        try:
+            if Fraction(v) != Fraction(f):
+                return True
+        except (TypeError, ValueError):
+            return True
+    return False
 
 
 def _has_bool(data) -> bool:
@@ -270,7 +383,10 @@ def difference_with_error(G: np.ndarray, pivot: int, input_error: float = 0.0) -
     relative error (a rational instance rounded to binary64). A common offset on
     every ``g(y)`` of exactly given numbers thus costs nothing: the subtraction
     is exact, and measured to be."""
-    return subtract_with_error(G, G[pivot], input_error)
+    G0, E0 = subtract_with_error(G, G[pivot], input_error)
+    # g_0(y_0) is zero by definition, whatever error g(y_0) carries
+    E0[pivot] = 0.0
+    return G0, E0
 
 
 def subtract_with_error(x: np.ndarray, y: np.ndarray, input_error: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -726,37 +842,58 @@ def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray
 
 
 def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,
-                  tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool, np.ndarray, float]:
-    """``rank L`` for ``L = F G_0^T`` without forming ``L``: the singular values
-    of ``R_F R_G^T`` (``F = Q_F R_F``, ``G_0 = Q_G R_G``), rows of ``F`` and
-    ``G_0`` first scaled by powers of two (which changes no rank).
+                  tol: Tolerance = DEFAULT_TOLERANCE, EF: np.ndarray | None = None) -> tuple[int, bool, np.ndarray, float]:
+    """``k = rank L`` for ``L = F G_0^T``, decided on the logits.
 
-    The zero bound pairs the columns: Householder QR is backward stable column
-    by column, so the rounding reaching ``L`` is about
-    ``u sum_j |F[:, j]| |G_0[:, j]|`` -- a coordinate in which ``g_0`` vanishes
-    (a hidden component of ``f``) adds nothing, however large it is in ``f``.
-    ``E0`` is the exact error of ``G_0`` (see :func:`difference_with_error`).
-    Returns ``(k, decided, singular values, zero bound)``.
+    Up to :data:`~allornone.numeric.primitives.ROUNDED_LIMIT` multiply-adds the
+    logits are formed correctly rounded and their rank decided on them
+    (:func:`~allornone.numeric.primitives.product_rank`): a decision about ``L``
+    itself, which hidden components, changes of basis of any condition,
+    scalings and offsets do not move. ``E0`` and ``EF`` are entrywise error
+    bounds of ``G_0`` (the exact error of ``G - g(y_0)``, see
+    :func:`difference_with_error`, and any declared input error) and of ``F``.
+
+    Beyond that size ``L`` is not formed: the singular values of ``R_F R_G^T``
+    (``F = Q_F R_F``, ``G_0 = Q_G R_G``, rows first scaled by powers of two) are
+    judged against a bound that pairs the columns -- Householder QR is backward
+    stable column by column, so the rounding reaching ``L`` is about
+    ``u sum_j |F[:, j]| |G_0[:, j]|``, and a coordinate in which ``g_0`` vanishes
+    adds nothing. That bound grows with the condition of the basis; a direction
+    is called zero only where it is below ``rtol`` of the largest singular
+    value, so an ill-conditioned presentation leaves ``k`` undecided, never
+    wrong. Returns ``(k, decided, singular values, zero bound)``.
 
     >>> F = np.array([[1e9, 1.0], [1e9, 2.0]]); G0 = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
     >>> log_odds_rank(F, G0)[:2]
     (1, True)
     """
+    from allornone.numeric.primitives import product_rank
+
     m, d = F.shape
     n = G0.shape[0]
     if 0 in (m, n, d):
         return 0, True, np.zeros(0), 0.0
+    E0 = E0 if E0 is not None and np.any(E0) else None
+    EF = EF if EF is not None and np.any(EF) else None
+    exact = product_rank(F, G0, EF, E0, tol)
+    if exact is not None:
+        return exact
     eF, eG = row_exponents(F), row_exponents(G0)
     Fr, Gr = scale_rows(F, eF), scale_rows(G0, eG)
     RF, RG = _r_factor(Fr), _r_factor(Gr)
     s = np.linalg.svd(RF @ RG.T, compute_uv=False)
     pair = float(np.sum(np.linalg.norm(Fr, axis=0) * np.linalg.norm(Gr, axis=0)))
     noise = 8.0 * math.sqrt(max(m, n, d)) * UNIT_ROUNDOFF * pair
-    if E0 is not None and np.any(E0):
+    if E0 is not None:
         noise += norm2(Fr) * float(np.linalg.norm(scale_rows(E0, eG)))
+    if EF is not None:
+        noise += norm2(Gr) * float(np.linalg.norm(scale_rows(EF, eF)))
     r, decided = tol.rank(s, noise=noise)
     if s.size and 0 < s[0] <= tol.gap * noise:
         # every computed logit is within gap of the rounding bound: L may be zero or not
+        decided = False
+    if r < s.size and s.size and noise > tol.resolution * tol.rtol * s[0]:
+        # a direction called zero on a bound as large as the tolerance may not be
         decided = False
     return r, decided, s, noise
 

@@ -39,9 +39,8 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     * ``SF``, ``SG``: row spaces of ``F`` and ``G_0`` (:func:`~allornone.numeric.linalg.data_row_space`:
       rows and columns scaled by powers of two, the exact rounding error of
       ``G - g(y_0)`` counted as data error);
-    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`),
-      or, where their rounding bound covers every logit, on the cosines between
-      ``SF`` and ``SG`` (the rank of ``P_F P_G``) judged against the subspaces' errors;
+    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`);
+      where they cannot tell it, it is undecided;
     * ``M``, ``N``: the top-``k`` singular subspaces of ``P_F P_G``, from the
       SVD of the small matrix ``B_F B_G^T`` of the two orthonormal bases; their
       error is the error of ``P_F P_G`` over the ``k``-th cosine (Wedin).
@@ -53,9 +52,10 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     F = model.F
     G0, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
     d = model.d
-    BF, dF, eF = fl.data_row_space(F, model.input_error * np.abs(F) if model.input_error else None, tol)
+    EF = model.input_error * np.abs(F) if model.input_error else None
+    BF, dF, eF = fl.data_row_space(F, EF, tol)
     BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol)
-    k, dk, sL, noise_L = fl.log_odds_rank(F, G0, E0, tol)
+    k, dk, sL, noise_L = fl.log_odds_rank(F, G0, E0, tol, EF)
     return assemble_structure(BF, dF, eF, BG, dG, eG, k, dk, noise_L, d, tol)
 
 
@@ -69,10 +69,8 @@ def assemble_structure(BF, dF, eF, BG, dG, eG, k, dk, noise_L, d, tol) -> Struct
     else:
         u, c, vt = np.zeros((BF.shape[0], 0)), np.zeros(0), np.zeros((0, BG.shape[0]))
     e_T = eF + eG + fl.svd_noise(max(d, 1), 1.0)
-    if not dk:
-        # The logits cannot tell k (their rounding bound covers them); the cosines
-        # between SF and SG, judged against the subspaces' own errors, may.
-        k, dk = tol.rank(c, noise=e_T, reference=1.0) if c.size else (0, bool(dF and dG))
+    # k is a property of the logits: where they cannot tell it, it is undecided
+    # (the cosines between SF and SG move under a change of basis that keeps L)
     consistent = k <= c.size
     k_used = min(k, c.size)
     if k_used and c[k_used - 1] <= tol.gap * e_T:
@@ -101,7 +99,10 @@ class FloatModel(Model):
     ``input_error`` is a bound on the relative error of the given numbers
     themselves: 0 (the default) when they *are* the model, the unit roundoff
     when they are roundings of rationals (:meth:`ExactModel.to_float` sets it
-    when an entry was rounded); every error bound then includes it.
+    when an entry was rounded, and so does this constructor when it is given
+    integers beyond ``2^53``, fractions or long doubles that binary64 cannot
+    hold); every error bound then includes it. float16 and float32 arrays
+    convert exactly.
 
     >>> m = FloatModel([[1.0, 0.0], [0.0, 1.0]], [[0, 0], [1, 0], [0, 2]])
     >>> m.effective_complexity()
@@ -118,9 +119,13 @@ class FloatModel(Model):
                 not 0 <= input_error < 1:
             raise ValueError("input_error must be a number in [0, 1)")
         self.tolerance = tolerance
+        arrays = [fl.as_float_matrix(X, name) for X, name in ((F, "F"), (G, "G"))]
+        # integers beyond 2^53, fractions or long doubles are rounded here, once: say so
+        if any(fl.rounded_on_input(X, A) for X, A in zip((F, G), arrays)):
+            input_error = max(float(input_error), fl.UNIT_ROUNDOFF)
         self.input_error = float(input_error)
         self.backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)
-        super().__init__(F, G, pivot, contexts, tokens)
+        super().__init__(arrays[0], arrays[1], pivot, contexts, tokens)
         self._F.setflags(write=False)
         self._G.setflags(write=False)
 

@@ -22,7 +22,14 @@ from allornone.theorems.engine.record import Instance
 
 #: (result, transform) cells with contradictions in the full run (seed 0, 250 per cell)
 #: on the current float tolerance policy; remove a cell as the policy is fixed for it.
-KNOWN_CONTRADICTIONS: set[tuple[str, str]] = set()
+KNOWN_CONTRADICTIONS: set[tuple[str, str]] = {
+    # bounds built from subspace angles in the model's own coordinates: a
+    # power-of-two change of basis up to 2^500, or entries among the subnormals,
+    # moves them although the claim is unchanged
+    ("lem8", "integer shear"), ("lem8", "power-of-two basis"), ("lem8", "subnormal entries"),
+    ("thm15", "power-of-two basis"), ("thm14", "power-of-two basis"), ("thm14", "subnormal entries"),
+    ("lem8ctx", "power-of-two basis"), ("lem8ctx", "subnormal entries"), ("steering", "power-of-two basis"),
+}
 #: Largest share of undecided instances among the separated ones (the goal of the tolerance policy).
 UNDECIDED_SEPARATED_GOAL = 0.05
 

@@ -255,9 +255,12 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     """
     rec = get_record(rid)
     out = {"result": rid, "transform": name, "seed": seed, "index": index}
+    how = tf._BY_NAME[name].realisation
     try:
         base, inst = transform_instance(rid, name, seed, index)
-        verify_representable(inst)
+        if how == "binary64":
+            verify_representable(inst)
+        floats = tf.realise_float(inst, how)
     except _Skip as exc:
         return {**out, "outcome": "skipped", "why": str(exc)}
     except NotRepresentable as exc:
@@ -271,7 +274,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
                                   if n not in variant and d.truth is not before[n])
     out["margin"] = separation(rid, inst)
     try:
-        flt = rec.evaluate(inst, "float").atoms
+        flt = rec.evaluate(floats, "float").atoms
     except Exception as exc:  # a float layer that raises on a valid instance is a defect too
         return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     out["contradicted"] = sorted(n for n, d in flt.items() if not d.undecided and d.truth is not exact[n].truth)

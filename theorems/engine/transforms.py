@@ -28,7 +28,7 @@ from allornone.theorems.engine.record import Instance
 from allornone.theorems.engine.runner import instance_rng
 
 __all__ = ["Transform", "TRANSFORMS", "NotRepresentable", "exact_binary64", "is_binary64", "verify_representable",
-           "transform_instance", "unimodular"]
+           "realise_float", "transform_instance", "unimodular"]
 
 #: Largest change of basis condition number, extra dimension, hidden size, offset, scaling exponent, scaling ratio.
 MAX_CONDITION = 1e8
@@ -37,6 +37,11 @@ MAX_HIDDEN = 1e12
 MAX_OFFSET = 1e12
 MAX_EXPONENT = 300
 MAX_RATIO = 1e8
+#: Largest condition number of an integer shear, exponent of a power-of-two change of basis, and the odd
+#: integer multiplier beyond 2^53 of the rounded-input transform.
+MAX_SHEAR_CONDITION = 1e16
+MAX_POW2 = 500
+BIG_INTEGER_BITS = (54, 62)
 
 _PAIR_KEYS = {"lem8": ("ab", "ce"), "thm15": ("ab", "ce"), "lem8ctx": ("x12", "x34")}
 
@@ -421,6 +426,86 @@ def _b5_twin(rng, raw: _Raw, rid: str) -> None:
     raw.F[j], raw.G[j] = twin.F.to_fraction_rows(), twin.G.to_fraction_rows()
 
 
+def _integer_shear(rng, raw: _Raw, rid: str) -> None:
+    """``f -> T f``, ``g -> T^{-T} g`` with ``T`` a product of one or two integer
+    shears ``I + c e_i e_j^T`` (``T^{-1}`` is ``I - c e_i e_j^T`` for each, integral):
+    one shear has condition about ``c^2``, so ``c`` up to ``1e8`` reaches ``1e16``."""
+    acted = False
+    for j in range(len(raw.F)):
+        d = len(raw.F[j][0])
+        if d < 2:
+            continue
+        acted = True
+        T = [[Fraction(int(r == c)) for c in range(d)] for r in range(d)]
+        Ti = [[Fraction(int(r == c)) for c in range(d)] for r in range(d)]
+        shears = rng.randint(1, 2)
+        for _ in range(shears):
+            i, k = rng.sample(range(d), 2)
+            c = rng.choice((-1, 1)) * _log_uniform_int(rng, math.sqrt(MAX_SHEAR_CONDITION) ** (1 / shears))
+            # T <- (I + c e_i e_k^T) T and T^{-1} <- T^{-1} (I - c e_i e_k^T)
+            T[i] = [a + c * b for a, b in zip(T[i], T[k])]
+            for r in range(d):
+                Ti[r][k] -= c * Ti[r][i]
+        raw.F[j] = _matmul(raw.F[j], _transpose(T))
+        raw.G[j] = _matmul(raw.G[j], Ti)
+        if j == 0 and (g := _gamma_rows(raw)) is not None and g and g[0]:
+            _set_gamma(raw, _matmul(_transpose(Ti), g), d)
+    if not acted:
+        raise _Skip("d = 1: a shear needs two coordinates")
+
+
+def _power_of_two_basis(rng, raw: _Raw, rid: str) -> None:
+    """``f -> D f``, ``g -> D^{-1} g`` with ``D = diag(2^e)``: one coordinate
+    (``|e| <= 500``), two with opposite exponents, every coordinate its own,
+    or half of them at ``+E`` and half at ``-E`` (``E`` from 400 to 500, so that
+    every row mixes entries near ``2^E`` and ``2^-E``). Exact, and a change of
+    basis like any other."""
+    mode = rng.choice(("one", "two", "mixed", "split"))
+    for j in range(len(raw.F)):
+        d = len(raw.F[j][0])
+        e = [0] * d
+        if mode == "one" or d == 1:
+            e[rng.randrange(d)] = rng.choice((-1, 1)) * rng.randint(1, MAX_POW2)
+        elif mode == "two":
+            i, k = rng.sample(range(d), 2)
+            e[i] = rng.randint(1, MAX_POW2)
+            e[k] = -e[i]
+        elif mode == "mixed":
+            e = [rng.randint(-MAX_POW2, MAX_POW2) for _ in range(d)]
+        else:
+            top = rng.randint(400, MAX_POW2)
+            e = [top if c % 2 else -top for c in range(d)]
+            rng.shuffle(e)
+        scale = [Fraction(2) ** v for v in e]
+        raw.F[j] = [[v * s for v, s in zip(r, scale)] for r in raw.F[j]]
+        raw.G[j] = [[v / s for v, s in zip(r, scale)] for r in raw.G[j]]
+        if j == 0 and (g := _gamma_rows(raw)) is not None and g and g[0]:
+            _set_gamma(raw, [[v / s for v in r] for r, s in zip(g, scale)], d)
+
+
+def _subnormal_scaling(rng, raw: _Raw, rid: str) -> None:
+    """``F`` of every model times one power of two that puts its largest entry
+    between ``2^-1030`` and ``2^-1000``: the smaller entries (and the logits)
+    are subnormal. Every claim is homogeneous in ``F`` (``L`` and ``L~`` scale
+    alike, ``W`` and the readouts are unchanged, the offset ``b`` scales)."""
+    top = max((abs(v) for F in raw.F for r in F for v in r), default=Fraction(0))
+    if top == 0:
+        raise _Skip("F is zero")
+    e = math.floor(math.log2(top)) + rng.randint(1000, 1030)
+    s = Fraction(1, 2 ** e)
+    raw.F = [[[v * s for v in r] for r in F] for F in raw.F]
+
+
+def _big_integers(rng, raw: _Raw, rid: str) -> None:
+    """``F`` of every model times one odd integer between ``2^54`` and
+    ``2^62``: the entries are integers that binary64 cannot hold. The float
+    realisation rounds them and must declare it (``input_error``); a verdict
+    that the declared error could reverse is undecided."""
+    lo, hi = BIG_INTEGER_BITS
+    c = rng.randrange(2 ** lo, 2 ** hi) | 1
+    raw.F = [[[v * c for v in r] for r in F] for F in raw.F]
+
+
 @dataclass(frozen=True)
 class Transform:
     """A random transformation of an instance that keeps its claims' truth.
@@ -437,6 +522,12 @@ class Transform:
     variant: dict = field(default_factory=dict)
     gamma_like_g: bool = False
     """Readout vectors of the first model follow ``g`` (see ``_transport_like_g``)."""
+    realisation: str = "binary64"
+    """How the float side receives the transformed instance: ``binary64`` (it
+    must be exactly representable, :func:`verify_representable`), ``rounded``
+    (Python integers or rationals that binary64 cannot hold, converted by the
+    float layer with the error it declares), ``float32`` (single-precision
+    arrays, exactly representable)."""
 
 
 _ALL = frozenset(("thm5", "cor6", "lem8", "thm15", "thm14", "lem8ctx", "steering"))
@@ -470,6 +561,16 @@ TRANSFORMS: tuple[Transform, ...] = (
               {"lem8": {"raw_parallel"}, "lem8ctx": {"raw_parallel"},
                "thm15": {"raw_parallel~", "diverse~"},
                "thm14": {"rel_lin~", "rel_lin_M~", "rel_lin_T~", "enough_pairs"}, "steering": _STEERING_EDGES}),
+    Transform("integer shear", "f -> T f, g -> T^-T g, T a product of integer shears, condition up to 1e16",
+              _integer_shear, _ALL, {"steering": _STEERING_EDGES}, gamma_like_g=True),
+    Transform("power-of-two basis", "f -> D f, g -> D^-1 g, D = diag(2^e), |e| <= 500, one coordinate or mixed",
+              _power_of_two_basis, _ALL, {"steering": _STEERING_EDGES}, gamma_like_g=True),
+    Transform("subnormal entries", "F of every model times 2^-e: entries and logits among the subnormals",
+              _subnormal_scaling, _ALL),
+    Transform("integers beyond 2^53", "F of every model times an odd integer of 54 to 62 bits, rounded on input",
+              _big_integers, _ALL, realisation="rounded"),
+    Transform("float32 inputs", "the same instance given as float32 arrays", lambda rng, raw, rid: None, _ALL,
+              realisation="float32"),
 )
 _BY_NAME = {t.name: t for t in TRANSFORMS}
 
@@ -482,6 +583,41 @@ def _base(rid: str, seed: int, index: int) -> Instance:
 @lru_cache(maxsize=1024)
 def _base_truths(rid: str, seed: int, index: int) -> dict:
     return {n: d.truth for n, d in get_record(rid).evaluate(_base(rid, seed, index), "exact").atoms.items()}
+
+
+def realise_float(inst: Instance, how: str = "binary64") -> Instance:
+    """The float realisation of an exact instance, as a float-only instance.
+
+    ``binary64``: :meth:`Instance.realise` (each model's ``to_float``);
+    ``rounded``: each ``F`` and ``G`` given to ``FloatModel`` as Python integers
+    and fractions, which the float layer converts and whose rounding it must
+    declare; ``float32``: given as single-precision arrays (``NotRepresentable``
+    when an entry is not a float32 number).
+
+    Examples
+    --------
+    >>> m = ExactModel([[2 ** 60 + 1, 1]], [[0, 0], [1, 1]])
+    >>> realise_float(Instance("x", (m,)), "rounded").models[0].input_error > 0
+    True
+    """
+    from allornone.numeric.model import FloatModel
+
+    if how == "binary64":
+        return Instance(inst.kind, inst.realise("float"), inst.params, float_only=True)
+    models = []
+    for j, m in enumerate(inst.models):
+        if how == "rounded":
+            F, G = ([[int(v) if v.denominator == 1 else v for v in r] for r in X.to_fraction_rows()]
+                    for X in (m.F, m.G))
+        elif how == "float32":
+            F, G = (np.array(X.to_numpy(), dtype=np.float32) for X in (m.F, m.G))
+            for name, X, Y in (("F", m.F, F), ("G", m.G, G)):
+                if not X.represented_by(Y.astype(float)):
+                    raise NotRepresentable(f"model {j}: an entry of {name} is not a float32 number")
+        else:
+            raise ValueError(f"unknown realisation {how!r}")
+        models.append(FloatModel(F, G, m.pivot, m.contexts, m.tokens))
+    return Instance(inst.kind, tuple(models), inst.params, float_only=True)
 
 
 def transform_instance(rid: str, name: str, seed: int, index: int) -> tuple[Instance, Instance]:

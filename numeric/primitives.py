@@ -1,0 +1,283 @@
+r"""The float layer's decision primitives: a claim each, its bound, its proof.
+
+Every float verdict of the package is meant to rest on a few decisions whose
+soundness is argued once, here and on the float-verdicts page of the
+documentation, rather than rule by rule in each result:
+
+* :func:`product_rank` -- the rank of a product of two factors,
+  ``rank(A B^T)`` (the effective complexity ``k = rank F G_0^T``);
+* :func:`products_equal` -- entrywise equality of two products,
+  ``A B^T = C D^T`` (``L = L~``);
+* :func:`allornone.numeric.witness.fit_witness` -- consistency of a linear
+  system, shown by an exhibited solution with a rigorous residual bound;
+* :func:`certified_nonzero` -- a quantity is not zero, certified by a lower
+  bound.
+
+The three-valued rule they share is :meth:`Tolerance.certain
+<allornone.numeric.linalg.Tolerance.certain>`: a residual ``r`` computed with
+error at most ``e`` *holds* when ``r + e <= R rtol s`` (the exact residual is
+within ``R rtol`` of the natural size ``s``, whatever the rounding did),
+*fails* when ``r > gap (rtol s + e)``, and is *undecided* otherwise (``R =
+sqrt(gap)``, the resolution of a "holds"). A rounding bound never buys a
+"holds".
+
+**Deciding a claim where it lives.** A claim about the distribution -- ``k``,
+``L = L~`` -- is decided on quantities of the logits themselves, computed
+correctly rounded from the factors (:func:`allornone.numeric.witness.rounded_matmul`:
+each entry of ``A B^T`` is the exact value rounded once, so an exact zero stays
+zero and a nonzero entry keeps its relative accuracy however much its terms
+cancel), and scaled by powers of two taken from the logits' own rows and
+columns. The exact values of those quantities are the same in every
+presentation of the model: hidden components, changes of basis of any
+condition, scalings of ``f`` against ``g``, offsets of ``g`` and powers of two
+per context or token leave them unchanged, so no such transformation can move
+a decided verdict. Beyond :data:`ROUNDED_LIMIT` multiply-adds the logits are not
+formed; the callers then fall back on bounds from the factors, which grow with
+the condition of the presentation and leave the verdict undecided where they
+do not resolve it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+
+from allornone.decision import Decision, Truth
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, row_exponents, scale_rows
+
+__all__ = ["ROUNDED_LIMIT", "singular_values", "product_rank", "products_equal", "certified_nonzero"]
+
+#: Multiply-adds (``m n d``) up to which a product is formed correctly rounded.
+ROUNDED_LIMIT = 1 << 22
+
+
+def singular_values(X: np.ndarray) -> np.ndarray | None:
+    """The singular values of ``X``, by the divide-and-conquer driver and, where
+    it does not converge, by the QR-iteration one; None when neither does (the
+    caller's decision is then undecided).
+
+    >>> singular_values(np.diag([3.0, 1.0])).tolist()
+    [3.0, 1.0]
+    """
+    if 0 in X.shape:
+        return np.zeros(0)
+    if not np.all(np.isfinite(X)):
+        return None
+    for driver in ("gesdd", "gesvd"):
+        try:
+            return scipy.linalg.svd(X, compute_uv=False, lapack_driver=driver, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+    return None
+
+
+def _equilibrated(P: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P`` and its error bound ``E`` with rows, then columns, scaled by powers
+    of two taken from ``|P| + E`` (exact; the rank and the relative accuracy of
+    every entry are unchanged)."""
+    top = np.abs(P) + E
+    er = row_exponents(top)
+    P, E = scale_rows(P, er), scale_rows(E, er)
+    ec = row_exponents((np.abs(P) + E).T)
+    return scale_rows(P.T, ec).T, scale_rows(E.T, ec).T
+
+
+def _declared(A: np.ndarray, B: np.ndarray, EA, EB) -> np.ndarray | None:
+    """An entrywise bound on the change of ``A B^T`` when ``A`` and ``B`` are
+    known to within ``EA`` and ``EB`` (entrywise): ``EA |B|^T + |A| EB^T + EA EB^T``,
+    rounded up."""
+    if EA is None and EB is None:
+        return None
+    EA = np.zeros_like(A) if EA is None else EA
+    EB = np.zeros_like(B) if EB is None else EB
+    with np.errstate(over="ignore"):
+        out = EA @ np.abs(B).T + np.abs(A) @ EB.T + EA @ EB.T
+    return out * (1 + 4 * (A.shape[1] + 2) * UNIT_ROUNDOFF)
+
+
+def _rounded_product(A: np.ndarray, B: np.ndarray, EA=None, EB=None):
+    """``A B^T`` correctly rounded with an entrywise error bound (declared input
+    errors included), or None when it is too large or does not fit binary64."""
+    from allornone.numeric.witness import rounded_matmul
+
+    m, d = A.shape
+    if m * B.shape[0] * d > ROUNDED_LIMIT:
+        return None
+    out = rounded_matmul([(A, B.T)])
+    if out is None:
+        return None
+    P, E = out
+    extra = _declared(A, B, EA, EB)
+    if extra is not None:
+        E = E + extra
+    if not (np.all(np.isfinite(P)) and np.all(np.isfinite(E))):
+        return None
+    return P, E
+
+
+def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB: np.ndarray | None = None,
+                 tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool, np.ndarray, float] | None:
+    r"""``rank(A B^T)``, decided on the product itself.
+
+    **Claim.** With ``P`` the exact product (of the exact ``A``, ``B``, which the
+    given arrays approximate to within the entrywise bounds ``EA``, ``EB``), the
+    returned rank ``r`` is ``rank P`` whenever the result is *decided* and no
+    nonzero singular value of ``P`` lies within ``2 delta`` of zero, where
+    ``delta <= rtol sigma_1`` is the bound returned. A singular value counted
+    nonzero is certainly nonzero.
+
+    **Proof.** ``Q = fl(A B^T)`` is correctly rounded entry by entry, so
+    ``|Q - P| <= E`` with ``E = u |Q|`` plus what underflow may have lost and the
+    declared input errors (:func:`_declared`). Rows and columns of ``Q`` and
+    ``E`` are scaled by the same powers of two ``D_1``, ``D_2`` (exact), so
+    ``|D_1 (Q - P) D_2| <= D_1 E D_2`` and, by Weyl's inequality, every singular
+    value of ``D_1 P D_2`` lies within ``delta = ||D_1 E D_2||_F + c u ||D_1 Q D_2||``
+    of the computed one (``c u ||.||``: the SVD's backward error). A computed
+    value above ``delta`` is therefore the image of a nonzero one; a value below
+    is within ``2 delta`` of zero, and zero is decided only when ``delta`` is at
+    most ``rtol`` times the largest singular value -- the tolerance on the size of
+    the product -- and none lies between ``delta`` and ``gap delta``. ``D_1``,
+    ``D_2`` are taken from ``|Q| + E``, quantities of the product and not of the
+    factors, so a change of the factors that keeps the product moves them by no
+    more than the rounding of ``Q``.
+
+    Returns ``(r, decided, singular values, delta)``, or None when the product
+    is not formed (more than :data:`ROUNDED_LIMIT` multiply-adds, or entries
+    beyond binary64); the caller then uses a bound from the factors.
+
+    Examples
+    --------
+    >>> A = np.array([[3.0, 1.0], [1.0, 2.0]]); B = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> product_rank(A, B)[:2]
+    (2, True)
+    >>> T = np.array([[1.0, 2.0 ** 40], [0.0, 1.0]])       # a shear of condition about 1e24,
+    >>> Ti = np.array([[1.0, -2.0 ** 40], [0.0, 1.0]])     # exact in binary64 here
+    >>> product_rank(A @ T, B @ Ti.T)[:2]
+    (2, True)
+    >>> product_rank(A @ T, (B @ Ti.T)[[0, 1, 1]])[:2]   # two equal tokens: rank 1
+    (1, True)
+    """
+    m, d = A.shape
+    n = B.shape[0]
+    if 0 in (m, n, d):
+        return 0, True, np.zeros(0), 0.0
+    # rows of the factors first scaled by powers of two (exact, the rank of the
+    # product unchanged), so that the product neither overflows nor underflows
+    ea, eb = row_exponents(A), row_exponents(B)
+    A, B = scale_rows(A, ea), scale_rows(B, eb)
+    EA = None if EA is None else scale_rows(EA, ea)
+    EB = None if EB is None else scale_rows(EB, eb)
+    out = _rounded_product(A, B, EA, EB)
+    if out is None:
+        return None
+    Q, E = _equilibrated(*out)
+    s = singular_values(Q)
+    if s is None:
+        return 0, False, np.zeros(min(m, n)), math.inf
+    top = float(s[0]) if s.size else 0.0
+    delta = float(np.linalg.norm(E)) + 4.0 * math.sqrt(max(m, n)) * UNIT_ROUNDOFF * top
+    delta *= 1 + 1e-10
+    r = int(np.sum(s > delta))
+    decided = not bool(np.any((s > delta) & (s <= tol.gap * delta)))
+    if r < s.size and delta > tol.resolution * tol.rtol * top:
+        # a direction called zero on a bound as large as the tolerance: it may not be
+        decided = False
+    if top > 0 and top <= tol.gap * delta:
+        decided = False
+    return r, decided, s, delta
+
+
+def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE,
+                   errors=(None, None, None, None)) -> Decision | None:
+    r"""``A B^T = C D^T`` entry by entry, each judged at ``rtol`` of its own size.
+
+    **Claim.** *holds*: every entry of the exact difference is within
+    ``sqrt(gap) rtol`` of the larger of the two exact entries it compares;
+    *fails*: some entry
+    exceeds ``gap`` times that plus its error, so the exact products differ
+    there (``detail["witness"]`` names the entry).
+
+    **Proof.** ``R = fl(A B^T - C D^T)`` is formed correctly rounded as one sum
+    (:func:`~allornone.numeric.witness.rounded_matmul`), so ``|R - R*| <= E``
+    entrywise with ``E = u |R|`` plus underflow and declared input errors; the
+    size ``s = max(|A B^T|, |C D^T|)`` of each entry is taken from the two
+    products computed the same way, less their own error (a lower bound of the
+    exact size). Each entry is then decided by :meth:`Tolerance.certain`,
+    and the verdict is the conjunction. Every quantity is a quantity of the
+    products, so no change of the factors that keeps them can move it.
+
+    Returns None when a product is not formed (:data:`ROUNDED_LIMIT`).
+
+    Examples
+    --------
+    >>> A = np.array([[1.0, 2.0]]); B = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> products_equal(A, B, 2 * A, B / 2).truth.value
+    'holds'
+    >>> products_equal(A, B, A, B + [[0.0, 0.0], [0.0, 1e-3]]).truth.value
+    'fails'
+    """
+    from allornone.numeric.witness import rounded_matmul
+
+    m, d1 = A.shape
+    n = B.shape[0]
+    if m * n * (d1 + C.shape[1]) > ROUNDED_LIMIT:
+        return None
+    EA, EB, EC, ED = errors
+    # one power of two per context for both products, one per token: the claim
+    # is unchanged, and no product over- or underflows
+    ex = np.maximum(row_exponents(A), row_exponents(C))
+    ey = np.maximum(row_exponents(B), row_exponents(D))
+    A, C = scale_rows(A, ex), scale_rows(C, ex)
+    B, D = scale_rows(B, ey), scale_rows(D, ey)
+    EA, EC = (None if X is None else scale_rows(X, ex) for X in (EA, EC))
+    EB, ED = (None if X is None else scale_rows(X, ey) for X in (EB, ED))
+    diff = rounded_matmul([(A, B.T), (-C, D.T)])
+    left, right = _rounded_product(A, B, EA, EB), _rounded_product(C, D, EC, ED)
+    if diff is None or left is None or right is None:
+        return None
+    R, E = diff
+    for extra in (_declared(A, B, EA, EB), _declared(C, D, EC, ED)):
+        if extra is not None:
+            E = E + extra
+    # each entry at its own size (a lower bound of the larger exact entry): a
+    # log-odds is compared with itself, never with a larger one in its context
+    size = np.maximum(np.maximum(np.abs(left[0]) - left[1], np.abs(right[0]) - right[1]), 0.0)
+    lo = tol.resolution * tol.rtol * size - E
+    hi = tol.gap * (tol.rtol * size + E)
+    absR = np.abs(R)
+    exact_zero = (absR == 0) & (E == 0)
+    holds = bool(np.all(exact_zero | (absR <= lo)))
+    over = absR > hi
+    detail = {"route": "rounded"}
+    if np.any(over):
+        ratio = np.where(over, absR / np.maximum(hi, np.finfo(float).tiny), 0.0)
+        x, y = map(int, np.unravel_index(int(np.argmax(ratio)), R.shape))
+        detail["witness"] = (x, y)
+        return _in_units(tol.certain(float(absR[x, y]), float(size[x, y]), float(E[x, y]), underflow=False,
+                                     **detail), int(ex[x] + ey[y]))
+    if holds:
+        x, y = map(int, np.unravel_index(int(np.argmax(absR)), R.shape)) if absR.size else (0, 0)
+        e = int(ex[x] + ey[y]) if absR.size else 0
+        bounds = (float(lo[x, y]) if lo.size else 0.0, float(hi[x, y]) if hi.size else 0.0)
+        return _in_units(Decision(Truth.HOLDS, float(absR[x, y]) if absR.size else 0.0, bounds, detail), e)
+    x, y = map(int, np.unravel_index(int(np.argmax(np.where(exact_zero, -np.inf, absR - lo))), R.shape))
+    return _in_units(tol.certain(float(absR[x, y]), float(size[x, y]), float(E[x, y]), underflow=False, **detail),
+                     int(ex[x] + ey[y]))
+
+
+def _in_units(d: Decision, e: int) -> Decision:
+    """``d`` with its residual and bounds scaled back by ``2^e`` (the models' units)."""
+    lo, hi = d.tolerance
+    return Decision(d.truth, float(np.ldexp(d.residual, e)), (float(np.ldexp(lo, e)), float(np.ldexp(hi, e))),
+                    d.detail)
+
+
+def certified_nonzero(value: float, error: float) -> bool:
+    """Whether a computed ``value`` known to within ``error`` is certainly not
+    zero (``|value| > error``).
+
+    >>> certified_nonzero(1e-300, 1e-310), certified_nonzero(1e-20, 1e-16)
+    (True, False)
+    """
+    return bool(abs(value) > error >= 0) or (error == 0 and value != 0)

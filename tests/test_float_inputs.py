@@ -1,0 +1,121 @@
+"""Inputs the float layer must convert exactly or declare, and presentations of a
+model that must not move ``k``: integers beyond 2^53, float32, values beyond the
+range of binary64, ill-conditioned and power-of-two changes of basis.
+
+Each case is an instance whose exact answer is known; the float verdict must be
+that answer or undecided."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from allornone.errors import NonFiniteValueError
+from allornone.numeric import FloatModel
+from allornone.numeric import linalg as fl
+from allornone.numeric.primitives import product_rank, products_equal
+from allornone.symbolic import ExactModel
+from allornone.theorems import thm5
+
+H = 2 ** 61
+G_CANCEL = [[0, 0], [1, -1], [0, 1]]
+
+
+def test_integers_beyond_2_53_are_declared_as_rounded():
+    assert FloatModel([[H + 1, 1]], [[0, 0], [1, 1]]).input_error == fl.UNIT_ROUNDOFF
+    assert FloatModel(np.array([[H + 1, 1]], dtype=np.int64), [[0, 0], [1, 1]]).input_error == fl.UNIT_ROUNDOFF
+    assert FloatModel([[Fraction(1, 3), 1]], [[0, 0], [1, 1]]).input_error == fl.UNIT_ROUNDOFF
+    # exactly representable integers, float32 and float16 convert exactly
+    assert FloatModel([[2 ** 60, 1]], [[0, 0], [1, 1]]).input_error == 0.0
+    assert FloatModel(np.array([[3, 1]], dtype=np.float32), [[0, 0], [1, 1]]).input_error == 0.0
+    assert FloatModel(np.array([[3, 1]], dtype=np.float16), [[0, 0], [1, 1]]).input_error == 0.0
+
+
+def test_a_difference_the_declared_error_covers_is_undecided():
+    """Log-odds 3 and 5 next to entries of 2^61: both round to the same floats,
+    so nothing on the float side can tell them apart."""
+    a = ExactModel([[H + 3, H], [1, 0]], G_CANCEL)
+    b = ExactModel([[H + 5, H], [1, 0]], G_CANCEL)
+    assert thm5.equivalence(a, b).verdict == "not equivalent"
+    assert thm5.equivalence(a.to_float(), b.to_float()).verdict == "undecided"
+    fa, fb = (FloatModel([[v, H], [1, 0]], G_CANCEL) for v in (H + 3, H + 5))
+    assert thm5.equivalence(fa, fb).verdict == "undecided"
+    # a difference larger than what was declared is still seen
+    c = ExactModel([[H + 2 ** 20, H], [1, 0]], G_CANCEL)
+    assert thm5.equivalence(a.to_float(), c.to_float()).verdict == "not equivalent"
+
+
+def test_float32_inputs_give_the_float64_verdicts():
+    rng = np.random.default_rng(4)
+    F = rng.integers(-5, 6, size=(6, 3)).astype(np.float32)
+    G = rng.integers(-5, 6, size=(5, 3)).astype(np.float32)
+    a32, a64 = FloatModel(F, G), FloatModel(F.astype(float), G.astype(float))
+    b32 = FloatModel(2 * F, G / 2)
+    assert a32.effective_complexity() == a64.effective_complexity()
+    assert thm5.equivalence(a32, b32).verdict == thm5.equivalence(a64, FloatModel(2.0 * F, G / 2.0)).verdict
+
+
+def test_values_beyond_binary64_are_a_non_finite_value_error():
+    with pytest.raises(NonFiniteValueError, match="range of binary64"):
+        FloatModel([[10 ** 400, 1]], [[0, 0], [1, 1]])
+
+
+def _presented(model: ExactModel, T, Ti) -> ExactModel:
+    """``F T^T``, ``G T^{-1}``: the same logits in another basis (exact)."""
+    F = [[sum(Fraction(v) * Fraction(T[j][c]) for c, v in enumerate(r)) for j in range(len(T))]
+         for r in model.F.to_fraction_rows()]
+    G = [[sum(Fraction(v) * Fraction(Ti[c][j]) for c, v in enumerate(r)) for j in range(len(T))]
+         for r in model.G.to_fraction_rows()]
+    return ExactModel(F, G, model.pivot)
+
+
+BASE = ExactModel([[1, 2, 0], [0, 1, 1], [3, 1, 1], [2, 2, 0], [1, 0, 0]],
+                  [[0, 0, 0], [1, 0, 2], [0, 1, 1], [1, 1, 3], [2, 1, 0]])
+
+
+@pytest.mark.parametrize("e", [30, 100, 300, 500])
+def test_k_under_power_of_two_changes_of_basis(e):
+    """``f -> D f``, ``g -> D^{-1} g`` with ``D = diag(2^e, 1, 2^-e)``: exact, the
+    logits unchanged; k is decided on them, so it is the exact k or undecided."""
+    D = [[2 ** e, 0, 0], [0, 1, 0], [0, 0, Fraction(1, 2 ** e)]]
+    Di = [[Fraction(1, 2 ** e), 0, 0], [0, 1, 0], [0, 0, 2 ** e]]
+    moved = _presented(BASE, D, Di)
+    assert moved.log_odds() == BASE.log_odds()
+    fm = moved.to_float()
+    assert fm.input_error == 0.0
+    k = BASE.effective_complexity()
+    assert (fm.effective_complexity() == k) or not fm.structure.decided
+
+
+@pytest.mark.parametrize("c", [10 ** 3, 10 ** 5, 10 ** 7, 2 ** 40])
+def test_k_under_integer_shears(c):
+    T = [[1, c, 0], [0, 1, 0], [0, 0, 1]]
+    Ti = [[1, -c, 0], [0, 1, 0], [0, 0, 1]]
+    moved = _presented(BASE, T, Ti)
+    fm = moved.to_float()
+    assert fm.input_error == 0.0
+    assert (fm.effective_complexity() == BASE.effective_complexity()) or not fm.structure.decided
+
+
+def test_product_rank_is_decided_on_the_product():
+    """The primitive sees the same matrix in every presentation: an exact rank-1
+    product stays rank 1, a rank-2 one rank 2, however ill-conditioned the factors."""
+    A = np.array([[3.0, 1.0], [1.0, 2.0], [4.0, 3.0]])
+    B = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    T = np.array([[1.0, 2.0 ** 45], [0.0, 1.0]])
+    Ti = np.array([[1.0, -2.0 ** 45], [0.0, 1.0]])
+    assert product_rank(A @ T, B @ Ti.T)[:2] == (2, True)
+    same = (B @ Ti.T)[[0, 1, 1]]
+    assert product_rank(A @ T, same)[:2] == (1, True)
+    # subnormal products keep their rank
+    tiny = 2.0 ** -1060
+    assert product_rank(A * tiny, B)[:2] == (2, True)
+
+
+def test_products_equal_sees_subnormal_differences():
+    A = np.array([[1.0, 2.0]]) * 2.0 ** -1050
+    B = np.array([[0.0, 0.0], [1.0, 1.0]])
+    d = products_equal(A, B, A, B * 0.0)
+    assert d.fails
+    assert products_equal(A, B, 2 * A, B / 2).holds
