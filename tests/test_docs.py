@@ -78,8 +78,107 @@ def test_generated_step_tables_list_every_step():
     hook = _hook()
     for rid, subject in proof_subjects().items():
         table = hook.steps_markdown(rid)
+        for n, step in enumerate(subject.steps, 1):
+            assert f'id="{hook.step_anchor(rid, n)}"' in table, (rid, n)
+            assert f"</span> {hook._code(step.label)} <span" in table, (rid, step.label)
+        claims = [hook.step_tex(rid, s)[0] for s in subject.steps]
+        assert all(f":   {c}" in table for c in claims), rid
+
+
+# -- formulas typeset: the records' LaTeX forms -------------------------------------------------------------------------
+
+#: Formulas written in ASCII (the browser test looks for the same on the built
+#: pages): a TeX subscript or superscript, x_y or x^y, a transpose, a density
+#: p_, an arrow or comparison spelt in ASCII, a tilde standing for an accent.
+RAW_ASCII = re.compile(r"_\{|\^\{|\^T\b|\bp_|<=>|=>|<=|!=|->|~|[^\W_)\]]_[^\W_(]|[^\W_)\]]\^[\w(-]|\)_|\)\^")
+#: What is not prose in a LaTeX form: its formulas and its code spans.
+NOT_PROSE = re.compile(r"\\\(.*?\\\)|`[^`]*`", re.S)
+
+
+def ascii_formulas(text: str) -> list[str]:
+    """The ASCII formulas in ``text``, outside formulas and code."""
+    return [m.group(0) for m in RAW_ASCII.finditer(NOT_PROSE.sub(" ", text))]
+
+
+def shown_texts():
+    """Every record text the result pages show: ``(where, plain text, LaTeX form)``."""
+    from allornone.theorems import records
+
+    hook = _hook()
+    for rid, rec in records().items():
+        for h in rec.hypotheses:
+            yield f"{rid} hypothesis {h.name!r}", h.description, h.latex
+        yield f"{rid} conclusion", rec.conclusion_text, rec.conclusion_latex
+        for e in rec.edges:
+            yield f"{rid} edge {e.name!r}", e.description, e.latex
+    for sid, subject in proof_subjects().items():
         for step in subject.steps:
-            assert f"| {hook._md_text(step.label)} |" in table, (rid, step.label)
+            claim, reason = hook.step_tex(sid, step)
+            yield f"{sid} step {step.label!r} claim", step.claim, "" if claim == hook._md_text(step.claim) else claim
+            yield f"{sid} step {step.label!r} reason", step.reason, "" if reason == hook._md_text(step.reason) \
+                else reason
+
+
+def test_the_ascii_formula_check_sees_what_it_must():
+    assert ascii_formulas("p_{f,g} = p_{f~,g~}") and ascii_formulas("A^T B") and ascii_formulas("if a => b")
+    assert ascii_formulas("in Γ_q ⊆ M") and ascii_formulas("L != L~") and ascii_formulas("R^d")
+    assert ascii_formulas(r"the rows \(L[x, :]\) and P_M") == ["P_M"]
+    assert ascii_formulas(r"\(p_{f,g} = p_{\tilde f, \tilde g}\) and the step `raw => N`") == []
+    assert ascii_formulas("the log-odds of a against b, as the paper states it") == []
+
+
+def test_every_record_text_with_a_formula_has_a_typeset_form():
+    """Where a hypothesis, conclusion, edge or step has a formula in its plain
+    text, the record gives a LaTeX form, and that form has no ASCII formula
+    left outside its TeX (nor a pipe, which would break a Markdown table)."""
+    missing, raw = [], []
+    for where, plain, latex in shown_texts():
+        if latex:
+            if ascii_formulas(latex) or "|" in latex or latex.count("\\(") != latex.count("\\)"):
+                raw.append((where, ascii_formulas(latex), latex))
+        elif ascii_formulas(plain):
+            missing.append((where, ascii_formulas(plain), plain))
+    assert not missing, missing
+    assert not raw, raw
+
+
+def test_every_construction_step_typeset_by_the_hook_exists():
+    from allornone.theorems.constructions import CONSTRUCTIONS
+
+    hook = _hook()
+    labels = {(cid, s.label) for cid, c in CONSTRUCTIONS.items() for s in c.steps}
+    assert set(hook.CONSTRUCTION_TEX) <= labels, set(hook.CONSTRUCTION_TEX) - labels
+
+
+def test_record_sections_are_typeset():
+    hook = _hook()
+    text = hook.record_markdown("thm14", "results/thm14.md")
+    assert "- `Γ_q ⊆ M`: in both models" in text and r"\(\Gamma_q \subseteq M\)" in text
+    assert r"**Conclusion.** \(P_\Gamma f(s \oplus q)" in text
+    edges = hook.edges_markdown("thm14", "results/thm14.md")
+    assert "`Appendix D.1` <span" in edges and r"\(\Gamma_q = \operatorname{span} e_1" in edges
+    assert "`rel_lin_M` fails" in edges
+
+
+def test_statements_are_set_on_lines_that_fit_the_page():
+    """Each line of a typeset statement is at most ``STATEMENT_LINE``
+    characters of its plain form; Theorem 14's is set on several lines, one
+    hypothesis each, its conclusion split into its two equivalences."""
+    from sympy.logic.boolalg import And, Implies
+
+    from allornone.theorems import records
+
+    hook = _hook()
+    for rid, rec in records().items():
+        tex = hook.statement_tex(rec.statement)
+        lines = tex.removeprefix(r"\begin{aligned}").removesuffix(r"\end{aligned}").split(r" \\ ")
+        widths = [len(re.sub(r"\\(mathsf|left|right|bigl|bigr|tilde|quad|wedge|Rightarrow|Leftrightarrow|Gamma|lambda)"
+                             r"|[{}&\\ ]", "", line)) for line in lines]
+        assert max(widths) <= hook.STATEMENT_LINE, (rid, widths, tex)
+    thm14 = hook.statement_tex(records()["thm14"].statement)
+    assert thm14.startswith(r"\begin{aligned}") and thm14.count(r" \\ ") >= 8
+    assert r"\Rightarrow\ & \left(\mathsf{RelationallyLinear}" in thm14
+    assert isinstance(records()["thm14"].statement, Implies) and isinstance(records()["thm14"].conclusion, And)
 
 
 def test_nav_lists_every_result_page():
@@ -135,7 +234,8 @@ def test_site_builds_strict_with_local_mathjax(built_site):
 
 
 def test_figures_and_dependency_graph_built(built_site):
-    assert (built_site / "figures" / "generated" / "equivalent-models.svg").is_file()
+    for name in ("equivalent-models.svg", "real-models-spectra.png"):
+        assert (built_site / "figures" / "generated" / name).is_file(), name
     svg = (built_site / "figures" / "generated" / "dependency-graph.svg").read_text()
     for rid in proof_subjects():
         assert rid in svg
@@ -200,6 +300,11 @@ def test_sphinx_roles_become_links_or_code():
     assert ":func:" not in out and ":class:" not in out and ":math:" not in out
     assert '<a class="autorefs" href="#allornone.theorems.thm5.equivalence"><code>equivalence</code></a>' in out
     assert "<code>Decision</code>" in out and '<span class="arithmatex">\\(P_M\\)</span>' in out
+    titled = hook.resolve_roles(html + '<p>by :meth:<code>the rule\n&lt;allornone.theorems.thm5.equivalence&gt;</code>'
+                                       ' and :func:<code>gone &lt;allornone.nowhere&gt;</code></p>')
+    assert ":meth:" not in titled and ":func:" not in titled
+    assert '<a class="autorefs" href="#allornone.theorems.thm5.equivalence"><code>the rule</code></a>' in titled
+    assert "<code>gone</code>" in titled
 
 
 def test_doctests_in_running_text_become_code_blocks():
