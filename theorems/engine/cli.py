@@ -789,5 +789,8 @@ def make(kind, features, head, bias, head_layout, out_path, seed, condition, ext
     console.print(f"wrote {out_path}: {keys}", markup=False, soft_wrap=True)
 
 
+from allornone.theorems.engine import cli_models  # noqa: E402,F401  (extract, study: registered on main)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,277 @@
+"""The ``allornone`` commands on trained models: ``extract`` (a head and its inputs
+from a local checkpoint) and ``study`` (what several models share), and the words,
+cosines and plot of ``compare``.
+
+The commands register themselves on :data:`allornone.theorems.engine.cli.main`
+when this module is imported (``cli.py`` does it at its end).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from allornone.errors import InputFormatError
+from allornone.theorems.engine.cli import _json_path, _phases, console, err_console, main, write_json
+
+#: ``extract`` warns when the head does not reproduce the model's logits to this (relative).
+DEVIATION_WARNING = 1e-4
+
+
+# -- extract ---------------------------------------------------------------------------
+
+def _layer(ctx, param, value):
+    if value is None or value == "final":
+        return "final"
+    try:
+        return int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected 'final' or an integer index into the hidden states",
+                                 ctx, param) from None
+
+
+def _out_extraction(ctx, param, value):
+    if value is None:
+        return None
+    if Path(value).suffix.lower() not in (".npz", ".safetensors"):
+        raise click.BadParameter(f"{value!r}: the file name must end in .npz or .safetensors", ctx, param)
+    return _json_path(ctx, param, value)
+
+
+class _Counter:
+    """``progress(done, total)`` of an extraction on stderr: a rich bar on a
+    terminal; otherwise a plain line when the model is loaded, at every tenth of
+    the contexts, and at the end."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        self.bar = None
+        if err_console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=err_console, transient=True)
+            self.bar.__enter__()
+            self.task = self.bar.add_task(escape(f"{self.name}: loading"), total=None)
+        self.shown = -1
+        return self.progress
+
+    def progress(self, done: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=escape(f"{self.name}: contexts"), completed=done, total=total)
+            return
+        tenth = 10 * done // max(total, 1)
+        if done in (0, total) or tenth > self.shown:
+            self.shown = tenth
+            what = "model loaded" if done == 0 else f"{done} of {total} contexts"
+            err_console.print(f"{self.name} [{time.perf_counter() - self.start:.1f} s]: {what}", markup=False,
+                              soft_wrap=True, highlight=False)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            return self.bar.__exit__(*exc)
+        return False
+
+
+EXTRACT_EPILOG = """\b
+Writes OUT with the arrays features (m x d), weight (n x d), bias (n; empty for
+a head without one), tokens and contexts; then, for instance:
+  allornone analyse --features OUT:features --head OUT:weight --bias bias \\
+      --tokens OUT:tokens
+
+\b
+The model is loaded from DIR alone (local files only, no remote code); nothing
+is downloaded. Needs PyTorch and transformers: pip install -e ".[hf]".
+"""
+
+
+@main.command(epilog=EXTRACT_EPILOG)
+@click.option("--model", "model_dir", required=True, type=click.Path(), metavar="DIR",
+              help="a checkpoint directory written by save_pretrained")
+@click.option("--texts", required=True, type=click.Path(), metavar="FILE",
+              help="the contexts: a UTF-8 file, one per line (blank lines skipped)")
+@click.option("--layer", default="final", show_default=True, callback=_layer, metavar="final|INT",
+              help="final: the head's input; an integer: that entry of the hidden states (no logit check)")
+@click.option("--batch-size", "batch_size", default=16, show_default=True, type=click.IntRange(min=1),
+              help="contexts per forward pass")
+@click.option("--device", default="cpu", show_default=True, help="a PyTorch device (cpu, cuda, cuda:1, mps)")
+@click.option("--padding-side", "padding_side", type=click.Choice(["left", "right"]), default=None,
+              help="pad batches on this side (default: the tokenizer's); the rows are the same either way")
+@click.option("--max-length", "max_length", type=click.IntRange(min=1), default=None,
+              help="cut each context on the left to this many tokens (default: the model's window)")
+@click.option("--dtype", default="float32", show_default=True, type=click.Choice(["float32", "float64", "auto"]),
+              help="the weights' precision while running (auto: the checkpoint's)")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), callback=_out_extraction,
+              metavar="OUT.npz|OUT.safetensors", help="the file to write")
+def extract(model_dir, texts, layer, batch_size, device, padding_side, max_length, dtype, out_path):
+    """The output layer of a local Hugging Face causal language model and its
+    inputs on the contexts of FILE, checked against the model's own logits."""
+    from allornone.numeric.extract import extract_checkpoint, save_extraction
+
+    out = Path(out_path).resolve()
+    if not Path(model_dir).is_dir():
+        raise click.BadParameter(f"{model_dir!r} is not a directory", param_hint="'--model'")
+    if not Path(texts).is_file():
+        raise click.BadParameter(f"{texts!r}: no such file", param_hint="'--texts'")
+    if out == Path(texts).resolve() or Path(model_dir).resolve() in out.parents:
+        raise click.BadParameter("would overwrite an input (the texts, or a file in the checkpoint)",
+                                 param_hint="'--out'")
+    try:
+        with _Counter(f"extract {Path(model_dir).name}") as progress:
+            ex = extract_checkpoint(model_dir, texts, layer, batch_size, device, progress,
+                                    padding_side=padding_side, dtype=dtype, max_length=max_length)
+    except (RuntimeError, ValueError, OSError) as exc:
+        # what the installed torch or transformers raise on input that passed the checks above
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputFormatError(f"{model_dir}: the model could not be run ({first})") from None
+    save_extraction(ex, out_path)
+    console.print(ex.summary(), markup=False, soft_wrap=True)
+    if ex.truncated:
+        err_console.print(f"warning: {ex.truncated} of {ex.m} contexts were cut on the left to the model's window",
+                          markup=False, soft_wrap=True)
+    rel = ex.rel_deviation
+    if rel is not None and rel > DEVIATION_WARNING:
+        err_console.print(f"warning: the head reproduces the model's logits only to {rel:.3g} of their scale "
+                          f"(more than {DEVIATION_WARNING:g}): the model changes its logits after the head (a soft "
+                          "cap, a scale), so the extracted L is not the model's", markup=False, soft_wrap=True)
+    bias = f"bias {ex.n}" if ex.bias is not None else "bias empty (no bias)"
+    console.print(f"wrote {out_path}: features {ex.m} x {ex.d}, weight {ex.n} x {ex.d}, {bias}, tokens, contexts",
+                  markup=False, soft_wrap=True)
+
+
+# -- study -----------------------------------------------------------------------------
+
+def _plot_dir(ctx, param, value):
+    """--plot DIR: an existing writable folder, or one that can be made in an existing folder."""
+    if value is None:
+        return None
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        raise click.BadParameter(f"{value!r} is a file, not a folder", ctx, param)
+    target = path if path.is_dir() else path.parent
+    if not target.is_dir():
+        raise click.BadParameter(f"folder {str(target)!r} does not exist", ctx, param)
+    if not os.access(target, os.W_OK):
+        raise click.BadParameter(f"{str(target)!r} cannot be written", ctx, param)
+    return value
+
+
+def _num(x, fmt: str = ".3g") -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "-"
+    return format(x, fmt)
+
+
+def _pair(x, fmt: str = ".3g") -> str:
+    if isinstance(x, (list, tuple)):
+        return ", ".join(_num(v, fmt) for v in x)
+    return _num(x, fmt)
+
+
+def distances_table(distances: list) -> Table:
+    """The distances between each pair of models, one row per pair (JSON keys as column names)."""
+    t = Table(title="distances between the models", box=box.SIMPLE_HEAD, pad_edge=False)
+    cols = ("a", "b", "kl_mean (a|b, b|a)", "js_mean", "tv_mean", "max_abs_log_odds_diff",
+            "centred_log_odds_distance", "llv_distance", "k", "canonical_correlations (min, median)")
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("a", "b") else "right", overflow="fold")
+    for d in distances:
+        cc = np.asarray([c for c in (d.get("canonical_correlations") or []) if c is not None], dtype=float)
+        ccs = f"{cc.min():.3g}, {np.median(cc):.3g}" if cc.size else "-"
+        t.add_row(escape(d["a"]), escape(d["b"]), _pair(d["kl_mean"]), _num(d["js_mean"]), _num(d["tv_mean"]),
+                  _num(d["max_abs_log_odds_diff"]), _num(d["centred_log_odds_distance"]),
+                  _num(d["llv_distance"]), str(d["k"]), ccs)
+    return t
+
+
+def parallelism_table(parallelism: list) -> Table:
+    """Each category's mean cosines and p-values, per model (JSON keys as column names)."""
+    t = Table(title="parallelism of the categories", box=box.SIMPLE_HEAD, pad_edge=False)
+    cols = ("category", "model", "cos_logodds_mean", "p_value", "cos_centred_mean", "p_value_centred",
+            "cos_raw_mean", "agreement", "agreement_p_value")
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("category", "model") else "right", overflow="fold")
+    for p in parallelism:
+        first = True
+        for name, v in p["models"].items():
+            t.add_row(escape(f"{p['category']} ({p['pairs']} pairs)") if first else "", escape(name),
+                      _num(v["cos_logodds_mean"], ".4f"), _num(v["p_value"]), _num(v["cos_centred_mean"], ".4f"),
+                      _num(v["p_value_centred"]), _num(v["cos_raw_mean"], ".4f"),
+                      _num(p["agreement"], ".3f") if first else "", _num(p["agreement_p_value"]) if first else "")
+            first = False
+    return t
+
+
+STUDY_EPILOG = """\b
+STUDY.toml names the models (features, head, bias), the categories of token
+pairs and the null (see docs/study.md). Every mistake in it -- a malformed
+file, an unknown token, models on different contexts or vocabularies, a
+category of fewer than two pairs -- is one line and exit status 2, before
+anything is computed or written.
+
+\b
+Prints the findings in words, the distances between each pair of models and
+each category's mean cosines (identified, centred, raw) with their p-values.
+"""
+
+
+@main.command(epilog=STUDY_EPILOG)
+@click.argument("study_path", metavar="STUDY.toml", type=click.Path(dir_okay=False))
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), callback=_json_path,
+              help="write the JSON report here")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), callback=_json_path,
+              metavar="OUT.md", help="write the report as Markdown here")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), callback=_plot_dir, metavar="DIR",
+              help="write the plots (PNG) into this folder (made if missing; needs matplotlib)")
+@click.option("--null", "null_draws", type=click.IntRange(min=1), default=None,
+              help="random categories of the null, per category  [default: the file's, or 1000]")
+@click.option("--seed", type=int, default=None, help="seed of the null  [default: the file's, or 0]")
+@click.option("--scheduler", default=None, metavar="ADDR|local",
+              help="run the pairs of models on Dask: a scheduler's address, or local for a LocalCluster")
+@click.option("--full", is_flag=True, help="also every cosine, the summary and details in the JSON report")
+def study(study_path, json_path, report_path, plot_dir, null_draws, seed, scheduler, full):
+    """What linear structure several models share, and whether it is beyond chance:
+    distances between the models and the parallelism of categories of token pairs."""
+    from allornone.numeric.study import load_study
+
+    outputs = [p for p in (json_path, report_path) if p]
+    if len({Path(p).resolve() for p in outputs}) < len(outputs):
+        raise click.UsageError("--json and --report name the same file")
+    if any(Path(p).resolve() == Path(study_path).resolve() for p in outputs):
+        raise click.UsageError("an output would overwrite STUDY.toml")
+    if plot_dir:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputFormatError("--plot needs matplotlib (pip install 'allornone[plot]')") from None
+    s = load_study(study_path)
+
+    with _phases("study") as say:
+        result = s.run(null_draws=null_draws, seed=seed, scheduler=scheduler, progress=lambda msg: say(msg))
+    for line in result.summary:
+        console.print(line, markup=False, soft_wrap=True)
+    console.print(distances_table(result.distances))
+    console.print(parallelism_table(result.parallelism))
+    console.print(f"null: {result.null['draws']} draws, seed {result.null['seed']}; {result.elapsed_s:.2f} s",
+                  markup=False)
+    write_json(json_path, result.to_json(full))
+    if report_path:
+        try:
+            Path(report_path).write_text(result.to_markdown(), encoding="utf-8")
+        except OSError as exc:
+            raise InputFormatError(f"--report {report_path}: cannot be written ({exc.strerror or exc})") from None
+        err_console.print(f"report written to {report_path}")
+    if plot_dir:
+        paths = result.plot(plot_dir)
+        err_console.print(f"plots written to {plot_dir}: {', '.join(p.name for p in paths)}", markup=False,
+                          soft_wrap=True)
