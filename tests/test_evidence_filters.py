@@ -60,7 +60,7 @@ def test_the_construction(exact):
     assert MODEL.log_odds() == TWIN.log_odds() == WIDE.log_odds()
     assert _dim_token_readout(exact, MODEL, READ_E2) == _dim_token_readout(exact, TWIN, READ_E2) == 0
     assert _dim_token_readout(exact, MODEL, READ_E0) == _dim_token_readout(exact, TWIN, READ_E0) == 1
-    assert _rank_FS1(exact, MODEL, PAIRS) == 3 and _rank_FS1(exact, WIDE, PAIRS) == 4 and _rank_FS1(exact, TWIN, PAIRS) == 3
+    assert [_rank_FS1(exact, m, PAIRS) for m in (MODEL, WIDE, TWIN)] == [3, 4, 3]
 
 
 def _atoms(rid, models, pairs, gamma, toks, realisation="exact"):

@@ -31,38 +31,48 @@ def _L(model):
 # -- Wedin's bound on pairs whose spectra differ -----------------------------------------
 
 class AnglePair:
-    """``L = U diag(s) V^T``, ``L~ = U~ diag(s~) V^T``: ``U~`` is ``U`` with its
-    first column turned by ``theta`` towards ``w``, orthogonal to ``U``. Every
-    singular value and vector is known by construction."""
+    """``L = U diag(s) V^T``, ``L~ = U~ diag(s~) V~^T``: ``U~`` is ``U`` with its
+    first column turned by ``theta`` towards ``w``, orthogonal to ``U``, and
+    ``V~`` is ``V`` with its first column turned by ``phi`` towards ``z``,
+    orthogonal to ``V`` (the pivot's rows are zero). Every singular value and
+    vector is known by construction."""
 
-    def __init__(self, s, st, theta=0.3, seed=1, m=40, n=30):
+    def __init__(self, s, st, theta=0.3, seed=1, m=40, n=30, phi=0.0):
         rng = np.random.default_rng(seed)
         d = len(s)
         Q = np.linalg.qr(rng.standard_normal((m, d + 1)))[0]
         self.U, w = Q[:, :d], Q[:, d]
-        self.V = np.vstack([np.zeros((1, d)), np.linalg.qr(rng.standard_normal((n - 1, d)))[0]])
-        self.Ut = self.U.copy()
+        Q = np.vstack([np.zeros((1, d + 1)), np.linalg.qr(rng.standard_normal((n - 1, d + 1)))[0]])
+        self.V, z = Q[:, :d], Q[:, d]
+        self.Ut, self.Vt = self.U.copy(), self.V.copy()
         self.Ut[:, 0] = math.cos(theta) * self.U[:, 0] + math.sin(theta) * w
-        self.s, self.st, self.theta = np.asarray(s, float), np.asarray(st, float), theta
+        self.Vt[:, 0] = math.cos(phi) * self.V[:, 0] + math.sin(phi) * z
+        self.s, self.st, self.theta, self.phi = np.asarray(s, float), np.asarray(st, float), theta, phi
         self.a = FloatModel(self.U * self.s, self.V)
-        self.b = FloatModel(self.Ut * self.st, self.V)
+        self.b = FloatModel(self.Ut * self.st, self.Vt)
 
     def roles(self, k, swapped=False):
         """Per role ``(delta, bound)`` from the definition: the perturbed model's
         ``sigma_k`` less the other's ``sigma_{k+1}``; residuals ``E V~_k`` and
         ``E^T U~_k`` of the perturbed model's singular vectors."""
-        (U, s), (Ut, st) = ((self.U, self.s), (self.Ut, self.st))
+        one, two = (self.U, self.s, self.V), (self.Ut, self.st, self.Vt)
         if swapped:
-            (U, s), (Ut, st) = (Ut, st), (U, s)
-        E = (Ut * st) @ self.V.T - (U * s) @ self.V.T
+            one, two = two, one
+        (U, s, V), (Ut, st, Vt) = one, two
+        E = (Ut * st) @ Vt.T - (U * s) @ V.T
         m, n = E.shape
         rho = EPS * max(m, n, len(s), len(st)) * (s[0] + st[0])
         out = []
-        for (sp, Uq, sq, Eq) in ((s, Ut, st, E), (st, U, s, -E)):
+        for (sp, Uq, Vq, sq, Eq) in ((s, Ut, Vt, st, E), (st, U, V, s, -E)):
             delta = sq[k - 1] - (sp[k] if k < sp.size else 0.0)
-            res = max(np.linalg.norm(Eq @ self.V[:, :k], 2), np.linalg.norm(Eq.T @ Uq[:, :k], 2))
+            res = max(np.linalg.norm(Eq @ Vq[:, :k], 2), np.linalg.norm(Eq.T @ Uq[:, :k], 2))
             out.append((delta, (res + rho) / delta if delta > 0 else None))
         return out
+
+    def residuals(self, k):
+        """``(||E V~_k||, ||E^T U~_k||)`` of the role with ``L~`` perturbed."""
+        E = (self.Ut * self.st) @ self.Vt.T - (self.U * self.s) @ self.V.T
+        return np.linalg.norm(E @ self.Vt[:, :k], 2), np.linalg.norm(E.T @ self.Ut[:, :k], 2)
 
     def bound(self, k, swapped=False):
         kept = [b for _, b in self.roles(k, swapped) if b is not None]
@@ -83,6 +93,21 @@ def test_wedin_bound_is_its_definition_on_spectra_that_differ(k, swapped):
     assert w["angles_context"][0] == pytest.approx(p.theta, abs=1e-12)
     assert max(w["angles_context"][1:] + w["angles_token"], default=0.0) <= 1e-12
     assert math.sin(p.theta) <= w["bound"]
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+def test_wedin_bound_when_the_token_side_turns_more(swapped):
+    """theta = 0.1 on the context side, phi = 0.4 on the token side: the
+    residual ||E^T U~_k|| is the larger one, and counts."""
+    p = AnglePair(S1, S2, theta=0.1, phi=0.4)
+    ev, etu = p.residuals(3)
+    assert etu > 2 * ev
+    a, b = (p.b, p.a) if swapped else (p.a, p.b)
+    w = graded.wedin_bound(a, b, 3)
+    assert w["bound"] == pytest.approx(p.bound(3, swapped), rel=1e-9) and w["bound"] < 1.0
+    assert w["angles_token"][0] == pytest.approx(0.4, abs=1e-12)
+    assert w["angles_context"][0] == pytest.approx(0.1, abs=1e-12)
+    assert w["sin_max"] == pytest.approx(math.sin(0.4), rel=1e-12) and w["sin_max"] <= w["bound"]
 
 
 def test_each_role_gives_the_bound_in_one_order():
@@ -303,7 +328,7 @@ def test_token_side_takes_g_when_the_pivots_row_is_no_larger_than_g0():
     M, shift = graded._token_side(FloatModel([[1.0, 1.0]], G_large))
     assert not shift and np.array_equal(M, G_large - G_large[0])
     m = FloatModel([[1.0, 1.0]], G_equal)
-    m.G0  # formed: used as it is
+    assert m.G0 is m.__dict__["G0"]  # formed (and cached): used as it is
     M, shift = graded._token_side(m)
     assert not shift and np.array_equal(M, G_equal - G_equal[0])
 
@@ -453,7 +478,7 @@ def test_degrees_of_freedom_at_their_boundary(reading, columns):
 def test_planted_relational_linearity_holds_reading_both():
     """f(s+q) = A f(s) + c for every source: every readout of a target is affine
     in f(s), and in L[s, :] (L has full rank d = 6; no bias, see below)."""
-    X, W, b = _head()
+    X, W, _ = _head()
     rng = np.random.default_rng(4)
     A, c = rng.standard_normal((6, 6)), rng.standard_normal(6)
     X[20:] = X[:20] @ A.T + c

@@ -103,16 +103,25 @@ def test_a_bare_bias_key_is_read_from_the_heads_file(head):
 
 
 def test_a_bias_in_a_file_of_its_own(head):
-    folder, X, W, b = head
+    folder = head[0]
     for spec in (f"{folder}/bias.npy", f"{folder}/feat.npz:b"):
         m = load_head(f"{folder}/feat.npz:X", f"{folder}/head.npz:W", bias=spec)
         want = np.load(folder / "bias.npy") if spec.endswith(".npy") else np.full(4, 7.0)
         assert np.array_equal(m.G[:, -1], want)
 
 
+def test_a_bias_file_whose_path_has_no_colon_is_a_file(head, tmp_path):
+    """A bias FILE given without a key, at a path without a colon: read as that
+    file, not as a key of the head's file."""
+    folder = head[0]
+    np.save(tmp_path / "bias_only.npy", np.arange(4.0))
+    m = load_head(f"{folder}/feat.npz:X", f"{folder}/head.npz:W", bias=str(tmp_path / "bias_only.npy"))
+    assert np.array_equal(m.G[:, -1], np.arange(4.0))
+
+
 @pytest.mark.parametrize("key", ["b_row", "b_col"])
 def test_a_bias_as_a_row_or_a_column(head, key):
-    folder, X, W, b = head
+    folder, b = head[0], head[3]
     m = load_head(f"{folder}/feat.npz:X", f"{folder}/head.npz:W", bias=key)
     assert np.array_equal(m.G[:, -1], b.astype(float))
 
@@ -130,7 +139,7 @@ def test_a_bare_bias_key_beside_a_npy_head_is_an_error(head):
 
 
 def test_both_weight_layouts_give_one_model(head):
-    folder, X, W, b = head
+    folder = head[0]
     a = load_head(f"{folder}/feat.npz:X", f"{folder}/head.npz:W", bias="b")
     t = load_head(f"{folder}/feat.npz:X", f"{folder}/head.npz:WT", bias="b")
     assert np.array_equal(a.G, t.G) and (a.n, a.d) == (4, 4)
@@ -181,7 +190,7 @@ def test_pivot_range(head, pivot, ok):
     if ok:
         assert load_head(*args, pivot=pivot).pivot == pivot
     else:
-        with pytest.raises(InputFormatError, match="pivot"):
+        with pytest.raises(InputFormatError, match=f"--pivot {pivot} is out of range for 4 tokens"):
             load_head(*args, pivot=pivot)
 
 

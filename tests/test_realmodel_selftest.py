@@ -63,7 +63,7 @@ def test_wedin_with_the_gap_of_one_model_is_missed(monkeypatch):
     real_scale = graded._common_scale
 
     def own_gap(fa, fb):
-        sa, sb = real_scale(fa, fb)
+        _, sb = real_scale(fa, fb)
         return sb, sb
     monkeypatch.setattr(graded, "_common_scale", own_gap)
     assert any("Wedin bound" in m for m in _missed("known angle"))
@@ -211,6 +211,62 @@ def test_enough_pairs_in_one_model_only_is_missed(monkeypatch):
 
     monkeypatch.setattr(record, "any", all, raising=False)
     assert any("fits every readout" in m for m in _missed("evidence filters"))
+
+
+def test_a_streamed_token_qr_that_drops_a_token_is_missed(monkeypatch):
+    from allornone.numeric import FloatModel
+
+    real = spectra.joint_token_r
+
+    def dropped(a, b, progress=None):
+        cut = lambda m: FloatModel(m.F, np.vstack([m.G[:-1], m.G[m.pivot]]), m.pivot)  # noqa: E731
+        return real(cut(a), cut(b), progress)
+    monkeypatch.setattr(spectra, "joint_token_r", dropped)
+    assert any("X^T X" in m for m in _missed("joint token factor"))
+
+
+def test_wedin_without_its_rounding_level_is_missed(monkeypatch):
+    real = graded.wedin_bound
+
+    def no_rho(a, b, k, fa=None, fb=None):
+        out = real(a, b, k, fa, fb)
+        same = np.array_equal(a.F, b.F) and np.array_equal(a.G, b.G)
+        return {**out, "bound": out["bound"] * 1e-3} if same else out
+    monkeypatch.setattr(graded, "wedin_bound", no_rho)
+    assert any("the same model twice" in m for m in _missed("known angle"))
+
+
+def test_reading_M_undecided_whatever_k_is_missed(monkeypatch):
+    real = graded.readout_linearity
+
+    def undecided(*args, **kw):
+        out = real(*args, **kw)
+        if kw.get("reading", "M") == "M" and out["relationally_linear"] != "vacuous":
+            out = {**out, "relationally_linear": "undecided"}
+        return out
+    monkeypatch.setattr(graded, "readout_linearity", undecided)
+    assert any("k decided" in m for m in _missed("graded properties"))
+
+
+def test_evidence_never_seen_on_readouts_is_missed(monkeypatch):
+    from allornone.theorems.thm14 import record
+
+    monkeypatch.setattr(record, "_seen_on_readouts", lambda *args: args[-1])
+    missed = _missed("evidence filters")
+    assert any("in floats" in m for m in missed)
+
+
+def test_a_pivot_refused_by_another_check_is_missed(monkeypatch):
+    from allornone.errors import InputFormatError
+
+    real = loaders.load_head
+
+    def unchecked(features, head, bias=None, pivot=0, **kw):
+        if pivot >= 30:
+            raise InputFormatError("the model refuses it")
+        return real(features, head, bias, pivot, **kw)
+    monkeypatch.setattr(loaders, "load_head", unchecked)
+    assert any("--pivot 30" in m for m in _missed("loaders"))
 
 
 def test_a_control_that_raises_is_missed(monkeypatch):

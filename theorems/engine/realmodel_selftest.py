@@ -24,7 +24,11 @@ The controls (:data:`CONTROLS`; each states what it expects):
 * a **known principal angle** ``θ``: two models whose top-``k`` context
   subspaces are at ``θ`` and whose spectra differ; the angles reproduce ``θ``,
   ``sin θ`` lies under Wedin's bound, and the bound equals its definition (both
-  roles, the rounding level of ``L`` added, capped at 1), in both orders;
+  roles, the rounding level of ``L`` added, capped at 1), in both orders, also
+  with the token side turned (where ``||E^T U~_k||`` is the larger residual)
+  and for one model twice (the bound keeps the rounding level);
+* the **joint token factor** of ``compare``, streamed over two blocks and a
+  few tokens: ``R_t^T R_t = X^T X``;
 * the **choice of k**: a largest-gap cut on a spectrum with an exactly zero
   singular value under the noise floor, hidden components ``1e8`` times the
   identified ones that cancel in ``L`` (rounding at ``||F|| ||G_0||``, not at
@@ -36,13 +40,15 @@ The controls (:data:`CONTROLS`; each states what it expects):
 * the **Gram route's choice** on inputs built to make each of its conditions
   true alone, and the hand-over to the QR route;
 * the **loaders**: a bare ``--bias KEY`` read from the head's file when the
-  features are in another, paths that contain colons, a bias given as a file,
-  mixed dtypes, the pivot's range;
+  features are in another, paths that contain colons, a bias given as a file
+  or as a column, mixed dtypes, the pivot's range, an archive of two arrays
+  named without a key;
 * **fit witnesses**: a fit shown, a misfit in one column of two, error bounds
   on the data that leave no fit to show;
 * the **evidence filters** of steering and Theorem 14 on exact instances where
-  exactly one of two readouts is ``{0}``, where one of two models fits every
-  readout, and at one and two pairs.
+  exactly one of two readouts is ``{0}`` (and in floats, where ``Γ_T = {0}`` is
+  seen on its readouts), where one of two models fits every readout, and at
+  one and two pairs.
 
 >>> out = run_realmodel_self_test()
 >>> out["passed"], out["checked"] == len(CONTROLS)
@@ -69,11 +75,12 @@ SEED = 20250301
 
 @dataclass(frozen=True)
 class Control:
-    """One control: ``check()`` returns the differences from what ``expect`` states (empty: as expected)."""
+    """One control: ``check(found)`` appends to ``found`` each difference from
+    what ``expect`` states (nothing: as expected)."""
 
     name: str
     expect: str
-    check: Callable[[], list]
+    check: Callable[[list], list]
 
 
 class _Problems(list):
@@ -160,8 +167,7 @@ def _equivalent_pair(p: _Problems, a, b, what: str) -> None:
     p.want(r.el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}, f"{what}: EL {r.el_verdicts}")
 
 
-def _reparametrisation() -> list:
-    p = _Problems()
+def _reparametrisation(p: _Problems) -> list:
     X, W, b = _head()
     a = _model(X, W, b)
     T, TinvT = _exact_mix(np.random.default_rng(SEED + 1), a.d)
@@ -173,8 +179,7 @@ def _reparametrisation() -> list:
     return p
 
 
-def _b5_twin() -> list:
-    p = _Problems()
+def _b5_twin(p: _Problems) -> list:
     X, W, b = _head()
     a = _model(X, W, b)
     F, G = np.asarray(a.F), np.asarray(a.G)
@@ -191,8 +196,7 @@ def _b5_twin() -> list:
     return p
 
 
-def _moved_logit() -> list:
-    p = _Problems()
+def _moved_logit(p: _Problems) -> list:
     from allornone.numeric import graded
 
     X, W, b = _head()
@@ -216,26 +220,49 @@ def _moved_logit() -> list:
     return p
 
 
+def _joint_token_factor(p: _Problems) -> list:
+    """The token QR of ``compare`` streamed a block at a time: ``R_t^T R_t = X^T X``
+    for ``X = [G_0, G~_0]`` when ``n`` is two blocks and a few tokens."""
+    from allornone.numeric import FloatModel, spectra
+
+    rng = np.random.default_rng(SEED + 6)
+    n = 2 * spectra.TOKEN_BLOCK + 5
+    a = FloatModel(rng.standard_normal((3, 2)), rng.standard_normal((n, 2)), pivot=1)
+    b = FloatModel(rng.standard_normal((3, 3)), rng.standard_normal((n, 3)), pivot=1)
+    seen = []
+    R = spectra.joint_token_r(a, b, progress=lambda done, total: seen.append((done, total)))
+    X = np.hstack([a.G - a.G[1], b.G - b.G[1]])
+    H = X.T @ X
+    off = float(np.abs(R.T @ R - H).max()) / float(np.abs(H).max())
+    p.want(R.shape == (5, 5) and off <= 1e-12, f"R_t^T R_t differs from X^T X by {off:.3g} (relative), "
+                                                f"R_t of shape {R.shape}")
+    p.want(seen[-1:] == [(n, n)], f"the last block reported is {seen[-1:]}, expected {(n, n)}")
+    return p
+
+
 # -- a known principal angle and Wedin's bound ------------------------------------------
 
 THETA = 0.3
 
 
-def _angle_pair(s1, s2, theta=THETA):
-    """``L = U diag(s1) V^T`` and ``L~ = U~ diag(s2) V^T`` with ``U~`` the columns of
-    ``U``, the first turned by ``theta`` towards a direction orthogonal to all of
-    them: the top-``k`` context subspaces are at ``theta`` for every ``k``, the
-    token subspaces coincide."""
+def _angle_pair(s1, s2, theta=THETA, phi=0.0):
+    """``L = U diag(s1) V^T`` and ``L~ = U~ diag(s2) V~^T`` with ``U~`` the columns
+    of ``U``, the first turned by ``theta`` towards a direction orthogonal to all
+    of them, and ``V~`` likewise by ``phi``: the top-``k`` context subspaces are
+    at ``theta`` for every ``k``, the token subspaces at ``phi`` (the pivot's
+    row of ``V`` and ``V~`` is zero)."""
     from allornone.numeric import FloatModel
 
     rng = np.random.default_rng(SEED + 3)
     m, n, d = 40, 30, len(s1)
     Q = np.linalg.qr(rng.standard_normal((m, d + 1)))[0]
     U, w = Q[:, :d], Q[:, d]
-    V = np.vstack([np.zeros((1, d)), np.linalg.qr(rng.standard_normal((n - 1, d)))[0]])
-    U2 = U.copy()
+    Q = np.vstack([np.zeros((1, d + 1)), np.linalg.qr(rng.standard_normal((n - 1, d + 1)))[0]])
+    V, z = Q[:, :d], Q[:, d]
+    U2, V2 = U.copy(), V.copy()
     U2[:, 0] = math.cos(theta) * U[:, 0] + math.sin(theta) * w
-    return FloatModel(U * np.asarray(s1), V), FloatModel(U2 * np.asarray(s2), V)
+    V2[:, 0] = math.cos(phi) * V[:, 0] + math.sin(phi) * z
+    return FloatModel(U * np.asarray(s1), V), FloatModel(U2 * np.asarray(s2), V2)
 
 
 def dense_wedin(a, b, k: int) -> tuple[float, float | None]:
@@ -261,8 +288,7 @@ def dense_wedin(a, b, k: int) -> tuple[float, float | None]:
     return min(best, 1.0), gap
 
 
-def _known_angle() -> list:
-    p = _Problems()
+def _known_angle(p: _Problems) -> list:
     from allornone.numeric import graded
 
     s1 = [8.0, 6.0, 4.0, 1.0, 0.5, 0.25]
@@ -290,6 +316,28 @@ def _known_angle() -> list:
         want, gap = dense_wedin(first, second, 2)
         p.close(w["bound"], want, f"one-sided gap, {order}: Wedin bound", rtol=1e-9)
         p.want(w["sin_max"] <= w["bound"], f"one-sided gap, {order}: sin {w['sin_max']:.3g} above the bound")
+    # the token side turned by 0.4 as well: the residual ||E^T U~_k|| is the larger one
+    c, e = _angle_pair(s1, s2, theta=0.1, phi=0.4)
+    for first, second, order in ((c, e, "L, L~"), (e, c, "L~, L")):
+        w = graded.wedin_bound(first, second, 3)
+        want, _ = dense_wedin(first, second, 3)
+        p.close(w["bound"], want, f"both sides turned, {order}: Wedin bound", rtol=1e-9)
+        p.close(w["angles_token"][0], 0.4, f"both sides turned, {order}: largest token angle", rtol=0, atol=1e-12)
+        p.close(w["angles_context"][0], 0.1, f"both sides turned, {order}: largest context angle", rtol=0,
+                atol=1e-12)
+    # the same model twice: the residuals vanish but for rounding, which the bound keeps
+    from allornone.numeric import FloatModel, spectra
+
+    w = graded.wedin_bound(a, FloatModel(a.F.copy(), a.G.copy()), 3)
+    rho = EPS * max(a.m, a.n, a.d) * 2 * s1[0]
+    p.want(rho / (s1[2] - s1[3]) * (1 - 1e-9) <= w["bound"] <= 10 * rho,
+           f"the same model twice: bound {w['bound']:.3g}, expected the rounding level "
+           f"{rho / (s1[2] - s1[3]):.3g} over the gap")
+    # factors made jointly unless both given are
+    want = graded.wedin_bound(a, b, 3)["bound"]
+    fa, _ = spectra.factor_pair(a, b)
+    got = graded.wedin_bound(a, b, 3, fa, spectra.factor(b))["bound"]
+    p.close(got, want, "Wedin bound from one joint factor and one of the second model alone", rtol=1e-12)
     # k = 0: nothing to bound
     w = graded.wedin_bound(a, b, 0)
     p.want(w["bound"] == 0.0 and w["angles_context"] == [] and w["angles_token"] == [],
@@ -304,8 +352,7 @@ def _known_angle() -> list:
 
 # -- the choice of k ------------------------------------------------------------------------
 
-def _choice_of_k() -> list:
-    p = _Problems()
+def _choice_of_k(p: _Problems) -> list:
     from allornone.errors import InputFormatError
     from allornone.numeric import FloatModel, spectra
 
@@ -360,8 +407,7 @@ def _truncated(L: np.ndarray, k: int) -> np.ndarray:
     return (U[:, :k] * s[:k]) @ Vt[:k]
 
 
-def _graded_properties() -> list:
-    p = _Problems()
+def _graded_properties(p: _Problems) -> list:
     from allornone.numeric import FloatModel, graded
 
     X, W, b = _head()
@@ -387,10 +433,11 @@ def _graded_properties() -> list:
     got = graded.readout_linearity(a, pairs, readouts, reading="any")
     p.want(got["columns"] == a.d + 1, f"reading any: {got['columns']} columns, expected d + 1 = {a.d + 1}")
     # the boundary of the degrees of freedom: |S| = columns is vacuous, one more pair is not
-    for npairs, vacuous in ((4, True), (5, False)):
+    for npairs, verdicts in ((4, ("vacuous",)), (5, ("holds", "fails"))):
         got = graded.readout_linearity(a, pairs[:npairs], readouts, k=3)
-        p.want((got["relationally_linear"] == "vacuous") is vacuous and got["dof"] == npairs - 4,
-               f"{npairs} pairs at k = 3 (4 columns): dof {got['dof']}, verdict {got['relationally_linear']!r}")
+        p.want(got["relationally_linear"] in verdicts and got["dof"] == npairs - 4,
+               f"{npairs} pairs at k = 3 (4 columns, k decided): dof {got['dof']}, verdict "
+               f"{got['relationally_linear']!r}, expected one of {verdicts}")
     # steering: the shifts, R^2 of l(s+q) ~ l(s) + c, one pair vacuous and two not
     st = graded.steering(a, pairs, readouts, k=a.d)
     Y = np.column_stack([L[dst, u] - L[dst, v] for u, v in readouts])
@@ -436,8 +483,7 @@ def _cancelling_pair(delta: float, n: int = 9000):
     return FloatModel([[H + 1, H], [1.0, 0.0]], G), FloatModel([[H + 1 + delta, H], [1.0, 0.0]], G)
 
 
-def _gram_route() -> list:
-    p = _Problems()
+def _gram_route(p: _Problems) -> list:
     from allornone.numeric import FloatModel, Tolerance, gram
 
     N = gram.MIN_TOKENS
@@ -496,8 +542,7 @@ def _gram_route() -> list:
 
 # -- loaders -------------------------------------------------------------------------------------
 
-def _loaders() -> list:
-    p = _Problems()
+def _loaders(p: _Problems) -> list:
     from allornone.errors import AllOrNoneError
     from allornone.numeric.loaders import load_head, split_spec
 
@@ -514,8 +559,8 @@ def _loaders() -> list:
             folder = top
         feat, head = os.path.join(folder, "feat.npz"), os.path.join(folder, "head.npz")
         np.savez(feat, X=Xi, b=np.full(30, 7.0))         # a decoy bias beside the features
-        np.savez(head, W=Wf, WT=Wf.T, b=bh)
-        np.save(os.path.join(folder, "bias.npy"), b)
+        np.savez(head, W=Wf, WT=Wf.T, b=bh, bcol=bh[:, None])
+        np.save(os.path.join(top, "bias.npy"), b)                # a bias file whose path has no colon
         np.save(os.path.join(folder, "w:1.npy"), Wf)
         want_F = np.hstack([Xi.astype(float), np.ones((40, 1))])
         got = split_spec(f"{head}:W")
@@ -528,17 +573,21 @@ def _loaders() -> list:
         p.want(np.array_equal(np.asarray(m.G)[:, :-1], Wf.astype(float)), "weights (float32) not read as they are")
         p.want(np.array_equal(np.asarray(m.G)[:, -1], bh.astype(float)),
                "a bare --bias KEY was not read from the head's file (the features' file has a decoy)")
-        m = load_head(f"{feat}:X", f"{head}:WT", bias=os.path.join(folder, "bias.npy"))
+        m = load_head(f"{feat}:X", f"{head}:WT", bias=os.path.join(top, "bias.npy"))
         p.want(np.array_equal(np.asarray(m.G)[:, -1], b) and np.array_equal(np.asarray(m.G)[:, :-1], Wf.astype(float)),
                "a bias given as a file, or a d x n head, was not read as it is")
         m = load_head(f"{feat}:X", os.path.join(folder, "w:1.npy"), pivot=29)
         p.want(m.n == 30 and m.d == 6 and m.pivot == 29, f"head from a file named with a colon, pivot 29: "
                                                            f"n {m.n}, d {m.d}, pivot {m.pivot}")
-        try:
-            load_head(f"{feat}:X", f"{head}:W", pivot=30)
-            p.append("pivot 30 of 30 tokens was accepted")
-        except AllOrNoneError:
-            pass
+        m = load_head(f"{feat}:X", f"{head}:W", bias="bcol")
+        p.want(np.array_equal(np.asarray(m.G)[:, -1], bh.astype(float)), "a bias stored as a column was not read")
+        for args, what, says in (((f"{feat}:X", f"{head}:W"), {"pivot": 30}, "--pivot 30"),
+                                 ((feat, f"{head}:W"), {}, "holds 2 arrays")):
+            try:
+                load_head(*args, **what)
+                p.append(f"accepted: {'pivot 30 of 30 tokens' if what else 'an archive of two arrays without a key'}")
+            except AllOrNoneError as exc:
+                p.want(says in str(exc), f"refused, but not by the loader's own check ({says!r}): {exc}")
     finally:
         shutil.rmtree(top, ignore_errors=True)
     return p
@@ -546,8 +595,7 @@ def _loaders() -> list:
 
 # -- fit witnesses ------------------------------------------------------------------------------
 
-def _fit_witness() -> list:
-    p = _Problems()
+def _fit_witness(p: _Problems) -> list:
     from allornone.numeric.witness import fit_witness
 
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
@@ -574,12 +622,11 @@ def _fit_witness() -> list:
 
 # -- the evidence filters of steering and Theorem 14 -----------------------------------------------
 
-def _evidence() -> list:
+def _evidence(p: _Problems) -> list:
     """``d = 3``: ``e_0`` identified (``M = N = span e_0``), ``e_1`` a hidden context
     coordinate, ``e_2`` a hidden token coordinate; token 2 reads ``e_2`` alone, so
     ``T = {(2, 0)}`` gives ``Γ_T = P_N e_2 = {0}`` and ``T = {(1, 0)}`` gives
     ``span e_0``; ``Γ = 0`` gives ``Γ~ = {0}``."""
-    p = _Problems()
     import random
 
     from allornone.symbolic import ExactModel
@@ -603,6 +650,10 @@ def _evidence() -> list:
         inst = Instance("control", (model, twin), {"pairs": pp, "gamma": gamma, "tokens": toks})
         got = rec.evaluate(inst, "exact").atoms["evidence"].holds
         p.want(got is want, f"steering evidence, {what}: {got}, expected {want}")
+    # in floats the dimension of Γ_T is not decided; its readouts, exactly zero, are
+    inst = Instance("control", (model, twin), {"pairs": pairs, "gamma": e0, "tokens": ((2, 0),)})
+    got = rec.evaluate(inst, "float").atoms["evidence"].truth.value
+    p.want(got == "fails", f"steering evidence in floats, Γ_T = {{0}}, Γ~ != {{0}}: {got}, expected fails")
     rec = get_record("thm14")
     for gamma, toks, want, what in ((e0, ((1, 0),), True, "both readouts non-zero"),
                                     (e0, ((2, 0),), False, "Γ_T = {0}, Γ~ != {0}"),
@@ -610,6 +661,9 @@ def _evidence() -> list:
         inst = Instance("control", (model, twin), {"pairs": pairs, "gamma": gamma, "tokens": toks})
         got = rec.evaluate(inst, "exact").atoms["readouts_seen"].holds
         p.want(got is want, f"Theorem 14 readouts seen, {what}: {got}, expected {want}")
+    inst = Instance("control", (model, twin), {"pairs": pairs, "gamma": e0, "tokens": ((2, 0),)})
+    got = rec.evaluate(inst, "float").atoms["readouts_seen"].truth.value
+    p.want(got == "fails", f"Theorem 14 readouts seen in floats, Γ_T = {{0}}, Γ~ != {{0}}: {got}, expected fails")
     # [F_S, 1] has rank 3 < 4 pairs in the model; a twin with two hidden coordinates
     # has rank 4 = |S| (it fits every readout): not enough pairs, in either order
     wide = gen.b5_twin(model, random.Random(2), a=2, b=0, T=[[1]], c=[0, 0, 0])
@@ -628,6 +682,8 @@ CONTROLS: tuple[Control, ...] = (
     Control("B.5 twin", "hidden context and token coordinates, mixed exactly: the same, at d~ = d + 3", _b5_twin),
     Control("moved logit", "one token's bias moved by 2^-4: max |L - L~| = 2^-4 at that token; relative distance, "
             "KL and TV as computed densely; EL1 holds, EL2 fails", _moved_logit),
+    Control("joint token factor", "the token QR streamed over two blocks and five tokens: R_t^T R_t = X^T X",
+            _joint_token_factor),
     Control("known angle", "top-k context subspaces at θ = 0.3, spectra that differ: angles (θ, 0, ...), sin θ under "
             "Wedin's bound, the bound as defined, in both orders", _known_angle),
     Control("choice of k", "largest gap over a noisy tail (k = 3); hidden components that cancel (k = 3); "
@@ -652,10 +708,11 @@ def run_realmodel_self_test(controls=None) -> dict:
     chosen = [c for c in CONTROLS if controls is None or c.name in controls]
     missed = []
     for c in chosen:
+        found = _Problems()
         try:
-            found = c.check()
-        except Exception as exc:  # a control that cannot run has not shown what it expects
-            found = [f"raised {type(exc).__name__}: {exc}"]
+            c.check(found)
+        except Exception as exc:  # a control that cannot finish has not shown what it expects
+            found.append(f"raised {type(exc).__name__}: {exc}")
         missed += [f"{c.name}: {line}" for line in found]
     return {"checked": len(chosen), "missed": missed, "passed": not missed}
 
