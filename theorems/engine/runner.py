@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 from allornone.decision import Truth
 from allornone.theorems import get_record
+from allornone.theorems.engine.record import Instance
 from allornone.theorems.facts import check_facts
 
 __all__ = ["check_instance", "run", "versions", "instance_rng"]
@@ -37,7 +38,12 @@ def check_instance(rid: str, seed: int, index: int) -> dict:
 def evaluate_instance(rec, inst, index: int = 0) -> dict:
     """:func:`check_instance` on a given record and instance."""
     out: dict = {"index": index, "kind": inst.kind, "float_only": inst.float_only}
-    flt = rec.evaluate(inst, "float")
+    # The float realisation is made once and shared by the statement and the
+    # facts below: each float model then computes its structure (ranks, bases of
+    # M and N) once instead of once per realisation, and every check sees the
+    # same float models.
+    floats = inst.realise("float")
+    flt = rec.evaluate(Instance(inst.kind, floats, inst.params, inst.float_only, inst.expect), "float")
     out["float"] = {n: d.truth.value for n, d in flt.atoms.items()}
     held = [float(d.residual) for d in flt.atoms.values() if d.holds and not d.is_exact]
     out["max_float_residual"] = max(held, default=0.0)
@@ -51,7 +57,7 @@ def evaluate_instance(rec, inst, index: int = 0) -> dict:
         out["contradictions"] = [n for n, d in flt.atoms.items()
                                  if not d.undecided and d.truth is not ex.atoms[n].truth]
         out["undecided"] = [n for n, d in flt.atoms.items() if d.undecided]
-        for j, (em, fm) in enumerate(zip(inst.realise("exact"), inst.realise("float"))):
+        for j, (em, fm) in enumerate(zip(inst.realise("exact"), floats)):
             ef, ff = check_facts(em), check_facts(fm)
             fact_fail += [f"model {j}: {n}" for n, d in ef.items() if not d.holds]
             fact_contra += [f"model {j}: {n}" for n, d in ff.items() if d.fails]
