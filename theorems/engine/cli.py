@@ -302,7 +302,11 @@ def proof(rid, seed, generic):
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path)
 def edges(rid, hypothesis, seed, json_path):
-    """Each hypothesis of ID dropped (counterexample shown, saved under ./allornone-edges/) and each boundary case."""
+    """Each hypothesis of ID dropped (counterexample shown, saved under ./allornone-edges/) and each boundary case.
+
+    An evidence filter (a hypothesis the conclusion's truth does not need) is
+    reported as not droppable, with the reason, instead of searched. Progress
+    goes to stderr: a bar on a terminal, one line per phase otherwise."""
     from allornone.theorems.engine.edges import print_edges, resolve_hypothesis
 
     rec = get_record(rid)
