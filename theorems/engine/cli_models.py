@@ -174,17 +174,17 @@ def _num(x, fmt: str = ".3g") -> str:
 
 def _pair(x, fmt: str = ".3g") -> str:
     if isinstance(x, (list, tuple)):
-        return ", ".join(_num(v, fmt) for v in x)
+        return " / ".join(_num(v, fmt) for v in x)
     return _num(x, fmt)
 
 
 def distances_table(distances: list) -> Table:
-    """The distances between each pair of models, one row per pair (JSON keys as column names)."""
+    """The distances between each pair of models, one row per pair (columns: see ``study --help``)."""
     t = Table(title="distances between the models", box=box.SIMPLE_HEAD, pad_edge=False)
-    cols = ("a", "b", "kl_mean (a|b, b|a)", "js_mean", "tv_mean", "max_abs_log_odds_diff",
-            "centred_log_odds_distance", "llv_distance", "k", "canonical_correlations (min, median)")
-    for c in cols:
-        t.add_column(c, justify="left" if c in ("a", "b") else "right", overflow="fold")
+    for c in ("a", "b"):
+        t.add_column(c, no_wrap=True)
+    for c in ("KL a|b / b|a", "JS", "TV", "max |L-L~|", "centred", "d_LLV", "k", "cc min, median"):
+        t.add_column(c, justify="right")
     for d in distances:
         cc = np.asarray([c for c in (d.get("canonical_correlations") or []) if c is not None], dtype=float)
         ccs = f"{cc.min():.3g}, {np.median(cc):.3g}" if cc.size else "-"
@@ -195,16 +195,17 @@ def distances_table(distances: list) -> Table:
 
 
 def parallelism_table(parallelism: list) -> Table:
-    """Each category's mean cosines and p-values, per model (JSON keys as column names)."""
-    t = Table(title="parallelism of the categories", box=box.SIMPLE_HEAD, pad_edge=False)
-    cols = ("category", "model", "cos_logodds_mean", "p_value", "cos_centred_mean", "p_value_centred",
-            "cos_raw_mean", "agreement", "agreement_p_value")
-    for c in cols:
-        t.add_column(c, justify="left" if c in ("category", "model") else "right", overflow="fold")
+    """Each category's mean cosines and p-values, per model (columns: see ``study --help``)."""
+    t = Table(title="parallelism of the categories (mean cosine over the pairs of pairs)", box=box.SIMPLE_HEAD,
+              pad_edge=False)
+    for c in ("category", "model"):
+        t.add_column(c, no_wrap=True)
+    for c in ("cos_logodds", "p", "cos_centred", "p centred", "cos_raw", "agreement", "p agreement"):
+        t.add_column(c, justify="right")
     for p in parallelism:
         first = True
         for name, v in p["models"].items():
-            t.add_row(escape(f"{p['category']} ({p['pairs']} pairs)") if first else "", escape(name),
+            t.add_row(escape(f"{p['category']} ({p['pairs']})") if first else "", escape(name),
                       _num(v["cos_logodds_mean"], ".4f"), _num(v["p_value"]), _num(v["cos_centred_mean"], ".4f"),
                       _num(v["p_value_centred"]), _num(v["cos_raw_mean"], ".4f"),
                       _num(p["agreement"], ".3f") if first else "", _num(p["agreement_p_value"]) if first else "")
@@ -220,8 +221,26 @@ category of fewer than two pairs -- is one line and exit status 2, before
 anything is computed or written.
 
 \b
-Prints the findings in words, the distances between each pair of models and
-each category's mean cosines (identified, centred, raw) with their p-values.
+Prints the findings in words, then two tables (the JSON report's keys in
+brackets):
+  KL a|b / b|a     mean KL(p_a || p_b) and KL(p_b || p_a) over the contexts,
+                   in nats (kl_mean)
+  JS, TV           mean Jensen-Shannon divergence (js_mean) and total
+                   variation (tv_mean)
+  max |L-L~|       the largest difference of log-odds (max_abs_log_odds_diff)
+  centred          RMS difference of log-probabilities, each context's mean
+                   removed (centred_log_odds_distance)
+  d_LLV            the distance of Nielsen et al. (llv_distance; - where
+                   undefined)
+  k, cc            k on the first model, and the smallest and median of the k
+                   canonical correlations of the context subspaces
+                   (canonical_correlations)
+  cos_logodds      a category's mean identified cosine (cos_logodds_mean) and
+                   its p-value (p_value); the same centred (cos_centred_mean,
+                   p_value_centred) and raw (cos_raw_mean: not shared by
+                   equivalent models, so no p-value)
+  agreement        mean correlation across models of a category's identified
+                   cosines (agreement) and its p-value (agreement_p_value)
 """
 
 

@@ -1,0 +1,147 @@
+"""``allornone study``: the findings in words, the tables, and the outputs; bad
+input is one line, exit status 2, and nothing is written."""
+import json
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from allornone.theorems.engine.cli import main
+
+GOOD = """
+tokens = "a.npz:tokens"
+
+[[models]]
+name = "a"
+features = "a.npz:features"
+head = "a.npz:weight"
+bias = "bias"
+
+[[models]]
+name = "b"
+features = "b.npz:features"
+head = "b.npz:weight"
+bias = "b.npz:bias"
+
+[[models]]
+name = "c"
+features = "c.npz:features"
+head = "c.npz:weight"
+
+[pairs]
+first = [["w0", "w1"], ["w2", "w3"], ["w4", "w5"]]
+second = [["w6", "w7"], ["w8", "w9"]]
+
+[null]
+draws = 30
+seed = 4
+"""
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """a, its reparametrisation b (same distribution), and c, another model without a bias;
+    short.npz (one context fewer) and wide.npz (one token more) for the bad cases."""
+    rng = np.random.default_rng(5)
+    m, n, d = 80, 12, 3
+    F, W, bias = rng.normal(size=(m, d)), rng.normal(size=(n, d)), rng.normal(size=n)
+    T = rng.normal(size=(d, d)) + 3 * np.eye(d)
+    np.savez(tmp_path / "a.npz", features=F, weight=W, bias=bias, tokens=np.array([f"w{i}" for i in range(n)]))
+    np.savez(tmp_path / "b.npz", features=F @ T, weight=W @ np.linalg.inv(T).T, bias=bias)
+    np.savez(tmp_path / "c.npz", features=F, weight=W + 0.1 * rng.normal(size=W.shape))
+    np.savez(tmp_path / "short.npz", features=F[:-1], weight=W)
+    np.savez(tmp_path / "wide.npz", features=F, weight=np.vstack([W, W[:1]]),
+             tokens=np.array([f"w{i}" for i in range(n + 1)]))
+    (tmp_path / "study.toml").write_text(GOOD)
+    return tmp_path
+
+
+def _run(*args):
+    return CliRunner().invoke(main, ["study", *map(str, args)])
+
+
+def test_study_prints_the_findings_and_writes_the_outputs(folder):
+    out = folder / "out"
+    out.mkdir()
+    args = [folder / "study.toml", "--json", out / "r.json", "--report", out / "r.md", "--null", 20, "--seed", 1]
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    assert "Significance at alpha = 0.05" in r.stdout
+    assert "a and b have the same distribution to rounding" in r.stdout
+    assert "distances between the models" in r.stdout and "parallelism of the categories" in r.stdout
+    assert "null: 20 draws, seed 1" in r.stdout
+    report = json.loads((out / "r.json").read_text())
+    assert report["models"] == ["a", "b", "c"] and report["null"] == {"draws": 20, "seed": 1}
+    assert {(d["a"], d["b"]) for d in report["distances"]} == {("a", "b"), ("a", "c"), ("b", "c")}
+    ab = next(d for d in report["distances"] if d["b"] == "b")
+    assert ab["max_abs_log_odds_diff"] < 1e-10
+    assert (out / "r.md").read_text().startswith("#")
+    # the table prints what the report holds
+    assert f"{report['parallelism'][0]['models']['a']['cos_logodds_mean']:.4f}" in r.stdout
+
+
+def test_study_plots(folder):
+    pytest.importorskip("matplotlib")
+    r = _run(folder / "study.toml", "--null", 10, "--plot", folder / "plots")
+    assert r.exit_code == 0, r.output
+    names = sorted(p.name for p in (folder / "plots").iterdir())
+    assert names == ["angles.png", "distances.png", "parallel_first.png", "parallel_second.png"]
+
+
+BAD = [
+    ("unknown token", lambda t: t.replace('"w2", "w3"', '"w2", "zz"'), "'zz' is not a token"),
+    ("one pair", lambda t: t.replace('second = [["w6", "w7"], ["w8", "w9"]]', 'second = [["w6", "w7"]]'),
+     "category 'second' has 1 pair(s)"),
+    ("other contexts", lambda t: t.replace("c.npz:features", "short.npz:features").replace(
+        "c.npz:weight", "short.npz:weight"), "context sets differ"),
+    ("other vocabulary", lambda t: t.replace("c.npz:features", "wide.npz:features").replace(
+        'head = "c.npz:weight"', 'head = "wide.npz:weight"\ntokens = "wide.npz:tokens"'),
+     "vocabularies differ: 12 tokens vs 13"),
+    ("malformed", lambda t: t.replace("[pairs]", "[pairs"), "not valid TOML"),
+    ("missing array", lambda t: t.replace("a.npz:weight", "a.npz:nope"), "no array 'nope'"),
+]
+
+
+@pytest.mark.parametrize("case, edit, text", BAD, ids=[b[0] for b in BAD])
+def test_bad_study_input_is_one_line_and_writes_nothing(folder, case, edit, text):
+    (folder / "study.toml").write_text(edit(GOOD))
+    before = sorted(p.name for p in folder.iterdir())
+    r = _run(folder / "study.toml", "--json", folder / "r.json", "--report", folder / "r.md",
+             "--plot", folder / "plots")
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and text in lines[0], r.stderr
+    assert "Traceback" not in r.output and r.stdout == ""
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--json", "{f}/absent/r.json"], "does not exist"),
+    (["--report", "{f}/absent/r.md"], "does not exist"),
+    (["--plot", "{f}/a.npz"], "is a file"),
+    (["--plot", "{f}/absent/plots"], "does not exist"),
+    (["--json", "{f}/r.json", "--report", "{f}/r.json"], "the same file"),
+    (["--json", "{f}/study.toml"], "overwrite STUDY.toml"),
+    (["--null", "0"], "--null"),
+], ids=["json folder", "report folder", "plot is a file", "plot folder", "same file", "over the study", "null 0"])
+def test_output_paths_are_checked_before_any_work(folder, args, text):
+    before = sorted(p.name for p in folder.iterdir())
+    r = _run(folder / "study.toml", *[a.format(f=folder) for a in args])
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and text in lines[0], r.stderr
+    assert sorted(p.name for p in folder.iterdir()) == before
+    assert (folder / "study.toml").read_text() == GOOD
+
+
+def test_a_missing_study_file(tmp_path):
+    r = _run(tmp_path / "absent.toml", "--json", tmp_path / "r.json")
+    assert r.exit_code == 2 and "no such file" in r.stderr and not (tmp_path / "r.json").exists()
+
+
+def test_plot_without_matplotlib_is_refused_before_any_work(folder, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    r = _run(folder / "study.toml", "--json", folder / "r.json", "--plot", folder / "plots")
+    assert r.exit_code == 2 and "needs matplotlib" in r.stderr, r.output
+    assert not (folder / "r.json").exists() and not (folder / "plots").exists()
