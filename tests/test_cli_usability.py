@@ -229,7 +229,7 @@ def test_a_head_layout_that_does_not_fit_is_one_error(runner, tmp_path):
 
 @pytest.mark.parametrize("command,needles", [
     ("check", ["Table columns:", "float a/c/u", "max res", "sides"]),
-    ("analyse", ["Rows of the spectra table:", "angles SF, SG", "cos N (log-odds)", "k(tau)"]),
+    ("analyse", ["Rows of the spectra table:", "angles SF, SG", "cos_logodds", "k(tau)"]),
     ("compare", ["Rows of the graded comparison:", "Wedin bound", "EL1, EL2, EL3", "Rows of the spectra table:"]),
 ])
 def test_help_explains_the_table(runner, command, needles):

@@ -160,14 +160,18 @@ Rows of the spectra table:
 \b
 Columns of the parallelism table (--parallel):
   pairs               the two token differences compared
-  cos N (log-odds)    cosine of the log-odds columns L[:, a] - L[:, b] and
+  (each column is named by its key in the JSON report's rows)
+  cos_logodds         cosine of the log-odds columns L[:, a] - L[:, b] and
                       L[:, c] - L[:, e] at rank k: parallelism of P_N(g(a) -
                       g(b)) and P_N(g(c) - g(e)) (Lemma 8), which every
                       equivalent model shares
-  res N, in N         the relative residual |u - lambda v| / |u| of the best
-                      ratio, and the verdict (holds / fails / undecided)
-  cos raw, res raw,   the same for the raw differences g(a) - g(b) in R^d,
-  raw                 which equivalent models need not share
+  residual_logodds,   the relative residual |u - lambda v| / |u| of the best
+  parallel_N          ratio, and the verdict (holds / fails / undecided)
+  cos_raw,            the same for the raw differences g(a) - g(b) in R^d,
+  residual_raw,       which equivalent models need not share
+  parallel_raw
+  (the JSON's cos_N is a third cosine, of P_N(g(a) - g(b)) and P_N(g(c) -
+  g(e)) in R^d, which a change of basis changes; it is not printed)
 """
 
 COMPARE_ROWS = SPECTRA_ROWS + """
@@ -182,9 +186,18 @@ Rows of the graded comparison:
                       context subspaces at k, and between their token subspaces
   sin <= Wedin bound  its sine beside Wedin's bound for a perturbation of that
                       size (an angle within the bound is what noise explains)
+  canonical correlations   every cosine of the principal angles at k, context
+                      side and token side (JSON canonical_correlations,
+                      canonical_correlations_token), with min, median, max
   certificate A, B    the best A*, B* at rank k: shape, rank, norm, condition
   EL1, EL2, EL3       relative residuals of the extended-linear conditions for
                       that certificate, each with its verdict
+
+\b
+Below the table, one line: equivalent (EL1-EL3 hold), not equivalent (one
+fails) or undecided, with the residual that decides it. --plot draws the
+sines of the principal angles beside Wedin's bound, a histogram of the
+per-context KL, a scatter of the two models' log-odds and both spectra.
 """
 
 @main.command(epilog=CHECK_COLUMNS)
@@ -520,7 +533,8 @@ def _spectra_table(title: str, sp, features: int | None = None) -> Table:
         if sp.k:
             nxt = f"{s[sp.k]:.3g}" if sp.k < s.size else "-"
             t.add_row("sigma_k, sigma_k+1", f"{s[sp.k - 1]:.3g}, {nxt} (rounding level {sp.noise:.1g})")
-    profile = ", ".join(f"{tau:.0e}: {k}" for tau, k in sp.profile[::3])
+    # every decade down to 1e-4, then every third
+    profile = ", ".join(f"{tau:.0e}: {k}" for i, (tau, k) in enumerate(sp.profile) if i < 4 or i % 3 == 0)
     t.add_row("k(tau)", profile)
     gaps = sp.to_json()["largest_gaps"][:3]
     t.add_row("largest gaps", ", ".join(f"k = {g['k']}: {g['ratio']:.3g}" for g in gaps) or "-")
@@ -531,7 +545,8 @@ def _spectra_table(title: str, sp, features: int | None = None) -> Table:
 
 def _parallel_table(title: str, rows: list) -> Table:
     t = Table(title=escape(title), box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("pairs", "cos N (log-odds)", "res N", "in N", "cos raw", "res raw", "raw"):
+    for col in ("pairs", "cos_logodds", "residual_logodds", "parallel_N", "cos_raw", "residual_raw",
+                "parallel_raw"):
         t.add_column(col, justify="left" if col == "pairs" else "right")
     for r in rows:
         (a, b), (c, e) = r["tokens"]
@@ -564,7 +579,8 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
             parallel_specs, json_path, plot_path, full):
     """The numerical structure of one trained softmax model: spectra of L, F, G_0,
     cosines of P_F P_G, the rank profile and a decided k; graded parallelism of token pairs."""
-    from allornone.numeric import graded, spectra
+    from allornone.numeric import spectra
+    from allornone.numeric.parallel_gram import parallel_rows
 
     tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
@@ -574,7 +590,7 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
         fac = spectra.factor(model)
         say("spectra")
         sp = spectra.analyse(model, tol, cut, k, fac)
-        rows = [graded.parallel(model, q[0], q[1], tol, spectra=sp, fac=fac) for q in queries]
+        rows = parallel_rows(model, queries, tol, spectra=sp, fac=fac)
     console.print(_spectra_table(f"allornone analyse: {head}", sp, columns))
     if rows:
         console.print(_parallel_table(f"parallelism at {sp.k_label()}", rows))
@@ -590,31 +606,35 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
               help="inputs of each model's output layer; give it twice (first model, second model)")
 @click.option("--head", required=True, multiple=True, metavar="FILE[:KEY]", help="each model's output weight; twice")
 @click.option("--bias", multiple=True, metavar="[FILE:]KEY",
-              help="each model's bias: twice, or once for a key both heads' files share")
+              help="each model's bias: twice (- for a head without one), or once for a key both heads' files "
+              "share (an empty bias is none); a head with a bias is compared with one without through a zero bias")
 @_head_options
 def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, head_layout,
             parallel_specs, json_path, plot_path, full):
     """How far apart two trained softmax models on the same contexts and tokens are:
     distances of their distributions, subspace angles with Wedin's bound, and the
     best certificate at rank k (EL1-EL3 residuals)."""
-    from allornone.numeric import graded, spectra
+    from allornone.numeric import graded
+    from allornone.numeric.parallel_gram import parallel_rows
 
     if len(features) != 2 or len(head) != 2:
         raise click.UsageError("give --features and --head twice each: the first model, then the second")
     if len(bias) not in (0, 1, 2):
         raise click.UsageError("give --bias once (the same key in both heads' files), twice, or not at all")
-    biases = list(bias) * 2 if len(bias) == 1 else list(bias) or [None, None]
+    biases = [None if b == "-" else b for b in (list(bias) * 2 if len(bias) == 1 else list(bias) or [None, None])]
     tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
     a, columns_a = _load(features[0], head[0], biases[0], pivot, contexts_spec, tokens_spec, tol, "first model: ",
                          head_layout)
     b, columns_b = _load(features[1], head[1], biases[1], pivot, contexts_spec, tokens_spec, tol, "second model: ",
                          head_layout)
+    # a folded bias is one coordinate more than the file's features
+    folded = [cols is not None and m.d == cols + 1 for m, cols in ((a, columns_a), (b, columns_b))]
     with _progress() as say:
-        result = graded.compare(a, b, tol, cut, k, progress=say)
+        result = graded.compare(a, b, tol, cut, k, progress=say, bias=tuple(folded))
         sa, sb = result.spectra
         say("parallelism")
-        rows = [[graded.parallel(m, q[0], q[1], tol, k=result.k) for m in (a, b)] for q in queries]
+        rows = list(zip(*(parallel_rows(m, queries, tol, k=result.k) for m in (a, b)))) if queries else []
     console.print(_spectra_table("first model", sa, columns_a))
     console.print(_spectra_table("second model", sb, columns_b))
     g = result.to_json(full)
@@ -630,6 +650,8 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     t.add_row("largest angle: context, token", f"{(g['angles_context'] or [0])[0]:.3g}, "
               f"{(g['angles_token'] or [0])[0]:.3g} rad")
     t.add_row("sin of largest angle <= Wedin bound", f"{g['sin_max']:.3g} <= {g['wedin_bound']:.3g}")
+    t.add_row("canonical correlations, context", cli_models.cosines_line(g["canonical_correlations"]))
+    t.add_row("canonical correlations, token", cli_models.cosines_line(g["canonical_correlations_token"]))
     for name in ("A", "B"):
         c = g["certificate"][name]
         cond = "-" if c["condition"] is None else f"{c['condition']:.3g}"
@@ -638,11 +660,12 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     t.add_row("EL1, EL2, EL3 (relative residual: verdict)",
               ", ".join(f"{g['el_residuals'][e]:.2g}: {g['el_verdicts'][e]}" for e in ("EL1", "EL2", "EL3")))
     console.print(t)
+    console.print(cli_models.equivalence_line(g, tol.rtol), markup=False, soft_wrap=True)
     for label, i in (("first model", 0), ("second model", 1)):
         if rows:
             console.print(_parallel_table(f"parallelism, {label}, at k = {result.k}", [r[i] for r in rows]))
     if plot_path:
-        spectra.plot_spectra({"first": sa, "second": sb}, plot_path, title=result.k_label)
+        cli_models.plot_comparison(a, b, result, plot_path)
         err_console.print(f"plot written to {plot_path}")
     write_json(json_path, {"command": "compare", "features": list(features), "head": list(head),
                            "bias": biases, "graded": g, "spectra": [sa.to_json(full), sb.to_json(full)],

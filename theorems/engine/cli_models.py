@@ -8,18 +8,23 @@ when this module is imported (``cli.py`` does it at its end).
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 
 import click
 import numpy as np
+from allornone.errors import InputFormatError
+from allornone.theorems.engine.cli import (
+    _json_path,
+    _phases,
+    console,
+    err_console,
+    main,
+    write_json,
+)
 from rich import box
 from rich.markup import escape
 from rich.table import Table
-
-from allornone.errors import InputFormatError
-from allornone.theorems.engine.cli import _json_path, _phases, console, err_console, main, write_json
 
 #: ``extract`` warns when the head does not reproduce the model's logits to this (relative).
 DEVIATION_WARNING = 1e-4
@@ -57,7 +62,13 @@ class _Counter:
         self.start = time.perf_counter()
         self.bar = None
         if err_console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), console=err_console, transient=True)
@@ -294,3 +305,126 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
         paths = result.plot(plot_dir)
         err_console.print(f"plots written to {plot_dir}: {', '.join(p.name for p in paths)}", markup=False,
                           soft_wrap=True)
+
+
+# -- compare: its verdict in words, every canonical correlation, its plot ----------------
+
+def equivalence_line(g: dict, rtol: float) -> str:
+    """Whether the two heads are equivalent (same distribution), decided on the EL1-EL3
+    residuals of the best certificate at ``k`` (Theorem 5), with the residual that decides it.
+
+    >>> g = {"k": 2, "k_decided": True, "rel_log_odds_diff": 1e-16,
+    ...      "el_residuals": {"EL1": 1e-16, "EL2": 2e-16, "EL3": 0.0},
+    ...      "el_verdicts": {"EL1": "holds", "EL2": "holds", "EL3": "holds"}}
+    >>> equivalence_line(g, 1e-9)
+    'equivalent (decided): EL1-EL3 hold at k = 2, the largest relative residual 2e-16 (EL2) <= rtol 1e-09; ||L - L~||_F / ||L||_F = 1e-16'
+    """
+    res, ver = g["el_residuals"], g["el_verdicts"]
+    tail = f"; ||L - L~||_F / ||L||_F = {g['rel_log_odds_diff']:.3g}"
+    failing = [e for e in ("EL1", "EL2", "EL3") if ver[e] == "fails"]
+    if failing:
+        worst = max(failing, key=lambda e: res[e])
+        return (f"not equivalent (decided): {worst} fails at k = {g['k']}, relative residual {res[worst]:.3g} "
+                f"against rtol {rtol:.3g}{tail}")
+    worst = max(("EL1", "EL2", "EL3"), key=lambda e: res[e])
+    if all(ver[e] == "holds" for e in res):
+        return (f"equivalent (decided): EL1-EL3 hold at k = {g['k']}, the largest relative residual "
+                f"{res[worst]:.3g} ({worst}) <= rtol {rtol:.3g}{tail}")
+    why = "k itself is undecided" if not g.get("k_decided", True) else \
+        f"the relative residual {res[worst]:.3g} ({worst}) lies in the band above rtol {rtol:.3g}"
+    return f"undecided whether equivalent: at k = {g['k']}, {why}{tail}"
+
+
+def cosines_line(cos) -> str:
+    """Every canonical correlation (cosine of a principal angle), largest first, with their min, median and max.
+
+    >>> cosines_line([1.0, 0.5, 0.25])
+    'min 0.25, median 0.5, max 1 (3): 1 0.5 0.25'
+    >>> cosines_line([])
+    '-'
+    """
+    c = np.asarray([v for v in cos if v is not None], dtype=float)
+    if not c.size:
+        return "-"
+    return (f"min {c.min():.3g}, median {np.median(c):.3g}, max {c.max():.3g} ({c.size}): "
+            + " ".join(f"{v:.3g}" for v in c))
+
+
+def per_context_kl(a, b, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """``KL(p_a || p_b)`` and ``KL(p_b || p_a)`` of each context, in nats, a block of contexts at a time."""
+    F, G, Ft, Gt = (np.asarray(x, dtype=float) for x in (a.F, a.G, b.F, b.G))
+    out = np.empty((2, a.m))
+    for lo in range(0, a.m, block):
+        La, Lb = F[lo:lo + block] @ G.T, Ft[lo:lo + block] @ Gt.T
+        la = La - La.max(axis=1, keepdims=True)
+        lb = Lb - Lb.max(axis=1, keepdims=True)
+        la -= np.log(np.exp(la).sum(axis=1, keepdims=True))
+        lb -= np.log(np.exp(lb).sum(axis=1, keepdims=True))
+        out[0, lo:lo + block] = (np.exp(la) * (la - lb)).sum(axis=1)
+        out[1, lo:lo + block] = (np.exp(lb) * (lb - la)).sum(axis=1)
+    return np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
+
+
+def plot_comparison(a, b, result, path, names=("first", "second"), points: int = 20000, seed: int = 0) -> None:
+    """The comparison of two models in one figure: the sines of every principal angle
+    (context and token side) beside Wedin's bound, a histogram of the per-context KL
+    divergences, a scatter of the two models' log-odds (at most ``points`` of them), and
+    the spectra of both ``L``. PNG, SVG or PDF by ``path``'s suffix; needs matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputFormatError("--plot needs matplotlib (pip install 'allornone[plot]')") from None
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    (ax_angle, ax_kl), (ax_lo, ax_sp) = axes
+    for side, angles, style in (("context", result.angles_context, "o-"), ("token", result.angles_token, "s--")):
+        s = np.sort(np.sin(np.asarray(angles, dtype=float)))[::-1]
+        if s.size:
+            ax_angle.plot(np.arange(1, s.size + 1), s, style, ms=3, lw=1, label=f"sin of angles, {side} side")
+    bound = result.wedin_bound
+    if bound is not None and np.isfinite(bound):
+        ax_angle.axhline(min(bound, 1.0), color="C3", lw=1.2,
+                         label=f"Wedin's bound {bound:.3g}" + (" (above 1)" if bound > 1 else ""))
+    ax_angle.set_ylim(-0.03, 1.05)
+    ax_angle.set_xlabel("principal angle (largest first)")
+    ax_angle.set_ylabel("sine")
+    ax_angle.set_title(f"principal angles at k = {result.k}")
+    ax_angle.legend(fontsize=8, loc="lower left")
+    kl_ab, kl_ba = per_context_kl(a, b)
+    top = max(float(kl_ab.max()), float(kl_ba.max()), 1e-300)
+    bins = np.linspace(0.0, top, 40) if top > 0 else 10
+    ax_kl.hist(kl_ab, bins=bins, alpha=0.6, label=f"KL({names[0]} || {names[1]})")
+    ax_kl.hist(kl_ba, bins=bins, alpha=0.6, label=f"KL({names[1]} || {names[0]})")
+    ax_kl.set_xlabel("KL divergence of a context (nats)")
+    ax_kl.set_ylabel("contexts")
+    ax_kl.set_title(f"per-context KL: mean {result.kl_mean:.3g}, max {result.kl_max:.3g}")
+    ax_kl.legend(fontsize=8)
+    La, Lb = np.asarray(a.log_odds(), dtype=float), np.asarray(b.log_odds(), dtype=float)
+    flat = np.arange(La.size)
+    if La.size > points:
+        flat = np.random.default_rng(seed).choice(La.size, points, replace=False)
+    x, y = La.ravel()[flat], Lb.ravel()[flat]
+    ax_lo.scatter(x, y, s=2, alpha=0.3, lw=0)
+    lo, hi = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
+    ax_lo.plot([lo, hi], [lo, hi], color="C3", lw=0.8, label="equal log-odds")
+    ax_lo.set_xlabel(f"log-odds, {names[0]}")
+    ax_lo.set_ylabel(f"log-odds, {names[1]}")
+    ax_lo.set_title(f"log-odds ({x.size} of {La.size}): max |L - L~| = {result.max_abs_log_odds_diff:.3g}")
+    ax_lo.legend(fontsize=8, loc="upper left")
+    for j, (name, sp) in enumerate(zip(names, result.spectra)):
+        s = np.asarray(sp.sigma_L, dtype=float)
+        if s.size and s[0] > 0:
+            ax_sp.semilogy(np.arange(1, s.size + 1), np.maximum(s / s[0], 1e-17), color=f"C{j}", lw=1.2,
+                           label=f"{name}: sigma(L) / sigma_1")
+    ax_sp.axvline(result.k + 0.5, color="grey", lw=0.8, label=f"k = {result.k}")
+    ax_sp.set_xlabel("i")
+    ax_sp.set_title("spectra of L")
+    ax_sp.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=100)
+    except OSError as exc:
+        raise InputFormatError(f"--plot {path}: cannot be written ({exc.strerror or exc})") from None
+    finally:
+        plt.close(fig)
