@@ -520,3 +520,37 @@ def test_a_lying_torch_archive_is_refused_before_it_is_loaded(tmp_path, monkeypa
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert "w.pt: member" in lines[0] and "declares 4 GiB" in lines[0]
+
+
+def test_a_torch_tensor_whose_shape_exceeds_its_storage_is_one_line(tmp_path, monkeypatch):
+    """The pickled shape (5, 4) rewritten as (255, 255), the archive's CRCs mended:
+    the memory-mapped storage cannot grow, so nothing is allocated and the
+    file is refused in one line."""
+    torch = pytest.importorskip("torch")
+    import struct
+    import zlib
+
+    monkeypatch.chdir(tmp_path)
+    np.save("x.npy", np.ones((3, 255)))
+    torch.save({"weight": torch.ones(5, 4)}, "w.pt")
+    data = bytearray(Path("w.pt").read_bytes())
+    at = data.find(b"K\x05K\x04")  # the shape, two one-byte ints in the pickle
+    assert at > 0
+    data[at:at + 4] = b"K\xffK\xff"
+    with zipfile.ZipFile("w.pt") as z:
+        info = next(i for i in z.infolist() if i.filename.endswith("data.pkl"))
+    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    crc = struct.pack("<I", zlib.crc32(bytes(data[start:start + info.compress_size])) & 0xFFFFFFFF)
+    data[info.header_offset + 14:info.header_offset + 18] = crc
+    entry = data.find(b"PK\x01\x02")
+    while entry >= 0:
+        n = struct.unpack("<H", data[entry + 28:entry + 30])[0]
+        if bytes(data[entry + 46:entry + 46 + n]) == info.filename.encode():
+            data[entry + 16:entry + 20] = crc
+        entry = data.find(b"PK\x01\x02", entry + 4)
+    Path("w.pt").write_bytes(bytes(data))
+    result = CliRunner().invoke(main, _analyse("w.pt:weight"))
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert lines[0].startswith("error: w.pt: ")
