@@ -86,13 +86,6 @@ def same_distribution(a, b) -> Decision:
     with the Cauchy--Schwarz form of the rounding bound, and no copy of the
     token matrices."""
     tol = a.backend.tolerance
-    if a.input_error or b.input_error:
-        # a model rounded on input stands for every model within its declared
-        # error: it is compared on the correctly rounded logits, and a difference
-        # the declaration could hide is undecided, never "equal"
-        direct = _declared_comparison(a, b, tol)
-        if direct is not None:
-            return direct
     if a.m * a.n >= _TILED_AT:
         return _same_distribution_tiled(a, b, tol)
     Fa, Fb, Ga, Gb, Ea, Eb, ex, ey = _scaled_pair(a, b)
@@ -138,18 +131,6 @@ def same_distribution(a, b) -> Decision:
             worst = (float(ratio.flat[j]), (i + x, y), float(diff.flat[j]), float(bound.flat[j]))
         max_res = max(max_res, float(np.ldexp(diff, ex[i:i + step, None] + ey[None, :]).max()) if diff.size else 0.0)
     return _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
-
-
-def _declared_comparison(a, b, tol) -> Decision | None:
-    """``L = L~`` by :func:`~allornone.numeric.primitives.products_equal`, with
-    each model's declared input error on ``F`` and ``G_0``; None beyond its size."""
-    from allornone.numeric.primitives import products_equal
-
-    G0a, E0a = fl.difference_with_error(a.G, a.pivot, a.input_error)
-    G0b, E0b = fl.difference_with_error(b.G, b.pivot, b.input_error)
-    errors = (a.input_error * np.abs(a.F) if a.input_error else None, E0a if np.any(E0a) else None,
-              b.input_error * np.abs(b.F) if b.input_error else None, E0b if np.any(E0b) else None)
-    return products_equal(a.F, G0a, b.F, G0b, tol, errors)
 
 
 def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:

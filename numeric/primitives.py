@@ -72,14 +72,25 @@ def singular_values(X: np.ndarray) -> np.ndarray | None:
     return None
 
 
+def _exponents(P: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """Per row the power of two that brings it to size about one -- unless the
+    row is within its own error of zero, which then keeps the scale of the
+    whole matrix (scaling noise up would make it look as large as the rest)."""
+    top = np.max(np.abs(P), axis=1, initial=0.0)
+    err = np.max(E, axis=1, initial=0.0)
+    e = row_exponents(P)
+    whole = int(np.frexp(float(np.max(top, initial=0.0)))[1]) if top.size and np.max(top) > 0 else 0
+    return np.where(top > 2 * err, e, whole).astype(int)
+
+
 def _equilibrated(P: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``P`` and its error bound ``E`` with rows, then columns, scaled by powers
-    of two taken from ``|P| + E`` (exact; the rank and the relative accuracy of
-    every entry are unchanged)."""
-    top = np.abs(P) + E
-    er = row_exponents(top)
+    of two taken from ``P`` (exact; the rank and the relative accuracy of every
+    entry are unchanged); a row or column that is all error is left at the
+    scale of the whole."""
+    er = _exponents(P, E)
     P, E = scale_rows(P, er), scale_rows(E, er)
-    ec = row_exponents((np.abs(P) + E).T)
+    ec = _exponents(P.T, E.T)
     return scale_rows(P.T, ec).T, scale_rows(E.T, ec).T
 
 
@@ -138,7 +149,8 @@ def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB:
     is within ``2 delta`` of zero, and zero is decided only when ``delta`` is at
     most ``rtol`` times the largest singular value -- the tolerance on the size of
     the product -- and none lies between ``delta`` and ``gap delta``. ``D_1``,
-    ``D_2`` are taken from ``|Q| + E``, quantities of the product and not of the
+    ``D_2`` are taken from ``Q`` (a row or column within its own error of zero
+    keeps the scale of the whole), quantities of the product and not of the
     factors, so a change of the factors that keeps the product moves them by no
     more than the rounding of ``Q``.
 

@@ -12,6 +12,7 @@ import pytest
 from allornone.decision import Truth
 from allornone.numeric import FloatModel
 from allornone.numeric import relational as fr
+from allornone.numeric import transport as ftr
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
@@ -149,7 +150,7 @@ def test_kernel_residual_bounds_the_exact_kernel_residual_with_an_inaccurate_cer
     u1 = (u0 + 1e-9 * w) / np.hypot(1.0, 1e-9)
     B_off = cert.B - ((np.eye(fa.d) - P) @ cert.B @ u1) @ u1.T
     off = thm5.Certificate(cert.A, B_off, cert.el1, cert.el2, cert.el3, cert.decided, dict(cert.errors))
-    tau, _ = fr.kernel_residual(fa, fb, gamma, P, off.B, u1)
+    tau, _ = ftr.kernel_residual(fa, fb, gamma, P, off.B, u1)
     # the exact residual, with the exact B* and P_Γ (floats of exact values)
     B_ex = np.array(thm5.el_certificate(a, b).B.to_numpy(), dtype=float)
     P_ex = gamma @ np.linalg.pinv(gamma)
@@ -171,7 +172,7 @@ def test_kernel_residual_is_not_used_without_equivalence(monkeypatch):
     fa, fb = a.to_float(), b2.to_float()
     cert = thm5.el_certificate(fa, fb)
     calls = []
-    monkeypatch.setattr(fr, "kernel_residual", lambda *args: calls.append(1) or (0.0, 0.0))
+    monkeypatch.setattr(ftr, "kernel_residual", lambda *args: calls.append(1) or (0.0, 0.0))
     monkeypatch.setattr(fr, "resolves", lambda tol, error, size: False)
     gamma = np.array(inst.params["gamma"].to_numpy(), dtype=float)
     out = thm14._transport_gamma(fa, fb, gamma, cert)
@@ -265,7 +266,7 @@ def test_twin_readout_residual_bounds_the_exact_residual():
     a, b = inst.realise("float")
     gamma = thm14._as_matrix(a, inst.params["gamma"], "gamma")
     basis = thm14._gamma(b, thm14._transport_gamma(a, b, gamma, thm5.el_certificate(a, b))[0])[0]
-    out = fr.twin_readout_residual(a, b, gamma, basis)
+    out = ftr.twin_readout_residual(a, b, gamma, basis)
     assert out is not None
     FQ, R, Rerr, Rc = out
     # exactly: F~ Q - F (G Rc), with the computed Q and Rc taken as the rationals they are
@@ -297,11 +298,11 @@ def test_twin_readouts_through_f_need_the_closeness_of_z(monkeypatch):
     a, b = inst.realise("float")
     gamma = thm14._as_matrix(a, inst.params["gamma"], "gamma")
     basis = thm14._gamma(b, thm14._transport_gamma(a, b, gamma, thm5.el_certificate(a, b))[0])[0]
-    assert fr.twin_readout_residual(a, b, gamma, basis) is not None
+    assert ftr.twin_readout_residual(a, b, gamma, basis) is not None
     rng = np.random.default_rng(0)
     far = basis + 1e-2 * rng.standard_normal(basis.shape)
     far /= np.linalg.norm(far, axis=0)
-    assert fr.twin_readout_residual(a, b, gamma, far) is None
+    assert ftr.twin_readout_residual(a, b, gamma, far) is None
 
 
 @pytest.mark.parametrize("index, truth", [(24, Truth.HOLDS), (19, Truth.FAILS)])

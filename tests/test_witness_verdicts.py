@@ -11,6 +11,7 @@ import pytest
 from allornone.decision import Truth
 from allornone.numeric import FloatModel
 from allornone.numeric import relational as fr
+from allornone.numeric import transport as ftr
 from allornone.numeric import witness
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
@@ -169,7 +170,7 @@ def test_identity_by_inclusion_agrees_with_exact_and_catches_a_wrong_projector(m
     gt, ok, gt_error, _ = thm14._transport_gamma(a, b, [[1.0], [0.0]], thm14.thm5.el_certificate(a, b))
     assert ok
     undecided = a.backend.decision(False, decided=False)
-    got = fr.identity_by_inclusion(b, gt, gt_error, undecided)
+    got = ftr.identity_by_inclusion(b, gt, gt_error, undecided)
     assert got.truth is Truth.FAILS
 
     class _Wrong:
@@ -177,7 +178,7 @@ def test_identity_by_inclusion_agrees_with_exact_and_catches_a_wrong_projector(m
             return getattr(b, name)
 
         projector_M = np.eye(b.d)
-    assert fr.identity_by_inclusion(_Wrong(), gt, gt_error, undecided).truth is Truth.HOLDS
+    assert ftr.identity_by_inclusion(_Wrong(), gt, gt_error, undecided).truth is Truth.HOLDS
 
 
 def test_identity_is_not_transported_when_a_premise_fails_decided():

@@ -50,7 +50,7 @@ from typing import Any
 from allornone.decision import Decision, Truth
 from allornone.errors import InputFormatError
 from allornone.model import Model
-from allornone.numeric import relational as fr
+from allornone.numeric import transport as ftr
 from allornone.theorems import readouts, thm14
 from allornone.theorems.readouts import TokenPairs, tokens  # noqa: F401 (steering.tokens names a readout)
 
@@ -154,17 +154,17 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
         dec = _constant_rows(be, D, be.vstack(FS, FT), P)
     else:
         # (a token readout's own error is measured through F, a transported
-        # Γ~'s through the original model: numeric.relational.translation)
+        # Γ~'s through the original model: numeric.transport.translation)
         named = isinstance(gamma, TokenPairs)
         token = (readouts.token_readout(model, gamma), gamma.pairs) if named and not gamma_error else None
-        dec, D = fr.translation(model, pairs, FS, FT, D, basis, P, g_error, named or gamma_in_N, token,
+        dec, D = ftr.translation(model, pairs, FS, FT, D, basis, P, g_error, named or gamma_in_N, token,
                                 None if named else _through)
     if not decided:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     if dec.undecided and not be.exact:
         # a translation left open by the propagated bounds may still be shown by
         # a witness: the differences of readouts spanning Γ exactly, fitted by a
-        # constant (numeric.relational.translation_witness; "holds" only)
+        # constant (numeric.transport.translation_witness; "holds" only)
         shown = _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, _readouts, dec)
         if shown is not None:
             dec = shown
@@ -179,10 +179,10 @@ def _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, readouts_of,
     ``f(s⊕q) - f(s)`` on functionals spanning ``Γ`` exactly
     (:func:`thm14._witness_source`, or ``readouts_of`` for a transported
     ``Γ~`` seen through the original model) are constant over the pairs when
-    the constant column fits them (:func:`allornone.numeric.relational.translation_witness`)."""
+    the constant column fits them (:func:`allornone.numeric.transport.translation_witness`)."""
     source = thm14._witness_source(model, gamma, gamma_error, gamma_in_N, readouts_of)
     readout = source([t for _, t in pairs], [s for s, _ in pairs]) if source is not None else None
-    return fr.translation_witness(model, pairs, readout, dec)
+    return ftr.translation_witness(model, pairs, readout, dec)
 
 
 def log_odds_steering(source, pairs, T) -> Steering:
@@ -290,7 +290,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     FT = twin.F[[t for _, t in pairs], :]
     if gt.shape[1]:
         vt = be.pinv(gt.T) @ (cert.B @ gt).T @ result.v
-        extra = 0.0 if be.exact else fr.transported_readout_error(gt_error, be.vstack(FS, FT))
+        extra = 0.0 if be.exact else ftr.transported_readout_error(gt_error, be.vstack(FS, FT))
         fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt, extra=extra)
     else:
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
@@ -298,10 +298,10 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
-    map_error = 0.0 if be.exact else fr.map_error(model, twin, cert.A, cert.B, cert.errors, gt_error)
+    map_error = 0.0 if be.exact else ftr.map_error(model, twin, cert.A, cert.B, cert.errors, gt_error)
     identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=map_error)
     if not be.exact:
-        identity = fr.transported_identity(model, twin, cert.A, cert.B, cert.errors, gt, gt_decided, gt_error, Wt,
+        identity = ftr.transported_identity(model, twin, cert.A, cert.B, cert.errors, gt, gt_decided, gt_error, Wt,
                                            Pt, identity)
     return TransportedSteering(gt, vt, fit, verified, Wt, identity)
 

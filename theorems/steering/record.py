@@ -10,7 +10,7 @@ from typing import Any
 from sympy import And, Equivalent, Symbol
 
 from allornone.decision import Decision, Truth
-from allornone.numeric import relational as fr
+from allornone.numeric import transport as ftr
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -106,7 +106,7 @@ def _analyse(models, params) -> _Analysis:
     through = None
     if not be.exact and in_N.holds and (cert.decision.holds or same.holds):
         def through(basis):
-            return fr.twin_readout_residual(a, b, gamma, basis)
+            return ftr.twin_readout_residual(a, b, gamma, basis)
     seen_through = thm14._seen_through(a, b, gamma, in_N, same, cert)
     results = {
         "steered": steering.steering(a, pairs, gamma),
@@ -172,8 +172,8 @@ def decide(models, params) -> dict[str, Decision]:
                 and an.results["steered"].holds and an.gt_decided and a.structure.decided and b.structure.decided):
             # L = L~ gives EL1--EL3 exactly (Theorem 5), so the exact certificate
             # holds and the map is transported exactly; whether it is P_Γ~ is
-            # Γ~ ⊆ M~, which needs neither A* nor B* (fr.identity_by_inclusion)
-            out["identity~"] = fr.identity_by_inclusion(b, an.gamma_t, an.gt_error, out["identity~"])
+            # Γ~ ⊆ M~, which needs neither A* nor B* (ftr.identity_by_inclusion)
+            out["identity~"] = ftr.identity_by_inclusion(b, an.gamma_t, an.gt_error, out["identity~"])
     return out
 
 

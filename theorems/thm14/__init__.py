@@ -50,6 +50,7 @@ from allornone.errors import (AllOrNoneError, InputFormatError, RealisationMisma
                               VocabularyError)
 from allornone.model import Model
 from allornone.numeric import relational as fr
+from allornone.numeric import transport as ftr
 from allornone.numeric.relational import readout_error  # noqa: F401 (its public path: thm14.readout_error)
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -495,7 +496,7 @@ def _transport_gamma(model, twin, gamma, cert):
     of the exact ``Γ~`` up to a part that every ``f~(x)`` is orthogonal to, and
     off ``Z`` only in coordinates where ``g~_0`` is not identically zero, so that
     ``|F~ (Q - Z)| <= |F~ restricted to those| readout_error``
-    (:func:`allornone.numeric.relational.transported_kernel`). It never exceeds
+    (:func:`allornone.numeric.transport.transported_kernel`). It never exceeds
     ``error``."""
     be = model.backend
     _, P, decided = _gamma(model, gamma)
@@ -508,7 +509,7 @@ def _transport_gamma(model, twin, gamma, cert):
         return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0, 0.0
     # what the float side needs of the theorem: whether EL1-EL3 hold (or L = L~,
     # which gives them by Theorem 5), the kernel's known rank, Γ's own error
-    Ut, ok, error, readout = fr.transported_kernel(
+    Ut, ok, error, readout = ftr.transported_kernel(
         model, twin, K, P, V, cert.B, cert.errors.get("B", 0.0),
         None if isinstance(gamma, readouts.TokenPairs) else _as_matrix(model, gamma, "gamma"),
         equivalent=lambda: cert.decision.holds or thm5.same_distribution(model, twin).holds,
@@ -534,7 +535,7 @@ def _known_kernel_rank(model, twin, gamma, cert, decided, n) -> int | None:
     elif inside.fails:
         # B* maps Γ~ onto Γ ∩ N, of dimension dim Γ - rank (I - P_N) Q
         named = isinstance(gamma, readouts.TokenPairs)
-        cut = fr.gamma_off_N_rank(model, Q, None if named else _as_matrix(model, gamma, "gamma"),
+        cut = ftr.gamma_off_N_rank(model, Q, None if named else _as_matrix(model, gamma, "gamma"),
                                   _gamma_with_error(model, gamma)[3] if named else 0.0)
         if cut is None:
             return None

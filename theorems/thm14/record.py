@@ -11,6 +11,7 @@ from sympy import And, Equivalent, Implies, Symbol
 
 from allornone.decision import Decision, Truth
 from allornone.numeric import relational as fr
+from allornone.numeric import transport as ftr
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
@@ -141,7 +142,7 @@ def _analyse(models, params) -> _Analysis:
     through = None
     if not a.backend.exact and in_N.holds and (cert.decision.holds or same.holds):
         def through(basis):
-            return fr.twin_readout_residual(a, b, gamma, basis)
+            return ftr.twin_readout_residual(a, b, gamma, basis)
     seen_through = thm14._seen_through(a, b, gamma, in_N, same, cert)
     for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_readout)):
         for reading in thm14.READINGS:

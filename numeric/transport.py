@@ -1,0 +1,444 @@
+r"""Theorem 14's transport and linear steering in floats: the rounding
+arguments behind the transported readout subspace ``Γ~`` and the transported
+map (docs/float-verdicts.md).
+
+* the transport's kernel ``ker (I - P_Γ) B* V`` (:func:`transported_kernel`,
+  :func:`kernel_residual`) and the dimension of ``Γ`` off ``N``
+  (:func:`gamma_off_N_rank`);
+* the twin's readouts on ``Γ~``, measured through the original model's
+  contexts (:func:`twin_readout_residual`);
+* steering's translations (:func:`translation`) and whether the transported
+  map is ``P_Γ~`` (:func:`transported_identity`, :func:`identity_by_inclusion`).
+
+What a bound can decide, the readouts and the regression are in
+:mod:`allornone.numeric.relational`; like it, this module knows no result's
+objects.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from allornone.decision import Decision
+from allornone.numeric import linalg as fl
+from allornone.numeric import relational as fr
+from allornone.numeric import witness as fw
+
+__all__ = ["gamma_off_N_rank", "identity_by_inclusion", "kernel_residual", "map_error", "translation", "translation_witness", "transported_identity", "transported_kernel", "transported_readout_error", "twin_readout_residual"]
+
+
+# -- the transport's kernel ---------------------------------------------------------------
+
+def transported_kernel(model, twin, K, P, V, B, B_error: float, G, equivalent, known_rank, gamma_error):
+    """``Γ~ = V C`` for a basis ``V`` of ``Ñ`` and ``C`` a basis of the kernel of
+    ``K = (I - P_Γ) B* V``, as computed: ``(Ut, ok, error, readout)``, ``ok``
+    whether its dimension was decided, ``error`` a bound on the sine of its
+    angle to the exact ``Γ~`` and ``readout`` on what the twin's contexts can
+    see of it (:func:`kernel_residual`).
+
+    ``B`` is the certificate's ``B*`` and ``B_error`` its error; ``G`` the given
+    columns of ``Γ`` (None for a readout named by tokens). What needs the
+    theorem's own decisions comes as functions: ``equivalent()`` whether EL1--EL3
+    or ``L = L~`` is decided (asked at most once, and only where needed),
+    ``known_rank()`` the exact rank of ``K`` where its premises are decided
+    (else None), ``gamma_error()`` the error of a computed basis of ``Γ``."""
+    # K carries the errors of B* and of the basis of N~ (at the size of B*)
+    eps_N = twin.structure.errors.get("N", 0.0)
+    noise = B_error + eps_N * fl.norm2(B)
+    scale = model.backend.scale(P, B, V)
+    tol = twin.tolerance
+    r, ok, sv, bound = fl._rank_of(K, scale, tol, noise)
+    is_equivalent = None
+    if not ok:
+        # The kernel's dimension is known when its premises are decided: EL3
+        # makes B* a bijection from Ñ onto N, so for Γ ⊆ N, dim Γ~ = dim Γ and
+        # the exact K has rank r* = dim Ñ - dim Γ. Then no tolerance has to
+        # tell its zero singular values from small ones: if the computed
+        # sigma_r* clears the noise, the computed kernel of dimension
+        # dim Ñ - r* is within bound / sigma_r* of the exact one (Wedin, with
+        # the exact sigma_{r*+1} = 0), whatever band the rank fell in.
+        is_equivalent = equivalent()
+        known = known_rank() if is_equivalent else None
+        if known is not None:
+            # the noise above leaves out the error of a computed basis of Γ
+            # (a token readout's); count it here, where nothing else is checked
+            wide = bound + gamma_error() * fl.norm2(B)
+            if known == 0 or float(sv[known - 1]) > wide:
+                r, ok, bound = known, True, wide
+    Ut = V @ np.linalg.svd(K)[2][r:].T
+    # the kernel moves by the noise over the smallest singular value kept out of it
+    error = eps_N + (bound / sv[r - 1] if r else 0.0)
+    readout = error
+    low = float(sv[r - 1]) - bound if r else np.inf
+    if Ut.shape[1] and low > 0:
+        # The a priori noise composes the worst cases of B*, P_N and P~; measure
+        # instead how far the computed kernel is from the exact one
+        # (:func:`kernel_residual`; it rests on EL1-EL3, which L = L~ gives by
+        # Theorem 5): within the tolerance, the cut directions are zero, and the
+        # kernel is off by that over sigma_r (Courant--Fischer, Weyl)
+        if is_equivalent is None:
+            is_equivalent = equivalent()
+        with np.errstate(over="ignore", invalid="ignore"):
+            tau, eta = kernel_residual(model, twin, G, P, B, Ut) if is_equivalent else (np.inf, np.inf)
+        if np.isfinite(tau):
+            error = min(error, eps_N + (tau / low if r else 0.0))
+            readout = min(error, eta + (tau / low if r else 0.0))
+        if r < min(K.shape) and not fr.resolves(tol, noise, scale) and not fr.resolves(tol, tau, scale):
+            # The kernel's dimension is also known when Γ ⊆ N (or the
+            # dimension of Γ ∩ N) is decided: EL3 makes B* a bijection from Ñ
+            # onto N, so dim Γ~ = dim (Γ ∩ N); a computed rank that agrees
+            # with it (its kept singular values clear of the noise band) cuts
+            # no direction that might be merely small.
+            ok = is_equivalent and ok and r == known_rank()
+    elif r < min(K.shape) and not fr.resolves(tol, noise, scale):
+        ok = False
+    return Ut, ok, float(error), float(readout)
+
+
+def gamma_off_N_rank(model, Q, G=None, token_error: float = 0.0) -> int | None:
+    """``rank (I - P_N) Q`` for an orthonormal basis ``Q`` of ``Γ``, decided and
+    resolved, or None: ``dim Γ - dim (Γ ∩ N)``.
+
+    ``P_N`` is off by the error of ``N``, and ``Q`` by the sine of its angle to
+    the exact ``Γ`` (an orthonormal basis of it is within twice that): for a
+    token readout its propagated error ``token_error``, for the given columns
+    ``G`` of a data matrix the SVD's backward error over its smallest kept
+    singular value (Wedin; its rank is decided)."""
+    eQ = token_error
+    if G is not None:
+        sG = np.linalg.svd(G, compute_uv=False)
+        eQ = 4 * fl.svd_noise(max(G.shape), float(sG[0])) / float(sG[Q.shape[1] - 1])
+    R = Q - model.projector_N @ Q
+    eps = model.structure.errors.get("N", 0.0)
+    cut, ok, _, _ = fr.resolved_rank(R, 1.0, model.tolerance, eps * fl.norm2(Q) + 2 * eQ, 1.0)
+    return cut if ok else None
+
+
+def kernel_residual(model, twin, G, P, B, Ut) -> tuple[float, float]:
+    r"""``(tau, eta)``: an a posteriori bound ``tau`` on ``||(I - P_Γ) B* ũ_j||``
+    (Frobenius over the columns ``ũ_j`` of ``Ut``, orthonormal columns in the
+    computed ``Ñ``), for the exact ``P_Γ`` and ``B*`` (``B`` the computed one,
+    ``G`` the given columns of ``Γ``; None for a readout named by tokens), and
+    ``eta`` on the part of ``Ut`` off the exact ``SG~`` (``inf`` unless ``Ut``
+    vanishes where ``g~_0`` does); ``inf`` when they cannot be formed. By
+    Courant--Fischer the singular values of the exact ``(I - P_Γ) B*`` on ``Ñ``
+    beyond the computed rank are then at most about ``tau``, and the computed
+    kernel is within ``tau / sigma_r`` of the exact one.
+
+    Needs EL1--EL3 (the caller checks them, or ``L = L~``). Then the exact
+    ``u = B* ũ`` lies in ``N`` and reads the contexts as ``ũ`` does: ``B*``
+    vanishes on ``Ñ^⊥`` (so on the part ``ũ_⊥`` of ``ũ`` off ``SG~``), and
+    ``F u = F~ P~ ũ_S = F~ ũ_S`` for the part ``ũ_S`` in ``SG~`` (F4, EL1, EL3;
+    ``SG~ ∩ Ñ^⊥ ⊆ SF~^⊥``). Likewise ``F`` does not see the part of any vector
+    in ``SG ∩ N^⊥``. So for the computed ``u_c = B_c ũ``, ``e = P_N P_SG u_c - u``
+    lies in ``N`` with ``F e = (F u_c - F~ ũ) - F (I - P_SG) u_c + F~ ũ_⊥``, and
+    ``F`` is injective on ``N``: ``|e| <= |F e| / sigma_min(F|N)``.
+
+    The residual ``F u_c - F~ ũ`` is formed with correctly rounded dot products
+    (contexts scaled by common powers of two), so the large terms of a hidden
+    component cancel exactly. The parts off ``SG`` and ``SG~`` are bounded by
+    what the vectors have off the computed bases of ``SG`` (measured) plus those
+    bases' angles -- not by the angles of ``N`` and ``Ñ``, which divide by the
+    cosines between ``SF`` and ``SG`` -- and are read by ``F`` only in the
+    coordinates where ``g_0`` is not identically zero (the vectors vanish in the
+    others, checked, as does every exact ``SG``: :func:`silent_coordinates`)."""
+    from allornone.numeric.equivalence import _common_exponents
+
+    u = fl.UNIT_ROUNDOFF
+    if Ut.shape[1] == 0:
+        return 0.0, 0.0
+    VN = model.basis_N
+    if VN.shape[1] == 0 or G is None or G.shape[1] == 0:
+        return math.inf, math.inf
+    F, Ft = model.F, twin.F
+    ex = _common_exponents(F, Ft)
+    Fs, Fts = fl.scale_rows(F, ex), fl.scale_rows(Ft, ex)
+    Uc = B @ Ut
+    d, dt = model.d, twin.d
+    sa, sb = model.structure, twin.structure
+
+    def confined(silent, vectors):
+        return bool(np.any(silent)) and not np.any(vectors[silent])
+
+    def live_norm(X, silent, vectors):
+        # F reads a vector that vanishes where g_0 does only in the other coordinates
+        return fl.norm2(X[:, ~silent] if confined(silent, vectors) else X)
+
+    def off_sg(X, BG, eG, dim):
+        # |(I - P_SG) X|_F for the exact SG: off the computed basis (measured,
+        # with the rounding of the two products) plus the basis's angle
+        nX = float(np.linalg.norm(X))
+        meas = float(np.linalg.norm(X - BG.T @ (BG @ X)))
+        return meas + (eG + 4 * (dim + 2) * u) * nX * 1.01
+
+    sil_a, sil_b = fr.silent_coordinates(model), fr.silent_coordinates(twin)
+    eta_b = off_sg(Ut, sb.basis_SG, sb.errors.get("SG", 0.0), dt)
+    Fb_live = live_norm(Fts, sil_b, Ut)
+    Fb_live_confined = confined(sil_b, Ut) or not np.any(sil_b)
+
+    def residual(Uc):
+        # F u_c - F~ ũ, each entry correctly rounded (error: half an ulp of itself)
+        res = np.empty((F.shape[0], Ut.shape[1]))
+        tiny = 0.0
+        for j in range(Ut.shape[1]):
+            out = fl.rounded_dots([(Fs, np.broadcast_to(Uc[:, j], Fs.shape)),
+                                   (Fts, np.broadcast_to(-Ut[:, j], Fts.shape))])
+            if out is None:
+                return None, 0.0
+            res[:, j] = out[0]
+            tiny += out[1]
+        return res, tiny
+
+    # The bound holds for any u_c; B_c ũ carries the certificate's own error,
+    # which iterative refinement on the accurate residual removes: a step
+    # within the computed N by least squares on F (the bases are the model's own)
+    res, tiny = residual(Uc)
+    if res is None:
+        return math.inf, math.inf
+    FV = Fs @ VN
+    for _ in range(2):
+        step = VN @ np.linalg.lstsq(FV, res, rcond=None)[0]
+        new_res, new_tiny = residual(Uc - step)
+        if new_res is None or not np.linalg.norm(new_res) < np.linalg.norm(res):
+            break
+        Uc, res, tiny = Uc - step, new_res, new_tiny
+    eta_a = off_sg(Uc, sa.basis_SG, sa.errors.get("SG", 0.0), d)
+    Fa_live = live_norm(Fs, sil_a, np.hstack([Uc, VN]))
+    n_Fe = float(np.linalg.norm(res)) * (1 + 2 * u) + tiny * math.sqrt(res.size) \
+        + Fa_live * eta_a + Fb_live * eta_b
+    # sigma_min of F on the exact N, from F on the computed basis and the angle of N
+    e_v = sa.errors.get("N", 0.0) + 4 * math.sqrt(d) * u
+    s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (d + 2) * u * float(
+        np.linalg.norm(np.abs(Fs) @ np.abs(VN)))
+    low = s_min * (1 - 2 * e_v) - Fa_live * e_v
+    if low <= 0 or not math.isfinite(n_Fe):
+        return math.inf, math.inf
+    nU = float(np.linalg.norm(Uc))
+    # u_c - u = e + (I - P_N P_SG) u_c: its part off the computed N (measured)
+    # and the angle of N, and its part off SG
+    off_N = float(np.linalg.norm(Uc - VN @ (VN.T @ Uc))) + (e_v + 4 * (d + 2) * u) * nU * 1.01
+    e_u = n_Fe / low + off_N + eta_a
+    # (I - P_Γ) u_c with the computed projector, plus its error: the basis of Γ
+    # was computed from the given columns (Wedin: their SVD's backward error
+    # over the smallest kept singular value)
+    g_err = fl.row_basis_with_error(G.T, model.backend.scale(G), model.tolerance)[2]
+    kappa = float(np.linalg.norm(Uc - P @ Uc)) * 1.01 + (2 * g_err + 8 * math.sqrt(d) * u) * nU
+    tau, eta = float(kappa + e_u), float(eta_b if Fb_live_confined else math.inf)
+    # (a sum of squares may overflow at the extremes of binary64: no bound then)
+    return (tau if math.isfinite(tau) else math.inf), (eta if math.isfinite(eta) else math.inf)
+
+
+def twin_readout_residual(model, twin, G, basis):
+    r"""The twin's readouts on a computed basis ``Q`` of ``Γ~``, measured
+    through the original model's contexts (``G`` the given columns of ``Γ``;
+    None for a readout named by tokens). Returns ``(FQ, R, R_err, Rc)`` (one
+    row per context) or None: ``FQ`` is ``F~ Q``, each entry correctly rounded,
+    and ``|F~[x] (Q - Z)| <= |R[x]| + R_err[x]`` (entrywise) for a basis ``Z`` of
+    the exact ``Γ~`` within ``1/gap`` of ``Q``.
+
+    Needs ``Γ ⊆ N`` and EL1--EL3 (the caller checks them, or ``L = L~``). Then
+    ``B*`` maps ``Ñ`` onto ``N``, and for ``ũ ∈ Ñ`` the exact ``F B* ũ = F~ ũ``
+    (:func:`kernel_residual`). For any ``Rc`` the columns ``w = G Rc`` of the
+    given ``G`` lie in ``Γ ⊆ N``, so ``Z = (B*|Ñ)^{-1}(G Rc)`` lies in ``Γ~`` and
+    ``F~ Z = (F G) Rc`` exactly: the twin's readouts are the original model's,
+    and ``F~ (Q - Z) = F~ Q - (F G) Rc`` is measured with correctly rounded dot
+    products -- neither the certificate's error nor that of ``Γ~`` enters.
+    ``Rc`` is the least-squares fit of ``F~ Q`` by ``F G``.
+
+    ``Z`` is close to ``Q``: ``e = P_Ñ P_SG~ Q - Z`` lies in ``Ñ``, on which
+    ``F~`` is injective, with ``F~ e = F~ (Q - Z) - F~ (I - P_SG~) Q`` (``F~`` does
+    not see ``SG~ ∩ Ñ^⊥``), and ``Q - Z = e + (I - P_Ñ P_SG~) Q``; the parts off
+    ``Ñ`` and ``SG~`` are measured off the computed bases plus their angles. So
+    ``Z`` has the dimension of ``Q`` and the fit of ``F~ Z`` has the misfit of
+    the exact readouts up to that factor; beyond ``1/gap`` the bound is not used."""
+    if G is None or model.input_error or twin.input_error or basis.shape[1] == 0:
+        return None
+    u = fl.UNIT_ROUNDOFF
+    F, Ft = model.F, twin.F
+    r, rg = basis.shape[1], G.shape[1]
+    if rg == 0 or Ft.shape[0] * (r + rg) > fr.REDO_LIMIT:
+        return None
+
+    def dots(A, X):
+        # A X, each entry correctly rounded; (values, underflow bound)
+        out, tiny = np.empty((A.shape[0], X.shape[1])), 0.0
+        for j in range(X.shape[1]):
+            got = fl.rounded_dots([(A, np.broadcast_to(X[:, j], A.shape))])
+            if got is None:
+                return None, 0.0
+            out[:, j], tiny = got[0], tiny + got[1]
+        return out, tiny
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        FQ, t1 = dots(Ft, basis)
+        H, t2 = dots(F, G)
+        if FQ is None or H is None:
+            return None
+        Rc = np.linalg.lstsq(H, FQ, rcond=None)[0]
+        HR = H @ Rc
+        R = FQ - HR
+        # FQ and H to half an ulp (and underflow), the product H Rc (Higham) with
+        # H's own error carried by |Rc|, and the subtraction's rounding
+        Rerr = 1.01 * u * (np.abs(FQ) + np.abs(R)) + 1.01 * (rg + 3) * u * (np.abs(H) @ np.abs(Rc)) \
+            + t1 + t2 * float(np.abs(Rc).sum())
+        if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Rerr))):
+            return None
+        # how far Z is from Q, in rows scaled by powers of two (exact; any scaling
+        # of the contexts keeps F~ injective on Ñ)
+        ex = fl.row_exponents(Ft)
+        Fs = fl.scale_rows(Ft, ex)
+        Rs = fl.scale_rows(np.abs(R) + Rerr, ex)
+        sb = twin.structure
+        V, dt = twin.basis_N, twin.d
+        if V.shape[1] < r:
+            return None
+        silent = fr.silent_coordinates(twin)
+        # (F~ reads vectors that vanish where g~_0 does only in the other coordinates)
+        confined = np.any(silent) and not np.any(basis[silent]) and not np.any(V[silent])
+        live = Fs[:, ~silent] if confined else Fs
+        BG = sb.basis_SG
+        nQ = float(np.linalg.norm(basis))
+        eta = float(np.linalg.norm(basis - BG.T @ (BG @ basis))) \
+            + (sb.errors.get("SG", 0.0) + 4 * (dt + 2) * u) * nQ * 1.01
+        e_v = sb.errors.get("N", 0.0) + 4 * math.sqrt(dt) * u
+        FV = Fs @ V
+        s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (dt + 2) * u * float(
+            np.linalg.norm(np.abs(Fs) @ np.abs(V)))
+        n_live = fl.norm2(live)
+        low = s_min * (1 - 2 * e_v) - n_live * e_v
+        if not low > 0:
+            return None
+        e = (float(np.linalg.norm(Rs)) * 1.01 + n_live * eta) / low
+        off_N = float(np.linalg.norm(basis - V @ (V.T @ basis))) + (e_v + 4 * (dt + 2) * u) * nQ * 1.01
+        close = e + off_N + eta
+    if not (math.isfinite(close) and close * twin.tolerance.gap <= 1.0):
+        return None
+    return FQ, R, Rerr, Rc
+
+
+# -- steering (W = I) ---------------------------------------------------------------------
+
+def translation(model, pairs, FS, FT, D, basis, P, gamma_error: float, in_N: bool, token=None, through=None):
+    """Whether every row of the readouts' differences ``D = (F_T - F_S) P`` is
+    the same, ``(decision, D)`` (``D`` formed through ``F`` where that bounds it
+    better; ``gamma_error``, ``in_N``, ``token`` and ``through`` as in
+    :func:`readouts_with_error`).
+
+    Each row of ``D`` carries the error of ``Γ`` (a token readout's ``P_N``, a
+    transported ``Γ~``) and the rounding of the product, confined to the
+    coordinates that can carry a readout (:func:`readout_error`), and the
+    subtraction's rounding (at most ``u |f(s⊕q) - f(s)|`` entrywise, read
+    through ``P``); a row of the residual ``D - 1 D[0]`` is the difference of two
+    rows of ``D``. The modelling tolerance is relative to the readouts'
+    differences, not to ``|f| |P_Γ|``, which counts hidden components that
+    ``P_Γ`` cancels."""
+    be = model.backend
+    diff = FT - FS
+    u = fl.UNIT_ROUNDOFF
+    targets, sources = [t for _, t in pairs], [s for s, _ in pairs]
+    # what the contexts see of a token readout's error, measured; the computed
+    # differences are off the exact ones by their rounding, which reads the
+    # basis's whole error (below)
+    direct = fr.token_direct(model, *token, basis, targets, sources) if token is not None else None
+    per_row = fr.readout_error(model, diff, basis, P, gamma_error, in_N=in_N, direct=direct) \
+        + 1.01 * u * (fl.norm2(np.abs(diff) @ np.abs(P))
+                      + fl.norm2(diff) * (2 * gamma_error + 4 * math.sqrt(model.d) * u))
+    # A transported Γ~ (``through``: :func:`twin_readout_residual`): the
+    # differences (F~_T Q - F~_S Q) Q^T from correctly rounded F~ Q, against
+    # (F~_T - F~_S) Z Q^T for a basis Z of the exact Γ~ within 1/gap of Q,
+    # which is steered exactly when the exact readouts are; each F~ Q is off
+    # F~ Z by |R| + R_err and its half ulp, the subtraction rounds once
+    if token is not None:
+        tw = fr.token_through(model, *token, basis)
+    else:
+        tw = through(basis) if through is not None else None
+    if tw is not None:
+        FQ, R, Rerr = tw[:3]
+        dQ = FQ[targets] - FQ[sources]
+        off = np.abs(R[targets]) + np.abs(R[sources]) + Rerr[targets] + Rerr[sources] \
+            + u * (np.abs(FQ[targets]) + np.abs(FQ[sources]) + np.abs(dQ))
+        nQ = fl.norm2(basis) * (1 + 4 * u)
+        e_d = 1.01 * fl.norm2(off) * nQ + 1.01 * (basis.shape[1] + 2) * u * fl.norm2(np.abs(dQ) @ np.abs(basis.T))
+        if e_d < per_row:
+            D, per_row = dQ @ basis.T, float(e_d)
+    extra = 2 * per_row
+    dec = be.vanishes(be.minus_row(D, 0), D, extra=extra)
+    if dec.holds and np.any(D) and extra * be.tolerance.gap > fl.norm2(D):
+        dec = fr._undecided(dec)
+    return dec, D
+
+
+def translation_witness(model, pairs, readout, decision: Decision) -> Decision | None:
+    """"Steered", shown by a witness, or None: the readouts of ``f(s⊕q) - f(s)``
+    on functionals spanning ``Γ`` exactly (``readout``, from
+    :func:`witness_readouts` with ``minus``) are constant over the pairs when
+    the constant column fits them: a fit on the regressors ``[1]``
+    (:func:`allornone.numeric.witness.fit_witness`; "holds" only)."""
+    if readout is None or model.input_error:
+        return None
+    Y, Y_err = readout
+    w = fw.fit_witness(np.ones((len(pairs), 1)), 0.0, Y, Y_err, model.tolerance.rtol)
+    return w.decision(model.tolerance, **decision.detail)
+
+
+def transported_identity(model, twin, A, B, errors: dict, gt, gt_decided: bool, gt_error: float, Wt, Pt,
+                         identity: Decision) -> Decision:
+    """The float verdict on whether the transported map ``W~`` is ``P_Γ~``, from
+    ``identity`` (``W~ - P_Γ~`` judged against :func:`map_error`; ``A``, ``B``
+    the certificate's maps, ``errors`` their error bounds): undecided on an
+    undecided ``Γ~`` or structure, and where the error bound is within ``gap``
+    of the map itself (it says nothing); where it is left undecided, decided
+    as ``Γ~ ⊆ M~`` (:func:`identity_by_inclusion`)."""
+    structures = model.structure.decided and twin.structure.decided
+    if not gt_decided or not structures:
+        identity = fr._undecided(identity)
+    elif identity.holds:
+        err = map_error(model, twin, A, B, errors, gt_error)
+        if err * model.backend.tolerance.gap > fl.norm2(Wt) + fl.norm2(Pt):
+            identity = fr._undecided(identity)
+    if identity.undecided and gt_decided and structures:
+        identity = identity_by_inclusion(twin, gt, gt_error, identity)
+    return identity
+
+
+def identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Decision:
+    """Whether the transported map is ``P_Γ~``, decided as ``Γ~ ⊆ M~``.
+
+    For ``ũ ∈ Γ~`` (so ``u = B* ũ ∈ Γ``), ``W~^T ũ = P~_M~ A*^T P_M u`` is the
+    functional in ``M~`` that reads ``u^T f(x) = ũ^T f~(x)`` on every context;
+    so is ``P~_M~ ũ`` (F4, ``ũ ∈ Ñ ⊆ SG~``), and only one functional in
+    ``M~ ⊆ SF~`` reads given values on the contexts. Hence ``W~^T ũ = P~_M~ ũ``,
+    and ``W~ = P_Γ~`` exactly when ``P~_M~ ũ = ũ`` on ``Γ~``: ``Γ~ ⊆ M~``. Its
+    residual ``|(I - P~_M~) P_Γ~|`` is a sine, off the exact one by at most the
+    errors of the two subspaces (sines of their angles to the exact ones,
+    their dimensions decided) and the rounding; neither ``A*`` nor ``B*``
+    enters. Returns ``identity`` unless this decides it."""
+    if gt.shape[1] == 0:
+        return identity
+    Q = np.linalg.qr(gt)[0]
+    PM = twin.projector_M
+    resid = fl.norm2(Q - PM @ Q)
+    extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * fl.UNIT_ROUNDOFF
+    alt = twin.tolerance.decide(resid, 1.0, extra, by_inclusion=True)
+    if alt.holds and not fr.resolves(twin.tolerance, extra, 1.0):
+        return identity
+    return identity if alt.undecided else alt
+
+
+def transported_readout_error(gt_error: float, rows) -> float:
+    """The error a transported readout ``Γ~`` (the sine ``gt_error`` of its
+    angle) passes on to differences of the rows ``rows`` read through its
+    projector: twice the angle in the projector, on each of the two rows of a
+    difference, at the size of the raw rows."""
+    return 4 * gt_error * float(fl.norm2(rows))
+
+
+def map_error(model, twin, A, B, errors: dict, gt_error: float) -> float:
+    """A bound on the error of ``W~ = P_Γ~ B*^T P_Γ P_M A* P~_M~`` from the
+    errors of the computed ``Γ~``, ``B*``, ``A*`` (``errors``) and projectors."""
+    nA, nB = fl.norm2(A), fl.norm2(B)
+    dA, dB = errors.get("A", 0.0), errors.get("B", 0.0)
+    eps = model.structure.errors.get("M", 0.0) + twin.structure.errors.get("M", 0.0)
+    c = 16 * math.sqrt(max(model.d, twin.d)) * fl.UNIT_ROUNDOFF
+    return float(2 * gt_error * (nA * nB + 1) + dB * nA + nB * dA + (eps + c) * (nA * nB + 1))
