@@ -820,4 +820,7 @@ from allornone.theorems.engine import cli_models  # noqa: E402,F401  (extract, s
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    # the package's own module, on which cli_models registered extract and study
+    from allornone.theorems.engine.cli import main as _main
+
+    _main()

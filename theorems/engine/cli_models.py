@@ -185,7 +185,7 @@ def _num(x, fmt: str = ".3g") -> str:
 
 def _pair(x, fmt: str = ".3g") -> str:
     if isinstance(x, (list, tuple)):
-        return " / ".join(_num(v, fmt) for v in x)
+        return "/".join(_num(v, fmt) for v in x)
     return _num(x, fmt)
 
 
@@ -194,7 +194,7 @@ def distances_table(distances: list) -> Table:
     t = Table(title="distances between the models", box=box.SIMPLE_HEAD, pad_edge=False)
     for c in ("a", "b"):
         t.add_column(c, no_wrap=True)
-    for c in ("KL a|b / b|a", "JS", "TV", "max |L-L~|", "centred", "d_LLV", "k", "cc min, median"):
+    for c in ("KL a|b/b|a", "JS", "TV", "max |L-L~|", "centred", "d_LLV", "k", "cc min, median"):
         t.add_column(c, justify="right")
     for d in distances:
         cc = np.asarray([c for c in (d.get("canonical_correlations") or []) if c is not None], dtype=float)
@@ -234,7 +234,7 @@ anything is computed or written.
 \b
 Prints the findings in words, then two tables (the JSON report's keys in
 brackets):
-  KL a|b / b|a     mean KL(p_a || p_b) and KL(p_b || p_a) over the contexts,
+  KL a|b/b|a       mean KL(p_a || p_b) and KL(p_b || p_a) over the contexts,
                    in nats (kl_mean)
   JS, TV           mean Jensen-Shannon divergence (js_mean) and total
                    variation (tv_mean)
