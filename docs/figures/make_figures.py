@@ -214,11 +214,55 @@ def draw_real_models_spectra():
     return fig
 
 
+#: Written by examples/worked_example_study.py (--figure-data): the numbers the worked example's figure draws.
+WORKED_DATA = HERE / "worked" / "worked-study.json"
+
+
+def draw_worked_study():
+    """The figure of docs/worked-example.md: for each category, each model's mean
+    identified cosine beside the null's 95th percentile, and the canonical
+    correlations of seed 0 with seed 1 and with its controls."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    data = json.loads(WORKED_DATA.read_text(encoding="utf-8"))["tiny_lm"]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 5.4), width_ratios=[3, 2], layout="constrained")
+    cats = data["categories"]
+    models = data["models"]
+    width = 0.8 / len(models)
+    for j, name in enumerate(models):
+        x = np.arange(len(cats)) + (j - (len(models) - 1) / 2) * width
+        obs = [c["models"][name]["cos_logodds_mean"] for c in cats]
+        q95 = [c["models"][name]["null_q95"] for c in cats]
+        ax.bar(x, obs, width * 0.9, color=f"C{j}", label=name)
+        ax.plot(x, q95, "k_", ms=10, mew=1.5, label="null, 95th percentile" if j == 0 else None)
+    ax.set_xticks(np.arange(len(cats)), [f"{c['category']} ({c['pairs']})" for c in cats], fontsize=9)
+    ax.set_ylabel("mean identified cosine")
+    ax.set_title("each category against 1000 random categories", fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
+    for j, (pair, cc) in enumerate(data["canonical_correlations"].items()):
+        if pair.startswith("seed0 vs"):
+            ax2.plot(np.arange(1, len(cc) + 1), cc, lw=1.4, color=f"C{j}", label=pair)
+    ax2.set_xlabel("$i$")
+    ax2.set_ylabel("cosine")
+    ax2.set_ylim(-0.02, 1.05)
+    ax2.set_title("canonical correlations of the context subspaces at $k$", fontsize=10)
+    ax2.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
+    fig.suptitle("two tiny GPT-2 seeds and three controls of seed 0", fontsize=11)
+    return fig
+
+
 # -- writing --------------------------------------------------------------------------------------------------------
 
 #: Every matplotlib figure of the site: file name -> function drawing it.
 MATPLOTLIB_FIGURES = {"equivalent-models.svg": draw_equivalent_models,
-                      "real-models-spectra.png": draw_real_models_spectra}
+                      "real-models-spectra.png": draw_real_models_spectra,
+                      "worked-study.png": draw_worked_study}
 #: Every image the site shows (``figures/generated/NAME``).
 OUTPUTS = (*MATPLOTLIB_FIGURES, "dependency-graph.svg")
 
