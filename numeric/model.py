@@ -5,6 +5,7 @@ from functools import partial
 
 import numpy as np
 
+from allornone.errors import AllOrNoneError
 from allornone.model import Backend, Model, Structure
 from allornone.numeric import linalg as fl
 
@@ -119,13 +120,16 @@ class FloatModel(Model):
                 not 0 <= input_error < 1:
             raise ValueError("input_error must be a number in [0, 1)")
         self.tolerance = tolerance
-        arrays = [fl.as_float_matrix(X, name) for X, name in ((F, "F"), (G, "G"))]
+        try:
+            arrays = [fl.as_float_matrix(X, name) for X, name in ((F, "F"), (G, "G"))]
+        except AllOrNoneError:
+            arrays = None      # the base class says what is wrong, as for every model
         # integers beyond 2^53, fractions or long doubles are rounded here, once: say so
-        if any(fl.rounded_on_input(X, A) for X, A in zip((F, G), arrays)):
+        if arrays is not None and any(fl.rounded_on_input(X, A) for X, A in zip((F, G), arrays)):
             input_error = max(float(input_error), fl.UNIT_ROUNDOFF)
         self.input_error = float(input_error)
         self.backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)
-        super().__init__(arrays[0], arrays[1], pivot, contexts, tokens)
+        super().__init__(*(arrays or (F, G)), pivot, contexts, tokens)
         self._F.setflags(write=False)
         self._G.setflags(write=False)
 

@@ -1,0 +1,354 @@
+r"""Model files: the JSON of rationals and the ``.npz`` of floats that
+``allornone verify`` reads (the format is described in ``docs/file-format.md``),
+read into exact or float models with every mistake reported at its place in
+the file (``models.a.F[2][1]``).
+
+>>> models, queries = load_data({"models": {"a": {"F": [[1, "1/2"]], "G": [[0, 0], [1, 1]]}}})
+>>> models["a"].F.to_fractions(), queries
+([['1', '1/2']], None)
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from allornone.errors import (
+    AllOrNoneError,
+    InputFormatError,
+    NonFiniteValueError,
+    NonRationalValueError,
+    ShapeError,
+)
+
+
+FORMAT = "allornone/1"
+
+
+#: The largest magnitude a float entry may have (products of entries must stay finite).
+FLOAT_LIMIT = 1e100
+
+
+_TOP_KEYS = {"format", "description", "contexts", "tokens", "models", "queries"}
+
+
+_MODEL_KEYS = {"F", "G", "pivot", "contexts", "tokens", "description"}
+
+
+def _err(cls, where: str, message: str):
+    return cls(f"{where}: {message}")
+
+
+def _show(value, limit: int = 40) -> str:
+    """``repr`` of a value from a file, cut short: an error message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 5] + "...'" * isinstance(value, str) + "..." * (
+        not isinstance(value, str))
+
+
+def dumps(data) -> str:
+    """JSON with every list of plain values on one line (model files stay readable).
+
+    >>> print(dumps({"F": [[1, "1/2"]], "pivot": 0}), end="")
+    {
+      "F": [
+        [1, "1/2"]
+      ],
+      "pivot": 0
+    }
+    """
+    def render(value, indent: str) -> str:
+        inner = indent + "  "
+        if isinstance(value, dict) and value:
+            items = [f"{inner}{json.dumps(str(k))}: {render(v, inner)}" for k, v in value.items()]
+            return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (list, tuple, dict)) for v in value):
+            return "[\n" + ",\n".join(inner + render(v, inner) for v in value) + "\n" + indent + "]"
+        return json.dumps(value)
+
+    return render(data, "") + "\n"
+
+
+
+# -- reading -----------------------------------------------------------------------
+
+def _entry(value, where: str, exact: bool):
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
+        raise _err(ShapeError if isinstance(value, (list, dict)) else InputFormatError, where,
+                   f"{json.dumps(value) if not isinstance(value, (list, dict)) else type(value).__name__} "
+                   "is not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _err(NonFiniteValueError, where, f"{value} is not finite; only finite numbers are allowed")
+    if exact:
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            raise _err(NonRationalValueError, where, f"{value!r} is a float; write an integer or a string like "
+                       "\"3/4\" (floats belong in a .npz file)")
+        if isinstance(value, str):
+            text = value.strip()
+            if text.lower().lstrip("+-") in {"nan", "inf", "infinity"}:
+                raise _err(NonFiniteValueError, where, f"{_show(value)} is not finite; only finite numbers are "
+                           "allowed")
+            _check_digits(text, where)
+            try:
+                if any(c in text for c in ".eE_ ") or not text:
+                    raise ValueError
+                return Fraction(text)
+            except ZeroDivisionError:
+                raise _err(NonRationalValueError, where, f"{_show(value)} has denominator 0") from None
+            except ValueError:
+                raise _err(NonRationalValueError, where, f"{_show(value)} is not an exact rational (write an "
+                           "integer or a fraction like \"3/4\")") from None
+        raise _err(InputFormatError, where, f"{_show(value)} is not a number")
+    if isinstance(value, (int, float)):
+        if not abs(value) <= FLOAT_LIMIT:
+            raise _err(NonFiniteValueError, where, f"{value:.3g} is beyond {FLOAT_LIMIT:g}: products of such "
+                       "entries are not finite in floating point")
+        return float(value)
+    raise _err(InputFormatError, where, f"{_show(value)} is not a real number")
+
+
+def _digit_limit() -> int:
+    """Python's limit on the digits of an integer read from text (0: none)."""
+    return getattr(sys, "get_int_max_str_digits", lambda: 0)()
+
+
+def _check_digits(text: str, where: str) -> None:
+    limit = _digit_limit()
+    longest = max((len(run) for run in re.findall(r"\d+", text)), default=0)
+    if limit and longest > limit:
+        raise _err(InputFormatError, where, f"a number with {longest} digits; at most {limit} digits are read "
+                   "(PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
+
+
+def _matrix(value, where: str, exact: bool) -> list:
+    if not isinstance(value, list) or not value:
+        raise _err(ShapeError, where, "expected a non-empty list of rows (a 2-D matrix)")
+    width = None
+    out = []
+    for i, row in enumerate(value):
+        if not isinstance(row, list):
+            raise _err(ShapeError, f"{where}[{i}]", "expected a row (a list of numbers)")
+        if width is None:
+            width = len(row)
+            if width == 0:
+                raise _err(ShapeError, f"{where}[0]", "rows must not be empty (the dimension d must be >= 1)")
+        elif len(row) != width:
+            raise _err(ShapeError, f"{where}[{i}]", f"has {len(row)} entries but row 0 has {width}")
+        out.append([_entry(v, f"{where}[{i}][{j}]", exact) for j, v in enumerate(row)])
+    return out
+
+
+def _names(value, where: str, count: int | None = None) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise _err(InputFormatError, where, "expected a list of strings")
+    if len(set(value)) != len(value):
+        raise _err(ShapeError, where, "names are not unique")
+    if count is not None and len(value) != count:
+        raise _err(ShapeError, where, f"{len(value)} names given for {count} rows")
+    return list(value)
+
+
+def _object(value, where: str, allowed: set) -> dict:
+    if not isinstance(value, dict):
+        raise _err(InputFormatError, where, f"expected an object, got {type(value).__name__}")
+    unknown = sorted(set(value) - allowed, key=str)
+    if unknown:
+        raise _err(InputFormatError, f"{where}.{unknown[0]}" if where else str(unknown[0]),
+                   f"unknown key; allowed here: {', '.join(sorted(allowed))}")
+    return value
+
+
+def _description(spec: dict, where: str) -> None:
+    if "description" in spec and not isinstance(spec["description"], str):
+        raise _err(InputFormatError, where, f"expected free text (a string), got {type(spec['description']).__name__}")
+
+
+def _model(name: str, spec, shared: dict, exact: bool, where: str):
+    from allornone.numeric.model import FloatModel
+    from allornone.symbolic.model import ExactModel
+
+    spec = _object(spec, where, _MODEL_KEYS)
+    _description(spec, f"{where}.description")
+    for key in ("F", "G"):
+        if key not in spec:
+            raise _err(InputFormatError, where, f"missing {key}")
+    F = _matrix(spec["F"], f"{where}.F", exact)
+    G = _matrix(spec["G"], f"{where}.G", exact)
+    if len(F[0]) != len(G[0]):
+        raise _err(ShapeError, where, f"F is {len(F)}x{len(F[0])} but G is {len(G)}x{len(G[0])}: f and g must "
+                   "share the dimension d")
+    pivot = spec.get("pivot", 0)
+    if isinstance(pivot, bool) or not isinstance(pivot, int):
+        raise _err(InputFormatError, f"{where}.pivot", f"{json.dumps(pivot)} is not a token index")
+    if not 0 <= pivot < len(G):
+        raise _err(InputFormatError, f"{where}.pivot", f"{pivot} is out of range for {len(G)} tokens")
+    names = {}
+    for key, rows in (("contexts", len(F)), ("tokens", len(G))):
+        if key in spec:
+            names[key] = _names(spec[key], f"{where}.{key}", rows)
+        elif key in shared:
+            if len(shared[key]) != rows:
+                raise _err(ShapeError, f"{where}.{'F' if key == 'contexts' else 'G'}",
+                           f"has {rows} rows but the file's {key} list has {len(shared[key])} names")
+            names[key] = shared[key]
+    cls = ExactModel if exact else FloatModel
+    try:
+        return cls(F, G, pivot, names.get("contexts"), names.get("tokens"))
+    except AllOrNoneError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+
+
+def load_data(data: Any, exact: bool = True, prefix: str = "models.") -> tuple[dict, list | None]:
+    """Models (by name) and raw queries from a parsed file; every mistake is an
+    :class:`~allornone.errors.AllOrNoneError` naming its place."""
+    data = _object(data, "", _TOP_KEYS) if isinstance(data, dict) else None
+    if data is None:
+        raise InputFormatError("top level: expected a JSON object with \"models\"")
+    _description(data, "description")
+    if "format" in data and data["format"] != FORMAT:
+        raise _err(InputFormatError, "format", f"{json.dumps(data['format'])} is not {FORMAT!r}")
+    shared = {k: _names(data[k], k) for k in ("contexts", "tokens") if k in data}
+    if "models" not in data:
+        raise InputFormatError("models: missing (a file holds at least one model)")
+    specs = data["models"]
+    if not isinstance(specs, dict) or not specs:
+        raise InputFormatError("models: expected a non-empty object mapping names to models")
+    models = {name: _model(name, spec, shared, exact, f"{prefix}{name}") for name, spec in specs.items()}
+    queries = data.get("queries")
+    if queries is not None and not isinstance(queries, list):
+        raise InputFormatError("queries: expected a list")
+    return models, queries
+
+
+def _read_npz(path: Path) -> dict:
+    """An ``.npz`` file as the same structure as a JSON file (floats)."""
+    import zipfile
+
+    import numpy as np
+
+    # np.load reads anything that is not a zip archive as a (possibly pickled)
+    # .npy array, and reports a damaged archive only when a member is read.
+    if not zipfile.is_zipfile(path):
+        raise InputFormatError(f"{path}: not a .npz file (not a zip archive of .npy arrays)")
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
+    from allornone.numeric.loaders import check_npz_member
+
+    data: dict = {"models": {}}
+    with archive:
+        for key in archive.files:
+            # the member's declared shape is checked against its size (and memory) before it is read
+            check_npz_member(path, archive.zip, key)
+            try:
+                arr = archive[key]
+            except ValueError as exc:  # object arrays need pickle, which is refused
+                raise InputFormatError(f"{key}: cannot be read without pickle ({exc})") from None
+            except (OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise InputFormatError(f"{path}: {key}: damaged archive member ({exc})") from None
+            if not isinstance(arr, np.ndarray):  # a member that is not a .npy file comes back as bytes
+                raise InputFormatError(f"{key}: not a .npy array")
+            if key == "queries":
+                if arr.ndim != 0 or arr.dtype.kind != "U":
+                    raise InputFormatError("queries: expected one string holding a JSON list")
+                try:
+                    data["queries"] = json.loads(str(arr), parse_constant=float)
+                except json.JSONDecodeError as exc:
+                    raise InputFormatError(f"queries: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                continue
+            name, dot, field = key.rpartition(".")
+            if not dot or field not in _MODEL_KEYS - {"description"}:
+                raise InputFormatError(f"{key}: unknown array; expected NAME.F, NAME.G, NAME.pivot, "
+                                       "NAME.contexts, NAME.tokens or queries")
+            if not name:
+                raise InputFormatError(f"{key}: the model name before {'.' + field!r} is empty")
+            if field in ("F", "G"):
+                if arr.dtype.kind not in "iuf":
+                    raise InputFormatError(f"{key}: expected a numeric array, got dtype {arr.dtype}")
+                if arr.ndim != 2:
+                    raise ShapeError(f"{key}: expected a 2-D array, got {arr.ndim} dimension(s)")
+                value = _float_rows(arr, key)
+            elif field == "pivot":
+                if arr.ndim != 0 or arr.dtype.kind not in "iu":
+                    raise InputFormatError(f"{key}: expected one integer")
+                value = int(arr)
+            else:
+                if arr.ndim != 1 or arr.dtype.kind != "U":
+                    raise InputFormatError(f"{key}: expected a 1-D array of strings")
+                value = [str(s) for s in arr]
+            data["models"].setdefault(name, {})[field] = value
+    return data
+
+
+def _float_rows(arr, key: str) -> list:
+    """A numeric array as rows of Python floats; an entry that is not finite or
+    beyond :data:`FLOAT_LIMIT` is refused with its place, before a cast to
+    float64 could turn a wider float into ``inf``."""
+    import numpy as np
+
+    if arr.dtype.kind == "f":
+        wide = arr if arr.dtype.itemsize > 8 else arr.astype(np.float64)  # float16 cannot hold the limit
+        bad = np.argwhere(~(np.abs(wide) <= FLOAT_LIMIT))
+        if bad.size:
+            i, j = (int(v) for v in bad[0])
+            value = wide[i, j]
+            if not np.isfinite(value):
+                raise _err(NonFiniteValueError, f"{key}[{i}][{j}]", f"{value} is not finite; only finite numbers "
+                           "are allowed")
+            raise _err(NonFiniteValueError, f"{key}[{i}][{j}]", f"{np.format_float_scientific(value, precision=2, unique=False)} "
+                       f"is beyond {FLOAT_LIMIT:g}: products of such entries are not finite in floating point")
+    return arr.astype(float).tolist()
+
+
+def _long_integer_place(text: str) -> str:
+    limit = _digit_limit()
+    match = re.search(r"\d{%d,}" % (limit + 1), text)
+    if match is None:  # pragma: no cover - json raises this ValueError only for such literals
+        return "a number is too long to be read"
+    line = text.count("\n", 0, match.start()) + 1
+    column = match.start() - text.rfind("\n", 0, match.start())
+    return (f"line {line} column {column}: an integer with {len(match.group())} digits; at most {limit} digits "
+            "are read (PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
+def load_file(path) -> tuple[dict, list | None, str]:
+    """``(models, queries, realisation)`` from a JSON or ``.npz`` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFormatError(f"{path}: no such file")
+    if path.suffix.lower() == ".npy" or _starts_with(path, b"\x93NUMPY"):
+        raise InputFormatError(f"{path}: a single .npy array, not a model file; use .npz: "
+                               "numpy.savez(\"mine.npz\", **{\"a.F\": F, \"a.G\": G, \"a.pivot\": 0})")
+    if path.suffix.lower() == ".npz":
+        models, queries = load_data(_read_npz(path), exact=False, prefix="")
+        return models, queries, "float"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFormatError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+    try:
+        data = json.loads(text, parse_constant=lambda c: float(c))
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
+            from None
+    except RecursionError:
+        raise InputFormatError(f"{path}: nested too deeply to be a model file") from None
+    except ValueError:  # an integer literal longer than Python reads (sys.get_int_max_str_digits)
+        raise InputFormatError(f"{path}: {_long_integer_place(text)}") from None
+    models, queries = load_data(data, exact=True)
+    return models, queries, "exact"
