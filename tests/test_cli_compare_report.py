@@ -7,11 +7,12 @@ import json
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
+
 from allornone.numeric import graded
 from allornone.numeric.loaders import load_head
 from allornone.theorems.engine.cli import main
 from allornone.theorems.engine.cli_models import cosines_line
-from click.testing import CliRunner
 
 M, N, D = 60, 9, 4
 

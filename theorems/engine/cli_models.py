@@ -13,18 +13,12 @@ from pathlib import Path
 
 import click
 import numpy as np
-from allornone.errors import InputFormatError
-from allornone.theorems.engine.cli import (
-    _json_path,
-    _phases,
-    console,
-    err_console,
-    main,
-    write_json,
-)
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+
+from allornone.errors import InputFormatError
+from allornone.theorems.engine.cli import _json_path, _phases, console, err_console, main, write_json
 
 #: ``extract`` warns when the head does not reproduce the model's logits to this (relative).
 DEVIATION_WARNING = 1e-4
@@ -62,13 +56,7 @@ class _Counter:
         self.start = time.perf_counter()
         self.bar = None
         if err_console.is_terminal:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), console=err_console, transient=True)
