@@ -607,7 +607,11 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     dof = len(S) - X.shape[1]
     rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
     sx = scipy.linalg.svdvals(X)
-    cond = float(sx[0] / sx[-1]) if sx.size and sx[-1] > 0 else float("inf")
+    # the condition on the numerical rank (the directions lstsq solved in): with a
+    # bias folded in, the intercept is already in the span of the regressors, and
+    # the exactly dependent direction says nothing about the residual's rounding
+    live = sx[sx > np.finfo(float).eps * max(X.shape) * sx[0]] if sx.size and sx[0] > 0 else sx[:0]
+    cond = float(live[0] / live[-1]) if live.size else float("inf")
     if dof <= 0:
         verdict = "vacuous"
     elif not r.spectra.k_decided and reading == "M":
