@@ -1,6 +1,9 @@
 """Exact vs float cross-validation over a few thousand instances: a float
 verdict that contradicts the exact one is a defect of the project (see
-docs/theory/index.md#floating-point). Undecided float verdicts are allowed, counted and printed."""
+docs/theory/index.md#floating-point). Undecided float verdicts are allowed, counted and printed.
+
+A long sweep (``-m slow``): ``allornone check`` cross-validates 200 instances of
+every result on every run, and CI runs it."""
 from collections import Counter
 
 import pytest
@@ -17,6 +20,7 @@ def sweep():
     return {rid: [check_instance(rid, SEED, i) for i in range(TRIALS)] for rid in ("thm5", "cor6")}
 
 
+@pytest.mark.slow
 def test_no_float_verdict_contradicts_the_exact_one(sweep, capsys):
     lines = []
     for rid, results in sweep.items():
@@ -35,6 +39,7 @@ def test_no_float_verdict_contradicts_the_exact_one(sweep, capsys):
         print("\n" + "\n".join("  " + line for line in lines))
 
 
+@pytest.mark.slow
 def test_exact_statements_steps_and_facts_hold(sweep):
     for rid, results in sweep.items():
         assert [r["index"] for r in results if r["statement"] != "holds"] == []
@@ -43,12 +48,14 @@ def test_exact_statements_steps_and_facts_hold(sweep):
         assert sum(r["steps_checked"] for r in results) >= TRIALS // 2
 
 
+@pytest.mark.slow
 def test_float_facts_never_contradict_the_exact_ones(sweep):
     # thm5 index 944 at this seed has SF orthogonal to SG (k = 0): see test_facts.py
     assert [(rid, r["index"], r["facts_contradicted"]) for rid, results in sweep.items() for r in results
             if r["facts_contradicted"]] == []
 
 
+@pytest.mark.slow
 def test_run_summarises_like_the_instances(sweep):
     report = run(["cor6"], trials=100, seed=SEED)
     (summary,) = report["results"]

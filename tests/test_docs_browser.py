@@ -442,6 +442,7 @@ def test_every_internal_link_resolves(rendered):
     assert not broken, json.dumps(broken, indent=1)
 
 
+@pytest.mark.slow   # a record to look at, not a check: the checks above read the same pages
 def test_screenshots_of_the_home_page_result_pages_and_figures(rendered):
     site, results = rendered
     SCREENSHOT.mkdir(parents=True, exist_ok=True)
