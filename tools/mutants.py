@@ -386,6 +386,36 @@ REAL_MODEL_MUTANTS = [
 ]
 MUTANTS += REAL_MODEL_MUTANTS
 
+_STUDY_TESTS = ("tests/test_study.py", "tests/test_parallel_gram.py")
+#: Mutants of the study, the vectorised parallelism, d_LLV and the extraction: code
+#: that ``check`` does not run, so only the tests can kill them.
+STUDY_MUTANTS: list[Mutant] = [
+    Mutant("study-p-value-ties-favour", "numeric/study.py",
+           "return float((1 + int(np.sum(null >= observed))) / (1 + null.size))",
+           "return float((1 + int(np.sum(null > observed))) / (1 + null.size))",
+           "a permutation p-value that counts ties for the category", _STUDY_TESTS),
+    Mutant("study-p-value-no-plus-one", "numeric/study.py",
+           "return float((1 + int(np.sum(null >= observed))) / (1 + null.size))",
+           "return float(int(np.sum(null >= observed)) / null.size)",
+           "a p-value that can be 0 (the observed statistic left out of its own null)", _STUDY_TESTS),
+    Mutant("study-js-one-side", "numeric/study.py",
+           'js = np.maximum(0.5 * (np.einsum("ij,ij->i", pa, lpa - lr) + np.einsum("ij,ij->i", pb, lpb - lr)), 0.0)',
+           'js = np.maximum(np.einsum("ij,ij->i", pa, lpa - lr), 0.0)',
+           "Jensen-Shannon as one KL to the mixture", _STUDY_TESTS),
+    Mutant("parallel-gram-centred-over-tokens", "numeric/parallel_gram.py",
+           "R[form] = _upper_r(F - F.mean(axis=0))", "R[form] = _upper_r(F - F.mean(axis=1, keepdims=True))",
+           "the centred form removes each context's mean over coordinates instead of each coordinate's mean over "
+           "contexts", _STUDY_TESTS),
+    Mutant("llv-weight", "numeric/llv.py", "WEIGHT = 1e-5", "WEIGHT = 1e-4",
+           "d_LLV with lambda = 1e-4 instead of the published 1e-5", ("tests/test_llv.py",)),
+    Mutant("extract-first-position", "numeric/extract.py",
+           "return torch.where(mask.bool(), positions, torch.full_like(positions, -1)).max(dim=1).values",
+           "return torch.where(mask.bool(), positions, torch.full_like(positions, mask.shape[1])).min(dim=1).values",
+           "the feature read at the first real position of each context instead of the last",
+           ("tests/test_extract.py",)),
+]
+MUTANTS += STUDY_MUTANTS
+
 
 @dataclass
 class Outcome:
