@@ -608,9 +608,11 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
 @click.option("--bias", multiple=True, metavar="[FILE:]KEY",
               help="each model's bias: twice (- for a head without one), or once for a key both heads' files "
               "share (an empty bias is none); a head with a bias is compared with one without through a zero bias")
+@click.option("--llv", "with_llv", is_flag=True,
+              help="also the d_LLV distance of Nielsen et al. (JSON llv_distance; needs more contexts than d + 1)")
 @_head_options
 def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, head_layout,
-            parallel_specs, json_path, plot_path, full):
+            parallel_specs, json_path, plot_path, full, with_llv):
     """How far apart two trained softmax models on the same contexts and tokens are:
     distances of their distributions, subspace angles with Wedin's bound, and the
     best certificate at rank k (EL1-EL3 residuals)."""
@@ -631,7 +633,7 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     # a folded bias is one coordinate more than the file's features
     folded = [cols is not None and m.d == cols + 1 for m, cols in ((a, columns_a), (b, columns_b))]
     with _progress() as say:
-        result = graded.compare(a, b, tol, cut, k, progress=say, bias=tuple(folded))
+        result = graded.compare(a, b, tol, cut, k, progress=say, bias=tuple(folded), llv=with_llv)
         sa, sb = result.spectra
         say("parallelism")
         rows = list(zip(*(parallel_rows(m, queries, tol, k=result.k) for m in (a, b)))) if queries else []
