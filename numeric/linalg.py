@@ -164,16 +164,7 @@ class Tolerance:
         above ``gap`` times that, undecided in between (or when the residual
         or the bound is not finite)."""
         lo, hi = self.bounds(scale, extra)
-        residual = float(residual)
-        if not np.isfinite(residual) or not np.isfinite(lo):
-            truth = Truth.UNDECIDED
-        elif residual <= lo:
-            truth = Truth.HOLDS
-        elif residual > hi:
-            truth = Truth.FAILS
-        else:
-            truth = Truth.UNDECIDED
-        return Decision(truth, residual, (lo, hi), detail)
+        return _three_valued(float(residual), lo, hi, False, detail)
 
     def certain(self, residual: float, scale: float, extra: float = 0.0, underflow: bool = True,
                 **detail) -> Decision:
@@ -192,17 +183,8 @@ class Tolerance:
         s = max(float(scale), 0.0)
         lo, hi = self.resolution * self.rtol * s - e, self.gap * (self.rtol * s + e)
         residual = float(residual)
-        if not (np.isfinite(residual) and np.isfinite(lo) and np.isfinite(hi)):
-            truth = Truth.UNDECIDED
-        elif residual == 0.0 and s == 0.0 and not extra:
-            truth = Truth.HOLDS
-        elif residual <= lo:
-            truth = Truth.HOLDS
-        elif residual > hi:
-            truth = Truth.FAILS
-        else:
-            truth = Truth.UNDECIDED
-        return Decision(truth, residual, (lo, hi), detail)
+        # a quantity of natural size zero computed without error is zero
+        return _three_valued(residual, lo, hi, residual == 0.0 and s == 0.0 and not extra, detail)
 
     def rank(self, singular_values: np.ndarray, scale: float | None = None, noise: float | None = None,
              size: int | None = None, reference: float | None = None) -> tuple[int, bool]:
@@ -239,6 +221,22 @@ class Tolerance:
 
 
 DEFAULT_TOLERANCE = Tolerance()
+
+
+def _three_valued(residual: float, lo: float, hi: float, zero: bool, detail: dict) -> Decision:
+    """holds at or below ``lo`` (or when ``zero``), fails above ``hi``, undecided
+    in between or when anything is not finite."""
+    if not (np.isfinite(residual) and np.isfinite(lo) and np.isfinite(hi)):
+        truth = Truth.UNDECIDED
+    elif zero or residual <= lo:
+        truth = Truth.HOLDS
+    elif residual > hi:
+        truth = Truth.FAILS
+    else:
+        truth = Truth.UNDECIDED
+    return Decision(truth, residual, (lo, hi), detail)
+
+
 
 
 def norm2(X: np.ndarray) -> float:
