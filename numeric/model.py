@@ -120,16 +120,22 @@ class FloatModel(Model):
                 not 0 <= input_error < 1:
             raise ValueError("input_error must be a number in [0, 1)")
         self.tolerance = tolerance
-        try:
-            arrays = [fl.as_float_matrix(X, name) for X, name in ((F, "F"), (G, "G"))]
-        except AllOrNoneError:
-            arrays = None      # the base class says what is wrong, as for every model
-        # integers beyond 2^53, fractions or long doubles are rounded here, once: say so
-        if arrays is not None and any(fl.rounded_on_input(X, A) for X, A in zip((F, G), arrays)):
-            input_error = max(float(input_error), fl.UNIT_ROUNDOFF)
+        given = [F, G]
+        for i, name in enumerate(("F", "G")):
+            X = given[i]
+            if isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize <= 8:
+                continue   # float16 to float64 convert exactly: the base class's one copy is all it takes
+            try:
+                A = fl.as_float_matrix(X, name)
+            except AllOrNoneError:
+                continue   # the base class says what is wrong, as for every model
+            # integers beyond 2^53, fractions or long doubles are rounded here, once: say so
+            if fl.rounded_on_input(X, A):
+                input_error = max(float(input_error), fl.UNIT_ROUNDOFF)
+            given[i] = A
         self.input_error = float(input_error)
         self.backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)
-        super().__init__(*(arrays or (F, G)), pivot, contexts, tokens)
+        super().__init__(*given, pivot, contexts, tokens)
         self._F.setflags(write=False)
         self._G.setflags(write=False)
 
