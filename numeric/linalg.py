@@ -251,16 +251,25 @@ def norm2(X: np.ndarray) -> float:
     if X.size <= 1 << 14:
         # scaled by a power of two so that neither the squares nor LAPACK's own
         # scaling overflow or underflow
-        s = _svd_values(np.ldexp(X, -e))
+        s = singular_values(np.ldexp(X, -e))
         return float(np.ldexp(s[0], e)) if s is not None and s.size else math.inf
     Y = np.ldexp(X, -e)
     gram = Y.T @ Y if X.shape[0] >= X.shape[1] else Y @ Y.T
     return float(np.ldexp(math.sqrt(max(float(np.linalg.eigvalsh(gram)[-1]), 0.0)), e))
 
 
-def _svd_values(X: np.ndarray) -> np.ndarray | None:
-    """Singular values by the divide-and-conquer driver, then by QR iteration
-    where it does not converge; None when neither does."""
+def singular_values(X: np.ndarray) -> np.ndarray | None:
+    """The singular values of ``X`` (divide and conquer, then QR iteration where
+    it does not converge); None when neither converges or ``X`` is not finite
+    (a decision resting on them is then undecided).
+
+    >>> singular_values(np.diag([3.0, 1.0])).tolist()
+    [3.0, 1.0]
+    """
+    if 0 in X.shape:
+        return np.zeros(0)
+    if not np.all(np.isfinite(X)):
+        return None
     for driver in ("gesdd", "gesvd"):
         try:
             return scipy.linalg.svd(X, compute_uv=False, lapack_driver=driver, check_finite=False)

@@ -41,35 +41,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg
 
 from allornone.decision import Decision, Truth
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, row_exponents, scale_rows
+from allornone.numeric.linalg import (DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, row_exponents, scale_rows,
+                                      singular_values)
 
 __all__ = ["ROUNDED_LIMIT", "singular_values", "product_rank", "products_equal", "certified_nonzero"]
 
 #: Multiply-adds (``m n d``) up to which a product is formed correctly rounded.
 ROUNDED_LIMIT = 1 << 22
-
-
-def singular_values(X: np.ndarray) -> np.ndarray | None:
-    """The singular values of ``X``, by the divide-and-conquer driver and, where
-    it does not converge, by the QR-iteration one; None when neither does (the
-    caller's decision is then undecided).
-
-    >>> singular_values(np.diag([3.0, 1.0])).tolist()
-    [3.0, 1.0]
-    """
-    if 0 in X.shape:
-        return np.zeros(0)
-    if not np.all(np.isfinite(X)):
-        return None
-    for driver in ("gesdd", "gesvd"):
-        try:
-            return scipy.linalg.svd(X, compute_uv=False, lapack_driver=driver, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            continue
-    return None
 
 
 def _exponents(P: np.ndarray, E: np.ndarray) -> np.ndarray:
@@ -107,9 +87,10 @@ def _declared(A: np.ndarray, B: np.ndarray, EA, EB) -> np.ndarray | None:
     return out * (1 + 4 * (A.shape[1] + 2) * UNIT_ROUNDOFF)
 
 
-def _rounded_product(A: np.ndarray, B: np.ndarray, EA=None, EB=None):
+def _rounded_product(A: np.ndarray, B: np.ndarray, EA=None, EB=None, extra=None):
     """``A B^T`` correctly rounded with an entrywise error bound (declared input
-    errors included), or None when it is too large or does not fit binary64."""
+    errors included: ``extra``, or :func:`_declared` of ``EA``, ``EB``), or None
+    when it is too large or does not fit binary64."""
     from allornone.numeric.witness import rounded_matmul
 
     m, d = A.shape
@@ -119,7 +100,8 @@ def _rounded_product(A: np.ndarray, B: np.ndarray, EA=None, EB=None):
     if out is None:
         return None
     P, E = out
-    extra = _declared(A, B, EA, EB)
+    if extra is None:
+        extra = _declared(A, B, EA, EB)
     if extra is not None:
         E = E + extra
     if not (np.all(np.isfinite(P)) and np.all(np.isfinite(E))):
@@ -245,11 +227,12 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
     EA, EC = (None if X is None else scale_rows(X, ex) for X in (EA, EC))
     EB, ED = (None if X is None else scale_rows(X, ey) for X in (EB, ED))
     diff = rounded_matmul([(A, B.T), (-C, D.T)])
-    left, right = _rounded_product(A, B, EA, EB), _rounded_product(C, D, EC, ED)
+    extras = (_declared(A, B, EA, EB), _declared(C, D, EC, ED))
+    left, right = _rounded_product(A, B, extra=extras[0]), _rounded_product(C, D, extra=extras[1])
     if diff is None or left is None or right is None:
         return None
     R, E = diff
-    for extra in (_declared(A, B, EA, EB), _declared(C, D, EC, ED)):
+    for extra in extras:
         if extra is not None:
             E = E + extra
     # each entry at its own size (a lower bound of the larger exact entry): a
