@@ -8,51 +8,14 @@ import pytest
 from click.testing import CliRunner
 
 from allornone.theorems.engine.cli import main
-
-GOOD = """
-tokens = "a.npz:tokens"
-
-[[models]]
-name = "a"
-features = "a.npz:features"
-head = "a.npz:weight"
-bias = "bias"
-
-[[models]]
-name = "b"
-features = "b.npz:features"
-head = "b.npz:weight"
-bias = "b.npz:bias"
-
-[[models]]
-name = "c"
-features = "c.npz:features"
-head = "c.npz:weight"
-
-[pairs]
-first = [["w0", "w1"], ["w2", "w3"], ["w4", "w5"]]
-second = [["w6", "w7"], ["w8", "w9"]]
-
-[null]
-draws = 30
-seed = 4
-"""
+from test_study import GOOD, _write_models
 
 
 @pytest.fixture
 def folder(tmp_path):
     """a, its reparametrisation b (same distribution), and c, another model without a bias;
     short.npz (one context fewer) and wide.npz (one token more) for the bad cases."""
-    rng = np.random.default_rng(5)
-    m, n, d = 80, 12, 3
-    F, W, bias = rng.normal(size=(m, d)), rng.normal(size=(n, d)), rng.normal(size=n)
-    T = rng.normal(size=(d, d)) + 3 * np.eye(d)
-    np.savez(tmp_path / "a.npz", features=F, weight=W, bias=bias, tokens=np.array([f"w{i}" for i in range(n)]))
-    np.savez(tmp_path / "b.npz", features=F @ T, weight=W @ np.linalg.inv(T).T, bias=bias)
-    np.savez(tmp_path / "c.npz", features=F, weight=W + 0.1 * rng.normal(size=W.shape))
-    np.savez(tmp_path / "short.npz", features=F[:-1], weight=W)
-    np.savez(tmp_path / "wide.npz", features=F, weight=np.vstack([W, W[:1]]),
-             tokens=np.array([f"w{i}" for i in range(n + 1)]))
+    _write_models(tmp_path, np.random.default_rng(5))
     (tmp_path / "study.toml").write_text(GOOD)
     return tmp_path
 
