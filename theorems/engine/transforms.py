@@ -359,11 +359,16 @@ def _hidden_components(rng, raw: _Raw, rid: str) -> None:
 def _change_of_basis(rng, raw: _Raw, rid: str) -> None:
     for j in range(len(raw.F)):
         d = len(raw.F[j][0])
-        T, Ti = unimodular(rng, d, 10 ** rng.uniform(0, math.log10(MAX_CONDITION)))
-        raw.F[j] = _matmul(raw.F[j], _transpose(T))
-        raw.G[j] = _matmul(raw.G[j], Ti)
-        if j == 0 and (g := _gamma_rows(raw)) is not None and g and g[0]:
-            _set_gamma(raw, _matmul(_transpose(Ti), g), d)
+        _basis(raw, j, *unimodular(rng, d, 10 ** rng.uniform(0, math.log10(MAX_CONDITION))))
+
+
+def _basis(raw: _Raw, j: int, T: list, Ti: list) -> None:
+    """Model ``j`` in the basis ``T``: ``f -> T f``, ``g -> T^{-T} g``, and the
+    first model's readout vectors like ``g``."""
+    raw.F[j] = _matmul(raw.F[j], _transpose(T))
+    raw.G[j] = _matmul(raw.G[j], Ti)
+    if j == 0 and (g := _gamma_rows(raw)) is not None and g and g[0]:
+        _set_gamma(raw, _matmul(_transpose(Ti), g), len(T))
 
 
 def _global_scaling(rng, raw: _Raw, rid: str) -> None:
@@ -446,10 +451,7 @@ def _integer_shear(rng, raw: _Raw, rid: str) -> None:
             T[i] = [a + c * b for a, b in zip(T[i], T[k])]
             for r in range(d):
                 Ti[r][k] -= c * Ti[r][i]
-        raw.F[j] = _matmul(raw.F[j], _transpose(T))
-        raw.G[j] = _matmul(raw.G[j], Ti)
-        if j == 0 and (g := _gamma_rows(raw)) is not None and g and g[0]:
-            _set_gamma(raw, _matmul(_transpose(Ti), g), d)
+        _basis(raw, j, T, Ti)
     if not acted:
         raise _Skip("d = 1: a shear needs two coordinates")
 
@@ -476,11 +478,8 @@ def _power_of_two_basis(rng, raw: _Raw, rid: str) -> None:
             top = rng.randint(400, MAX_POW2)
             e = [top if c % 2 else -top for c in range(d)]
             rng.shuffle(e)
-        scale = [Fraction(2) ** v for v in e]
-        raw.F[j] = [[v * s for v, s in zip(r, scale)] for r in raw.F[j]]
-        raw.G[j] = [[v / s for v, s in zip(r, scale)] for r in raw.G[j]]
-        if j == 0 and (g := _gamma_rows(raw)) is not None and g and g[0]:
-            _set_gamma(raw, [[v / s for v in r] for r, s in zip(g, scale)], d)
+        _basis(raw, j, [[Fraction(2) ** e[r] if r == c else Fraction(0) for c in range(d)] for r in range(d)],
+               [[Fraction(2) ** -e[r] if r == c else Fraction(0) for c in range(d)] for r in range(d)])
 
 
 def _subnormal_scaling(rng, raw: _Raw, rid: str) -> None:
