@@ -79,6 +79,7 @@ __all__ = [
     "data_rank",
     "data_row_space",
     "log_odds_rank",
+    "product_rank_decision",
     "row_basis",
     "column_basis",
     "projector_onto_rows",
@@ -895,14 +896,29 @@ def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,
         noise += norm2(Fr) * float(np.linalg.norm(scale_rows(E0, eG)))
     if EF is not None:
         noise += norm2(Gr) * float(np.linalg.norm(scale_rows(EF, eF)))
-    r, decided = tol.rank(s, noise=noise)
-    if s.size and 0 < s[0] <= tol.gap * noise:
-        # every computed logit is within gap of the rounding bound: L may be zero or not
-        decided = False
-    if r < s.size and s.size and noise > tol.resolution * tol.rtol * s[0]:
-        # a direction called zero on a bound as large as the tolerance may not be
-        decided = False
+    r, decided = product_rank_decision(s, noise, tol)
     return r, decided, s, noise
+
+
+def product_rank_decision(s: np.ndarray, noise: float, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool]:
+    """The rank of a product from its computed singular values ``s`` (largest
+    first), each within ``noise`` of the exact one: :meth:`Tolerance.rank`, and
+    undecided as well where every value is within ``gap`` of the bound (the
+    product may be zero or not) or where a direction is called zero on a bound
+    larger than ``sqrt(gap) rtol`` of the largest value (it may not be).
+
+    >>> product_rank_decision(np.array([1.0, 1e-20]), 1e-16)
+    (1, True)
+    >>> product_rank_decision(np.array([1.0, 1e-20]), 1e-9)     # a bound as large as the tolerance
+    (1, False)
+    """
+    r, decided = tol.rank(s, noise=noise)
+    top = float(s[0]) if s.size else 0.0
+    if 0 < top <= tol.gap * noise:
+        decided = False
+    if r < s.size and noise > tol.resolution * tol.rtol * top:
+        decided = False
+    return r, decided
 
 
 def _r_factor(X: np.ndarray) -> np.ndarray:

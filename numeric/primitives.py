@@ -43,8 +43,8 @@ import math
 import numpy as np
 
 from allornone.decision import Decision, Truth
-from allornone.numeric.linalg import (DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, row_exponents, scale_rows,
-                                      singular_values)
+from allornone.numeric.linalg import (DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, product_rank_decision,
+                                      row_exponents, scale_rows, singular_values)
 
 __all__ = ["ROUNDED_LIMIT", "singular_values", "product_rank", "products_equal", "certified_nonzero"]
 
@@ -172,13 +172,7 @@ def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB:
     top = float(s[0]) if s.size else 0.0
     delta = float(np.linalg.norm(E)) + 4.0 * math.sqrt(max(m, n)) * UNIT_ROUNDOFF * top
     delta *= 1 + 1e-10
-    r = int(np.sum(s > delta))
-    decided = not bool(np.any((s > delta) & (s <= tol.gap * delta)))
-    if r < s.size and delta > tol.resolution * tol.rtol * top:
-        # a direction called zero on a bound as large as the tolerance: it may not be
-        decided = False
-    if top > 0 and top <= tol.gap * delta:
-        decided = False
+    r, decided = product_rank_decision(s, delta, tol)
     return r, decided, s, delta
 
 
