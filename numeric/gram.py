@@ -51,7 +51,7 @@ What is decided from this:
 * ``k = rank L``: the singular values of ``R_F V_1 Lambda_1^(1/2)`` are those of
   ``L`` up to the factor ``sqrt(1 +- delta)`` and the absolute error
   ``|F| |X V_2'|`` plus the column-paired bound of
-  :func:`~allornone.numeric.linalg.log_odds_rank`; where that does not decide,
+  :func:`~allornone.numeric.primitives.log_odds_rank`; where that does not decide,
   the cosines between ``SF`` and ``SG`` (as :func:`~allornone.numeric.model.float_structure`);
 * ``L = L~``, **row by row** (a block of ``CONTEXT_BLOCK`` contexts at a
   time): row ``x`` of ``L - L~`` is ``X w_x``,

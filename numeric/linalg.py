@@ -78,8 +78,6 @@ __all__ = [
     "rank",
     "data_rank",
     "data_row_space",
-    "log_odds_rank",
-    "product_rank_decision",
     "row_basis",
     "column_basis",
     "projector_onto_rows",
@@ -847,78 +845,6 @@ def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray
     if low <= 0 or num >= low:
         return 1.0
     return num / low
-
-
-def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,
-                  tol: Tolerance = DEFAULT_TOLERANCE, EF: np.ndarray | None = None) -> tuple[int, bool, np.ndarray, float]:
-    """``k = rank L`` for ``L = F G_0^T``, decided on the logits.
-
-    Up to :data:`~allornone.numeric.primitives.ROUNDED_LIMIT` multiply-adds the
-    logits are formed correctly rounded and their rank decided on them
-    (:func:`~allornone.numeric.primitives.product_rank`): a decision about ``L``
-    itself, which hidden components, changes of basis of any condition,
-    scalings and offsets do not move. ``E0`` and ``EF`` are entrywise error
-    bounds of ``G_0`` (the exact error of ``G - g(y_0)``, see
-    :func:`difference_with_error`, and any declared input error) and of ``F``.
-
-    Beyond that size ``L`` is not formed: the singular values of ``R_F R_G^T``
-    (``F = Q_F R_F``, ``G_0 = Q_G R_G``, rows first scaled by powers of two) are
-    judged against a bound that pairs the columns -- Householder QR is backward
-    stable column by column, so the rounding reaching ``L`` is about
-    ``u sum_j |F[:, j]| |G_0[:, j]|``, and a coordinate in which ``g_0`` vanishes
-    adds nothing. That bound grows with the condition of the basis; a direction
-    is called zero only where it is below ``rtol`` of the largest singular
-    value, so an ill-conditioned presentation leaves ``k`` undecided, never
-    wrong. Returns ``(k, decided, singular values, zero bound)``.
-
-    >>> F = np.array([[1e9, 1.0], [1e9, 2.0]]); G0 = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
-    >>> log_odds_rank(F, G0)[:2]
-    (1, True)
-    """
-    from allornone.numeric.primitives import product_rank
-
-    m, d = F.shape
-    n = G0.shape[0]
-    if 0 in (m, n, d):
-        return 0, True, np.zeros(0), 0.0
-    E0 = E0 if E0 is not None and np.any(E0) else None
-    EF = EF if EF is not None and np.any(EF) else None
-    exact = product_rank(F, G0, EF, E0, tol)
-    if exact is not None:
-        return exact
-    eF, eG = row_exponents(F), row_exponents(G0)
-    Fr, Gr = scale_rows(F, eF), scale_rows(G0, eG)
-    RF, RG = _r_factor(Fr), _r_factor(Gr)
-    s = np.linalg.svd(RF @ RG.T, compute_uv=False)
-    pair = float(np.sum(np.linalg.norm(Fr, axis=0) * np.linalg.norm(Gr, axis=0)))
-    noise = 8.0 * math.sqrt(max(m, n, d)) * UNIT_ROUNDOFF * pair
-    if E0 is not None:
-        noise += norm2(Fr) * float(np.linalg.norm(scale_rows(E0, eG)))
-    if EF is not None:
-        noise += norm2(Gr) * float(np.linalg.norm(scale_rows(EF, eF)))
-    r, decided = product_rank_decision(s, noise, tol)
-    return r, decided, s, noise
-
-
-def product_rank_decision(s: np.ndarray, noise: float, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool]:
-    """The rank of a product from its computed singular values ``s`` (largest
-    first), each within ``noise`` of the exact one: :meth:`Tolerance.rank`, and
-    undecided as well where every value is within ``gap`` of the bound (the
-    product may be zero or not) or where a direction is called zero on a bound
-    larger than ``sqrt(gap) rtol`` of the largest value (it may not be).
-
-    >>> product_rank_decision(np.array([1.0, 1e-20]), 1e-16)
-    (1, True)
-    >>> product_rank_decision(np.array([1.0, 1e-20]), 1e-9)     # a bound as large as the tolerance
-    (1, False)
-    """
-    r, decided = tol.rank(s, noise=noise)
-    top = float(s[0]) if s.size else 0.0
-    if 0 < top <= tol.gap * noise:
-        decided = False
-    if r < s.size and noise > tol.resolution * tol.rtol * top:
-        decided = False
-    return r, decided
 
 
 def _r_factor(X: np.ndarray) -> np.ndarray:

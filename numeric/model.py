@@ -8,6 +8,7 @@ import numpy as np
 from allornone.errors import AllOrNoneError
 from allornone.model import Backend, Model, Structure
 from allornone.numeric import linalg as fl
+from allornone.numeric import primitives
 
 
 def float_backend(tol: fl.Tolerance) -> Backend:
@@ -40,7 +41,7 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     * ``SF``, ``SG``: row spaces of ``F`` and ``G_0`` (:func:`~allornone.numeric.linalg.data_row_space`:
       rows and columns scaled by powers of two, the exact rounding error of
       ``G - g(y_0)`` counted as data error);
-    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.linalg.log_odds_rank`);
+    * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.primitives.log_odds_rank`);
       where they cannot tell it, it is undecided;
     * ``M``, ``N``: the top-``k`` singular subspaces of ``P_F P_G``, from the
       SVD of the small matrix ``B_F B_G^T`` of the two orthonormal bases; their
@@ -56,7 +57,7 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     EF = model.input_error * np.abs(F) if model.input_error else None
     BF, dF, eF = fl.data_row_space(F, EF, tol)
     BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol)
-    k, dk, sL, noise_L = fl.log_odds_rank(F, G0, E0, tol, EF)
+    k, dk, sL, noise_L = primitives.log_odds_rank(F, G0, E0, tol, EF)
     return assemble_structure(BF, dF, eF, BG, dG, eG, k, dk, noise_L, d, tol)
 
 
