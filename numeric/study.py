@@ -60,7 +60,7 @@ from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
 from allornone.numeric.parallel_gram import (FORMS, PairMetric, batch_cosines, cosine_matrix, mean_offdiagonal,
                                              upper_values)
 
-__all__ = ["run_study", "StudyResult", "Study", "load_study", "divergences", "pair_distances",
+__all__ = ["run_study", "StudyResult", "divergences", "pair_distances",
            "model_parallelism", "ALPHA", "SAME_DISTRIBUTION"]
 
 #: Significance level of the summary.
@@ -290,10 +290,14 @@ class StudyResult:
 
     def to_markdown(self) -> str:
         """The report as Markdown: findings, models, distances, parallelism, settings."""
+        from allornone.numeric.study_report import render_markdown
+
         return render_markdown(self)
 
     def plot(self, directory) -> list[Path]:
         """Write the plots (PNG) into ``directory``; returns their paths. Needs matplotlib."""
+        from allornone.numeric.study_report import plot_study
+
         return plot_study(self, directory)
 
 
@@ -619,6 +623,14 @@ def _summarise(r: StudyResult) -> list[str]:
 
 
 
-# The report and the study file read the definitions above, so they come last.
-from allornone.numeric.study_file import Study, load_study  # noqa: E402,F401
-from allornone.numeric.study_report import plot_study, render_markdown  # noqa: E402,F401
+_ELSEWHERE = {"Study": "study_file", "load_study": "study_file", "render_markdown": "study_report",
+              "plot_study": "study_report"}
+
+
+def __getattr__(name: str):
+    # the study file and the report read this module, so they are found on first use
+    if name in _ELSEWHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f"allornone.numeric.{_ELSEWHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
