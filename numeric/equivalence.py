@@ -29,25 +29,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from allornone.decision import Decision, Truth
 from allornone.numeric import linalg as fl
+from allornone.numeric.logit_tiles import common_exponents as _common_exponents
+from allornone.numeric.logit_tiles import compare_tiles
 
-__all__ = ["same_distribution", "el_certificate", "FloatCertificate", "linear_identification", "FloatIdentification"]
+__all__ = ["FloatCertificate", "FloatIdentification", "el_certificate", "linear_identification", "same_distribution"]
 
 _U = fl.UNIT_ROUNDOFF
 # Entries of one block of the log-odds comparison.
 _BLOCK = 1 << 21
-
-
-def _common_exponents(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Per row the larger exponent of the two matrices; a row that is zero in
-    one of them takes the other's (it has no size of its own to give)."""
-    ex, ey = fl.row_exponents(X), fl.row_exponents(Y)
-    zx, zy = ~np.any(X, axis=1), ~np.any(Y, axis=1)
-    ex = np.where(zx, ey, ex)
-    ey = np.where(zy, ex, ey)
-    return np.maximum(ex, ey)
 
 
 def _scaled_pair(a, b, own: bool = False):
@@ -94,6 +85,11 @@ def same_distribution(a, b) -> Decision:
     # relative error where declared; a coordinate in which g_0 vanishes adds nothing
     ca, cb = _U * (da + 2) + 2 * a.input_error, _U * (db + 2) + 2 * b.input_error
     aFa, aFb, aGa, aGb = np.abs(Fa), np.abs(Fb), np.abs(Ga), np.abs(Gb)
+    # the declared part of that bound, on its own: a cost for "holds" (room
+    # for "fails"), never room for "holds"
+    declared = None
+    if a.input_error or b.input_error:
+        declared = [_declared_rows(model, ey) for model in (a, b)]
     m, n = Fa.shape[0], Ga.shape[0]
     step = max(1, _BLOCK // max(n, 1))
     worst = (-1.0, (0, 0), 0.0, 0.0)   # ratio, entry, residual, bound
@@ -113,10 +109,23 @@ def same_distribution(a, b) -> Decision:
         rnd = (ca * (aFa[i:i + step] @ aGa.T) + cb * (aFb[i:i + step] @ aGb.T)
                + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T)
         bound = np.maximum(tol.rtol * nat + rnd, np.finfo(float).tiny)
-        ratio = diff / bound
-        redo = ((rnd > 0) & (rnd * tol.gap > nat) & (ratio <= 1)) | ((ratio > 1) & (ratio <= tol.gap))
+        fratio = diff / bound
+        if declared is None:
+            ratio = fratio
+        else:
+            dec = (2 * a.input_error * (aFa[i:i + step] @ aGa.T) + 2 * b.input_error * (aFb[i:i + step] @ aGb.T)
+                   + aFa[i:i + step] @ declared[0].T + aFb[i:i + step] @ declared[1].T)
+            # rnd counts dec once as room; "holds" takes it back and pays it
+            bound = tol.rtol * nat + rnd - 2.01 * dec
+            used_up = (dec > 0) & (bound <= 0)
+            bound = np.maximum(bound, np.finfo(float).tiny)
+            ratio = diff / bound
+            # a bound the declared error used up holds nothing
+            ratio[used_up] = np.inf
+            del dec, used_up
+        redo = ((rnd > 0) & (rnd * tol.gap > nat) & (ratio <= 1)) | ((ratio > 1) & (fratio <= tol.gap))
         del nat, rnd
-        any_fail |= bool(np.any(ratio > tol.gap))
+        any_fail |= bool(np.any(fratio > tol.gap))
         if np.any(redo):
             r, c = np.nonzero(redo)
             if not overflowed and sum(map(len, rows)) + r.size <= _REFINE_MAX:
@@ -133,6 +142,16 @@ def same_distribution(a, b) -> Decision:
     return _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
 
 
+def _declared_rows(model, ey: np.ndarray) -> np.ndarray:
+    """The declared error of ``G_0 = G - g(y_0)``, ``input_error (|g(y)| +
+    |g(y_0)|)`` (zero at the pivot), with the tokens scaled by ``2^-ey``."""
+    if not model.input_error:
+        return np.zeros_like(model.G)
+    I = model.input_error * (np.abs(model.G) + np.abs(model.G[model.pivot]))
+    I[model.pivot] = 0.0
+    return fl.scale_rows(I, ey)
+
+
 def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:
     """The verdict of a log-odds comparison once every entry has been judged
     by its dot-product bound: the entries collected for it (``rows``,
@@ -145,9 +164,9 @@ def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max
         if refined is None:
             any_undecided = True
         else:
-            r_ratio, r_diff, r_bound, xs, ys = refined
-            any_fail |= bool(np.any(r_ratio > tol.gap))
-            any_undecided |= bool(np.any((r_ratio > 1) & (r_ratio <= tol.gap)))
+            r_ratio, r_diff, r_bound, xs, ys, r_fratio = refined
+            any_fail |= bool(np.any(r_fratio > tol.gap))
+            any_undecided |= bool(np.any((r_ratio > 1) & (r_fratio <= tol.gap)))
             j = int(np.argmax(r_ratio))
             if r_ratio[j] > worst[0]:
                 worst = (float(r_ratio[j]), (int(xs[j]), int(ys[j])), float(r_diff[j]), float(r_bound[j]))
@@ -166,82 +185,28 @@ _TILE_CONTEXTS = 1024
 
 
 def _same_distribution_tiled(a, b, tol) -> Decision:
-    """:func:`same_distribution` a tile of contexts and tokens at a time.
+    """:func:`same_distribution` a tile of contexts and tokens at a time
+    (:mod:`allornone.numeric.logit_tiles`).
 
     ``G_0`` and ``G~_0`` are formed a block of tokens at a time (with the exact
     error of the subtraction, TwoSum), never whole, and the rounding bound of
     entry ``(x, y)`` is Higham's in its Cauchy--Schwarz form,
     ``u (d + 2) |f(x)| |g_0(y)|`` with Euclidean norms (which bounds
     ``u (d + 2) |f(x)|^T |g_0(y)|``), so that it costs no matrix product of
-    its own: two products of ``m x n x d`` flops in all. Entries the bound
-    cannot tell from zero, or leaves undecided, are recomputed exactly
-    rounded as in :func:`same_distribution`."""
-    ex = _common_exponents(a.F, b.F)
-    Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
-    nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
-    ca, cb = _U * (a.d + 2) + 2 * a.input_error, _U * (b.d + 2) + 2 * b.input_error
-    left = np.column_stack([ca * nFa, cb * nFb, nFa, nFb])
-    ga, gb = a.G[a.pivot], b.G[b.pivot]
-    m, n = a.m, a.n
-    ey = np.zeros(n, dtype=int)
-    worst = (-1.0, (0, 0), 0.0, 0.0)
-    max_res = 0.0
-    any_fail = False
-    rows, cols, overflowed = [], [], False
-    for j in range(0, n, _TILE_TOKENS):
-        G0a, E0a = fl.subtract_with_error(a.G[j:j + _TILE_TOKENS], ga, a.input_error)
-        G0b, E0b = fl.subtract_with_error(b.G[j:j + _TILE_TOKENS], gb, b.input_error)
-        e = _common_exponents(G0a, G0b)
-        ey[j:j + e.size] = e
-        G0a, G0b, E0a, E0b = (fl.scale_rows(M, e) for M in (G0a, G0b, E0a, E0b))
-        # the rounding bound of the tile is one product of rank 4:
-        # [ca |f|, cb |f~|, |f|, |f~|] [|g_0|, |g~_0|, |e|, |e~|]^T
-        right = np.vstack([np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1),
-                           np.linalg.norm(E0a, axis=1), np.linalg.norm(E0b, axis=1)])
-        del E0a, E0b
-        for i in range(0, m, _TILE_CONTEXTS):
-            sl = slice(i, i + _TILE_CONTEXTS)
-            La = Fa[sl] @ G0a.T
-            Lb = Fb[sl] @ G0b.T
-            diff = La - Lb
-            np.abs(diff, out=diff)
-            np.abs(La, out=La)
-            np.abs(Lb, out=Lb)
-            nat = np.maximum(La, Lb, out=La)
-            del Lb
-            rnd = left[sl] @ right
-            bound = nat * tol.rtol
-            bound += rnd
-            np.maximum(bound, np.finfo(float).tiny, out=bound)
-            ratio = np.divide(diff, bound)
-            top = float(ratio.max()) if ratio.size else 0.0
-            any_fail |= top > tol.gap
-            redo = (ratio > 1) & (ratio <= tol.gap) if top > 1 else None
-            rnd *= tol.gap
-            blind = rnd > nat
-            if blind.any():
-                blind &= ratio <= 1
-                redo = blind if redo is None else (redo | blind)
-            del nat, rnd, blind
-            if redo is not None and redo.any():
-                r, c = np.nonzero(redo)
-                if not overflowed and sum(map(len, rows)) + r.size <= _REFINE_MAX:
-                    rows.append(r + i)
-                    cols.append(c + j)
-                else:
-                    overflowed = True
-                ratio[redo] = -1.0
-            k = int(np.argmax(ratio))
-            x, y = divmod(k, ratio.shape[1])
-            if ratio.flat[k] > worst[0]:
-                worst = (float(ratio.flat[k]), (i + x, j + y), float(diff.flat[k]), float(bound.flat[k]))
-            if diff.size:
-                # the largest difference in the models' own units: per row, the
-                # largest over the tokens scaled back, then the row's scale
-                with np.errstate(over="ignore"):
-                    diff *= np.ldexp(1.0, e)[None, :]
-                    max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[sl]).max()))
-    return _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
+    its own: two products of ``m x n x d`` flops in all, the token blocks
+    shared among threads. Entries the bound cannot tell from zero, or leaves
+    undecided, are recomputed exactly rounded as in :func:`same_distribution`."""
+    Fa, Fb, ex, t = compare_tiles(a, b, tol, _TILE_TOKENS, _TILE_CONTEXTS)
+    # tiles in their order, as long as they fit in what may be recomputed
+    rows, cols, kept, overflowed = [], [], 0, False
+    for r, c in zip(t.rows, t.cols):
+        if kept + r.size > _REFINE_MAX:
+            overflowed = True
+            break
+        rows.append(r)
+        cols.append(c)
+        kept += r.size
+    return _conclude(a, b, Fa, Fb, ex, t.ey, rows, cols, overflowed, t.any_fail, t.worst, t.max_res, tol)
 
 
 # At most this many entries of L are recomputed with correctly rounded dot products.
@@ -252,13 +217,15 @@ def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):
     """Entries ``(xs, ys)`` of both (row-scaled) log-odds recomputed as
     correctly rounded ``f(x)^T g(y) - f(x)^T g(y_0)`` (:func:`~allornone.numeric.linalg.rounded_dots`),
     judged against ``rtol max(|L|, |L~|)`` plus their rounding (half an ulp of
-    each value and of the difference, and what underflow may lose). Returns
-    ``(ratio, |diff|, bound, xs, ys)``, or None when the refinement is not
+    each value and of the difference, and what underflow may lose), or None when the refinement is not
     available (entries too large to split, scaling that would not be exact).
 
-    A model that declares an error of its own numbers (``input_error``) adds
-    ``2 input_error (|f(x)|^T |g(y)| + |f(x)|^T |g(y_0)|)``: its numbers are
-    compared at the precision it declares for them."""
+    A model that declares an error of its own numbers (``input_error``) has
+    ``e = 2 input_error (|f(x)|^T |g(y)| + |f(x)|^T |g(y_0)|)`` subtracted
+    from the bound for "holds" and added to it for "fails": a difference its
+    declared error may account for is undecided. Returns
+    ``(ratio, |diff|, bound, xs, ys, fails_ratio)``, ``ratio`` and ``bound``
+    for "holds"."""
     vals, tiny = [], 0.0
     declared = np.zeros(xs.size)
     for model, F in ((a, Fa), (b, Fb)):
@@ -280,9 +247,14 @@ def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):
     La, Lb = vals
     diff = np.abs(La - Lb)
     nat = np.maximum(np.abs(La), np.abs(Lb))
-    bound = tol.rtol * nat + 1.01 * _U * (np.abs(La) + np.abs(Lb) + diff) + tiny + 1.01 * declared
-    bound = np.maximum(bound, np.finfo(float).tiny)
-    return diff / bound, diff, bound, xs, ys
+    rounding = tol.rtol * nat + 1.01 * _U * (np.abs(La) + np.abs(Lb) + diff) + tiny
+    # the declared error is paid by "holds" and counted as room by "fails"
+    hold = np.maximum(rounding - 1.01 * declared, np.finfo(float).tiny)
+    fail = np.maximum(rounding + 1.01 * declared, np.finfo(float).tiny)
+    ratio = diff / hold
+    # a bound the declared error used up holds nothing
+    ratio[(declared > 0) & (rounding <= 1.01 * declared)] = np.inf
+    return ratio, diff, hold, xs, ys, diff / fail
 
 
 @dataclass

@@ -1,0 +1,173 @@
+"""The tiled entrywise comparison of L and L~ (``numeric.logit_tiles``): the same
+verdicts, witnesses and residuals as the single-threaded loop it replaced, on
+every thread count and tiling; and a declared input error is a cost for
+"holds", never room for it.
+
+Each check was run once against a broken variant of the module and failed
+there: with the test for logits that cancel a hidden component switched off
+(``rnd *= 0`` in place of ``rnd *= tol.gap``) the reference comparison fails on
+the cancelling pairs; with the declared error added to the "holds" bound
+instead of subtracted, the declared-error tests fail; with the token blocks'
+results merged in reverse order, the comparison with the previous loop fails."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from allornone.numeric import FloatModel, logit_tiles
+from allornone.numeric import equivalence as feq
+from allornone.numeric import linalg as fl
+from allornone.numeric.scale import b5_twin, random_model
+from allornone.theorems import thm5
+
+_U = fl.UNIT_ROUNDOFF
+H = 2 ** 61
+G_CANCEL = [[0, 0], [1, -1], [0, 1]]
+
+
+def _reference(a, b, tol, tile_tokens, tile_contexts):
+    """The previous single-threaded tiled loop, verbatim up to names (no
+    declared errors: it counted them as room for "holds")."""
+    ex = feq._common_exponents(a.F, b.F)
+    Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
+    nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
+    ca, cb = _U * (a.d + 2), _U * (b.d + 2)
+    left = np.column_stack([ca * nFa, cb * nFb, nFa, nFb])
+    ga, gb = a.G[a.pivot], b.G[b.pivot]
+    m, n = a.m, a.n
+    ey = np.zeros(n, dtype=int)
+    worst = (-1.0, (0, 0), 0.0, 0.0)
+    max_res, any_fail = 0.0, False
+    rows, cols, overflowed = [], [], False
+    for j in range(0, n, tile_tokens):
+        G0a, E0a = fl.subtract_with_error(a.G[j:j + tile_tokens], ga)
+        G0b, E0b = fl.subtract_with_error(b.G[j:j + tile_tokens], gb)
+        e = feq._common_exponents(G0a, G0b)
+        ey[j:j + e.size] = e
+        G0a, G0b, E0a, E0b = (fl.scale_rows(M, e) for M in (G0a, G0b, E0a, E0b))
+        right = np.vstack([np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1),
+                           np.linalg.norm(E0a, axis=1), np.linalg.norm(E0b, axis=1)])
+        for i in range(0, m, tile_contexts):
+            sl = slice(i, i + tile_contexts)
+            La, Lb = Fa[sl] @ G0a.T, Fb[sl] @ G0b.T
+            diff = np.abs(La - Lb)
+            nat = np.maximum(np.abs(La), np.abs(Lb))
+            rnd = left[sl] @ right
+            bound = np.maximum(nat * tol.rtol + rnd, np.finfo(float).tiny)
+            ratio = diff / bound
+            top = float(ratio.max()) if ratio.size else 0.0
+            any_fail |= top > tol.gap
+            redo = (ratio > 1) & (ratio <= tol.gap) if top > 1 else np.zeros(ratio.shape, bool)
+            redo |= (rnd * tol.gap > nat) & (ratio <= 1)
+            if redo.any():
+                r, c = np.nonzero(redo)
+                if not overflowed and sum(map(len, rows)) + r.size <= feq._REFINE_MAX:
+                    rows.append(r + i)
+                    cols.append(c + j)
+                else:
+                    overflowed = True
+                ratio[redo] = -1.0
+            k = int(np.argmax(ratio))
+            x, y = divmod(k, ratio.shape[1])
+            if ratio.flat[k] > worst[0]:
+                worst = (float(ratio.flat[k]), (i + x, j + y), float(diff.flat[k]), float(bound.flat[k]))
+            if diff.size:
+                max_res = max(max_res, float(np.ldexp(diff * np.ldexp(1.0, e)[None, :], ex[sl, None]).max()))
+    return feq._conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
+
+
+def _pairs():
+    """Equivalent pairs, float-built twins, pairs that differ in one small logit
+    next to large ones, and logits that cancel a hidden component."""
+    out = []
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        F, G = random_model(37, 53, 6, 5, 4, seed=rng)
+        a = FloatModel(F, G)
+        out.append((a, FloatModel(2.0 * F, G / 2.0)))                      # exactly equivalent
+        out.append((a, FloatModel(*b5_twin(F, G, extra=(2, 1), seed=rng))))  # rounded twin
+        # one token made small, its logits then perturbed far below the row's size
+        G2 = G.copy()
+        G2[7] = G[0] + 1e-6 * (G[7] - G[0])
+        F2 = F.copy()
+        F2[:, 0] *= 2.0 ** 20                                               # large logits in every row
+        b = FloatModel(F2, G2)
+        G3 = G2.copy()
+        G3[7] += 1e-13 * (G[7] - G[0])
+        out.append((b, FloatModel(F2, G3)))
+        # a hidden component: f has a huge coordinate g_0 cancels
+        Fh = np.hstack([F, 2.0 ** 40 * rng.standard_normal((F.shape[0], 1))])
+        Gh = np.hstack([G, np.zeros((G.shape[0], 1))])
+        Gh[:, -1] = 2.0 ** -40 * rng.standard_normal(G.shape[0])
+        Gh2 = Gh.copy()
+        Gh2[5, -1] += 2.0 ** -70
+        out.append((FloatModel(Fh, Gh), FloatModel(Fh, Gh2)))
+        out.append((FloatModel(Fh, Gh), FloatModel(Fh.copy(), Gh.copy())))
+    return out
+
+
+@pytest.mark.parametrize("tiles", [(4, 5), (16, 7), (53, 37)])
+def test_the_tiles_decide_as_the_previous_loop(tiles):
+    tol = fl.DEFAULT_TOLERANCE
+    seen = set()
+    for a, b in _pairs():
+        want = _reference(a, b, tol, *tiles)
+        for threads in (1, 3):
+            Fa, Fb, ex, t = logit_tiles.compare_tiles(a, b, tol, *tiles, threads=threads)
+            rows, cols = t.rows, t.cols
+            got = feq._conclude(a, b, Fa, Fb, ex, t.ey, rows, cols, False, t.any_fail, t.worst, t.max_res, tol)
+            assert got.truth is want.truth
+            assert got.residual == want.residual
+            assert got.tolerance == want.tolerance
+            assert got.detail.get("witness") == want.detail.get("witness")
+        seen.add(want.truth.value)
+    assert seen == {"holds", "fails"}
+
+
+def test_threads_give_the_verdict_witness_and_residual_of_one(monkeypatch):
+    rng = np.random.default_rng(5)
+    F, G = random_model(300, 2000, 12, 10, 9, seed=rng)
+    G2 = G.copy()
+    G2[1234] += 1e-9 * np.abs(G[1234]).max()
+    a, b = FloatModel(F, G), FloatModel(F, G2)
+    monkeypatch.setattr(feq, "_TILED_AT", 0)
+    monkeypatch.setattr(feq, "_TILE_TOKENS", 128)
+    monkeypatch.setattr(feq, "_TILE_CONTEXTS", 64)
+    out = {}
+    for w in (1, 2, 5):
+        monkeypatch.setattr(logit_tiles, "WORKERS", w)
+        out[w] = thm5.same_distribution(a, b)
+    assert out[1].fails and out[1].detail["witness"][1] == 1234
+    for w in (2, 5):
+        assert (out[w].truth, out[w].residual, out[w].tolerance, out[w].detail) == \
+            (out[1].truth, out[1].residual, out[1].tolerance, out[1].detail)
+
+
+@pytest.mark.parametrize("tiled", [False, True])
+def test_a_declared_error_is_a_cost_for_holds(monkeypatch, tiled):
+    """Logits 3 and 5 next to entries of 2^61 round to the same floats: the
+    declared error covers the difference, so "equal" is undecided; a
+    difference beyond what was declared still fails, and a model whose
+    numbers are exact still holds."""
+    if tiled:
+        monkeypatch.setattr(feq, "_TILED_AT", 0)
+        monkeypatch.setattr(feq, "_TILE_TOKENS", 2)
+        monkeypatch.setattr(feq, "_TILE_CONTEXTS", 1)
+    fa, fb = (FloatModel([[v, H], [1, 0]], G_CANCEL) for v in (H + 3, H + 5))
+    assert fa.input_error == fb.input_error == _U
+    assert np.array_equal(fa.F, fb.F)
+    assert feq.same_distribution(fa, fb).undecided
+    fc = FloatModel([[H + 2 ** 24, H], [1, 0]], G_CANCEL)
+    assert feq.same_distribution(fa, fc).fails
+    exact = FloatModel([[float(H), float(H)], [1.0, 0.0]], G_CANCEL)
+    assert exact.input_error == 0.0
+    assert feq.same_distribution(exact, FloatModel(exact.F.copy(), G_CANCEL)).holds
+
+
+def test_pow2_rows_is_scale_rows():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 7)) * np.ldexp(1.0, rng.integers(-1070, 1000, size=(50, 1)))
+    e = fl.row_exponents(X)
+    assert np.array_equal(logit_tiles.pow2_rows(X, e), fl.scale_rows(X, e))
+    e2 = e.copy()
+    e2[0] = 1100
+    assert np.array_equal(logit_tiles.pow2_rows(X, e2), fl.scale_rows(X, e2))
