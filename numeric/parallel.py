@@ -1,21 +1,40 @@
-r"""Float decisions of parallelism and proportional log-odds, with error bounds.
+r"""Float decisions of Lemma 8: parallelism and proportional log-odds, decided where they live.
 
-Differences of rows of ``G`` (or ``F``) are computed with their exact rounding
-error (TwoSum), so a common offset on every ``g(y)`` costs nothing: the
-difference of two rows is known to the last bit (plus the rows' own relative
-error where the model declares one, ``FloatModel.input_error``). Each test ``u = λ v`` is then
-judged coordinate by coordinate (context by context, for log-odds) against
+**Where the claim lives.** For tokens ``a, b, c, e`` the differences
+``v = g(a) - g(b)`` and ``w = g(c) - g(e)`` lie in ``SG``, where ``F v = F P_N v``
+(F4) and ``F`` is injective on ``N`` (F6). Hence
 
-* ``rtol (|u_i| + |λ| |v_i|)`` -- the relative tolerance on the size of what is
-  compared, and
-* the rounding bound of ``u_i`` and ``v_i``: for a projected difference
-  ``P_S (x_a - x_b)``, the error of the computed projector ``eps_S`` times the
-  size of the raw difference (hidden components included, as they are what
-  the error multiplies); for a log-odds difference
-  ``L[x, a] - L[x, b] = f(x)^T (g(a) - g(b))``, ``u (d + 2) |f(x)|^T |g(a) - g(b)|``.
+    ``P_N v = λ P_N w``  ⟺  ``F (v - λ w) = 0``  ⟺  ``ℓ_ab = λ ℓ_ce``,
 
-A test that something *vanishes* (``v = 0``: the degenerate pair) has no
-relative part: ``v`` must be within its rounding bound.
+with ``ℓ_ab = L[:, a] - L[:, b]`` the log-odds differences: parallelism in
+``N`` is a claim about the distribution, and is decided on the log-odds, whose
+exact values no change of basis, hidden component, offset or scaling of ``f``
+against ``g`` moves. No projector is computed, so no angle between subspaces
+enters a bound. Dually, on contexts, ``P_M (f(x1) - f(x2)) = λ P_M (f(x3) -
+f(x4))`` ⟺ ``G_0 (Δ12 - λ Δ34) = 0``. Raw parallelism (no projection) is
+decided on the differences themselves, coordinate by coordinate.
+
+**One computation.** Every vector is a set of linear forms ``R w`` of the
+model's own numbers: a *reader* ``R`` (``F``; ``G_0 = G - 1 g(y_0)^T`` kept as
+the unevaluated pair ``G``, ``-1 g(y_0)^T``; or the identity) applied to an exact
+combination ``w = sum_k c_k x_k`` of rows (with ``c_k x_k`` split into two floats
+where ``c_k`` is not ``±1``). :func:`forms` evaluates them correctly rounded
+(:func:`~allornone.numeric.witness.rounded_matmul`), so each value is within
+half an ulp of the exact one plus what underflow may lose, however much it
+cancels; beyond :data:`~allornone.numeric.primitives.ROUNDED_LIMIT`
+multiply-adds it uses the dot product's a priori bound ``gamma |R| |w|``
+(Higham). A declared relative input error ``ε`` adds ``(2 + ε) ε |R| |w|``.
+
+**The decisions** (:func:`entrywise`, the rule of
+:meth:`~allornone.numeric.linalg.Tolerance.certain` entry by entry): an entry
+``r`` with error ``e`` and natural size ``s`` *holds* when ``|r| + e <= sqrt(gap)
+rtol s`` (or it is an exact zero: ``r = e = 0``), *fails* when ``|r| > gap (rtol s
++ e)``. For ``u = λ v`` the size is ``|u| + |λ| |v|`` at that entry; for ``v = 0``
+on the log-odds it is the size of the logits compared, for raw differences
+zero (only an exact zero holds). With ``λ`` not given, the candidate
+``<u, v>/<v, v>`` can show "holds"; "fails" needs every ``λ`` excluded:
+:func:`no_ratio` intersects, over the entries, the intervals of ``λ`` at which
+an entry could still not fail.
 """
 from __future__ import annotations
 
@@ -26,229 +45,313 @@ import numpy as np
 
 from allornone.decision import Decision, Truth
 from allornone.numeric import linalg as fl
+from allornone.numeric.primitives import ROUNDED_LIMIT
 
-__all__ = ["Bounded", "raw_difference", "projected_difference", "log_odds_difference", "differences",
-           "log_odds_differences", "refined", "REFINE_MAX", "collinear"]
+__all__ = ["Bounded", "Forms", "entrywise", "vanishes", "equation", "no_ratio", "collinear", "differences",
+           "log_odds_differences"]
 
 _U = fl.UNIT_ROUNDOFF
+_TINY = 2.0 ** -1074
 
 
 @dataclass(frozen=True)
 class Bounded:
     """A column vector ``value`` with an entrywise error bound ``error`` (the
-    exact vector is within ``error`` of ``value`` in every entry)."""
+    exact vector is within ``error`` of ``value`` in every entry); ``size``, where
+    given, the natural size of each entry (for a log-odds difference the sizes
+    of the logits it is the difference of)."""
 
     value: np.ndarray
     error: np.ndarray
-    size: float | None = None
-    """The natural size of what the vector was computed from (for a projected
-    difference, the projected rows), or None where the error bound is rigorous
-    entry by entry: a bound not ``gap`` times below it leaves "holds" undecided."""
-    eps: float = 0.0
-    """The error of the projector behind the vector (sine of an angle)."""
-    nat: np.ndarray | None = None
-    """Entry by entry, the natural size of what the entry is a difference of
-    (for a log-odds difference ``L[x, a] - L[x, b]``, ``|L[x, a]| + |L[x, b]|``),
-    or None. A rigorous bound that is not ``gap`` times below it leaves "holds"
-    undecided at that entry: a difference of two logits that cancel a hidden
-    component is zero to within its bound, but so is a small non-zero one."""
+    size: tuple[np.ndarray, np.ndarray] | None = None
+    """Lower and upper bounds of the natural size of each entry, or None."""
+    units: np.ndarray | None = None
+    """Per entry the exponent ``e`` with the entry's true value ``value 2^e`` (None: the model's units)."""
 
 
-def raw_difference(X: np.ndarray, i: int, j: int, input_error: float = 0.0) -> Bounded:
-    """``X[i] - X[j]`` as a column, with its error bound: the exact rounding
-    error of the subtraction, plus ``input_error (|X[i]| + |X[j]|)`` when the
-    rows carry a relative error of their own."""
-    s, err = fl.subtract_with_error(X[i], X[j], input_error)
-    return Bounded(s[:, None], err[:, None])
+# -- evaluating linear forms ------------------------------------------------------------------------
+
+def _split(coef: float, x: np.ndarray) -> tuple[list[np.ndarray], float]:
+    """Floats whose exact sum is ``coef x``, and a bound on what underflow may
+    have lost from it (per entry)."""
+    if coef == 1.0:
+        return [x], 0.0
+    if coef == -1.0:
+        return [-x], 0.0
+    if coef == 0.0:
+        return [], 0.0
+    hi, lo = fl._two_product(np.full_like(x, coef), x)
+    if not (np.all(np.isfinite(hi)) and np.all(np.isfinite(lo))):
+        raise OverflowError
+    nz = hi != 0
+    lost = _TINY if np.any(nz & (np.abs(hi) < 2.0 ** -968)) or np.any((x != 0) & ~nz) else 0.0
+    return [hi, lo], lost
 
 
-def projected_difference(P: np.ndarray, eps: float, diff: Bounded, rows: np.ndarray) -> Bounded:
-    """``P (x_a - x_b)`` with a bound: the projector's error ``eps`` (spectral)
-    and the product's rounding, at the size of the raw difference; ``rows``
-    (``2 x d``, the two rows) give the natural size ``|P x_a| + |P x_b|``."""
-    v = P @ diff.value
-    raw = float(np.linalg.norm(diff.value)) + float(np.linalg.norm(diff.error))
-    d = P.shape[0]
-    if not np.any(P):   # k = 0: an exact zero
-        return Bounded(v, np.zeros_like(v), 0.0)
-    bound = (eps + 4 * math.sqrt(d) * _U) * raw + float(np.linalg.norm(P @ diff.error)) if d else 0.0
-    size = float(np.linalg.norm(rows @ P.T, axis=1).sum())
-    return Bounded(v, np.full_like(v, bound), size, float(eps))
+class Forms:
+    """Linear forms ``R w`` of one model's numbers: ``R = sum_r readers[r]`` (each
+    ``p x d``) applied to exact combinations ``w = sum_k c_k X[i_k]`` of rows of
+    ``X`` (plus the fixed combination ``base`` added to every *term*, e.g. ``-g(y_0)``
+    for logits).
+
+    Values and error bounds are given in units of their own per entry: entry
+    ``x`` in units of ``2^(e_x + e_X)``, ``e_x`` the exponent of the readers' row
+    ``x`` and ``e_X`` that of ``X``. Every quantity compared at one entry is in the
+    same units, so no comparison loses anything to underflow; ``units`` gives
+    the exponents to report a value in the model's units."""
+
+    def __init__(self, readers: list[np.ndarray], X: np.ndarray, base=(), input_error: float = 0.0,
+                 zero_rows=()):
+        self.readers, self.base, self.eps = readers, list(base), float(input_error)
+        self.p, self.d = readers[0].shape[0], X.shape[1]
+        self.er = np.max([fl.row_exponents(R) for R in readers], axis=0)
+        top = float(np.max(np.abs(X))) if X.size else 0.0
+        self.ew = int(np.frexp(top)[1]) if top > 0 else 0
+        # the rows of X at size about one before a coefficient splits them, so that
+        # the split of c x does not underflow where x is tiny (when that is exact)
+        with np.errstate(under="ignore"):
+            Xs = np.ldexp(X, -self.ew)
+        self.shift = self.ew if np.array_equal(np.ldexp(Xs, self.ew), X) else 0
+        self.X = Xs if self.shift else X
+        self.units = self.er + self.ew
+        # entries whose reader row is zero by definition (g_0(y_0)), whatever
+        # error the numbers it is computed from carry
+        self.zero_rows = list(zero_rows)
+        self._terms: dict[int, Bounded] = {}
+
+    def evaluate(self, combos: list[list[tuple[float, int]]]) -> list[Bounded] | None:
+        """The forms of ``combos`` (each a list of ``(c_k, i_k)``) with rigorous
+        entrywise bounds, or None when one does not fit binary64."""
+        try:
+            parts = [[_split(float(c), self.X[i]) for c, i in combo] for combo in combos]
+        except OverflowError:
+            return None
+        vecs = [[v for vs, _ in combo for v in vs] for combo in parts]
+        lost = np.array([sum(t for _, t in combo) for combo in parts])
+        K, q, d, p = max((len(v) for v in vecs), default=0), len(combos), self.d, self.p
+        if K == 0:
+            return [Bounded(np.zeros((p, 1)), np.zeros((p, 1)), units=self.units) for _ in combos]
+        W = np.zeros((K, d, q))
+        for j, vs in enumerate(vecs):
+            for k, v in enumerate(vs):
+                W[k, :, j] = v
+        cols = np.full(q, self.ew - self.shift)
+        rounded = p * d * q * K * len(self.readers) <= ROUNDED_LIMIT
+        n = d * K * len(self.readers) + 2
+        with np.errstate(over="ignore", under="ignore"):
+            if rounded:
+                from allornone.numeric.witness import rounded_matmul
+
+                out = rounded_matmul([(R, W[k]) for R in self.readers for k in range(K)], (self.er, cols))
+                if out is None:
+                    return None
+                value, error = out
+            else:
+                back = -(self.units - self.shift)[:, None]
+                value = np.ldexp(sum(R @ W[k] for R in self.readers for k in range(K)), back)
+                mag = sum(np.abs(R) for R in self.readers) @ np.abs(W).sum(axis=0)
+                error = np.ldexp(1.01 * n * _U * mag + n * _TINY, back)
+            # what underflow took from the split terms reaches each entry through |R|
+            reach = np.ldexp(sum(np.abs(R) for R in self.readers).sum(axis=1), -self.er)
+            error = error + reach[:, None] * np.ldexp(lost, self.shift - self.ew)[None, :]
+            if self.eps:
+                error = error + (2 + self.eps) * self.eps * (1 + 4 * n * _U) * self._magnitude(W)
+        if not (np.all(np.isfinite(value)) and np.all(np.isfinite(error))):
+            return None
+        if self.zero_rows:
+            value[self.zero_rows], error[self.zero_rows] = 0.0, 0.0
+        return [Bounded(value[:, [j]], error[:, [j]], units=self.units) for j in range(q)]
+
+    def _magnitude(self, W: np.ndarray) -> np.ndarray:
+        """An upper bound of ``sum |R| |w|`` in the forms' units."""
+        from allornone.numeric.witness import rounded_matmul
+
+        absW = np.abs(W).sum(axis=0)
+        out = rounded_matmul([(np.abs(R), absW) for R in self.readers],
+                             (self.er, np.full(W.shape[2], self.ew - self.shift)))
+        if out is None:
+            return np.full((self.p, W.shape[2]), np.inf)
+        return (out[0] + out[1]) * (1 + 4 * (W.shape[1] + 2) * _U)
+
+    def term(self, i: int) -> Bounded:
+        """The form of the single row ``X[i]`` (with ``base``): a logit, or a coordinate."""
+        if i not in self._terms:
+            out = self.evaluate([[(1, i)] + self.base])
+            self._terms[i] = out[0] if out is not None else _undecidable(self.p, self.units)
+        return self._terms[i]
+
+    def size(self, combo: list[tuple[float, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """The natural size ``sum_k |c_k| |term(i_k)|`` of a combination, from below and from above."""
+        lo = sum(abs(c) * _lower(self.term(i)) for c, i in combo)
+        hi = sum(abs(c) * _upper(self.term(i)) for c, i in combo)
+        return lo, hi
+
+    def sized(self, combos) -> list[Bounded] | None:
+        """:meth:`evaluate` with each form's natural size attached."""
+        out = self.evaluate(combos)
+        if out is None:
+            return None
+        return [Bounded(b.value, b.error, self.size(c), b.units) for b, c in zip(out, combos)]
 
 
-def log_odds_difference(reader: np.ndarray, diff: Bounded, reader_error: np.ndarray | None = None,
-                        nat: np.ndarray | None = None) -> Bounded:
-    """``reader @ (x_a - x_b)`` row by row with a per-row bound (absolute
-    values entrywise): ``u (d + 2) |r| |diff| + |r| diff_error``
-    (+ ``reader_error (|diff| + diff_error)``); ``nat`` (a column) the sizes
-    of the two log-odds each entry is the difference of."""
-    d = reader.shape[1]
-    v = reader @ diff.value
-    A = np.abs(reader)
-    bound = _U * (d + 2) * (A @ np.abs(diff.value)) + A @ diff.error
-    if reader_error is not None:
-        bound = bound + reader_error @ (np.abs(diff.value) + diff.error)
-    return Bounded(v, bound, nat=None if nat is None else np.asarray(nat, dtype=float).reshape(v.shape))
+# -- the decisions ----------------------------------------------------------------------------------
 
-
-def refine(tol, b: Bounded, idx: np.ndarray, values: np.ndarray, nat: np.ndarray, tiny: float,
-           declared=0.0) -> Bounded:
-    """``b`` with the entries ``idx`` replaced by correctly rounded values (of
-    the same exact quantities), whose error is half an ulp of each plus
-    ``tiny`` (what underflow may lose), and their natural sizes ``nat``.
-    ``declared``: the part of the error due to the inputs' own declared
-    precision; it is added to the bound, and the entry is compared at that
-    precision (it does not make "holds" uninformative)."""
-    value, error = b.value.copy(), b.error.copy()
-    value[idx, 0] = values
-    error[idx, 0] = 1.01 * _U * np.abs(values) + tiny + 1.01 * np.asarray(declared)
-    size = None if b.nat is None else b.nat.copy()
-    if size is not None:
-        size[idx, 0] = np.maximum(nat, tol.gap * 1.01 * np.asarray(declared))
-    return Bounded(value, error, b.size, b.eps, size)
-
-
-def blind(tol, b: Bounded) -> np.ndarray:
-    """Indices of the entries whose bound is not ``gap`` times below their natural size."""
-    if b.nat is None:
-        return np.zeros(0, dtype=int)
-    return np.flatnonzero((b.error[:, 0] > 0) & (b.error[:, 0] * tol.gap > b.nat[:, 0]))
-
-
-def _entrywise(tol, r: np.ndarray, nat: np.ndarray, err: np.ndarray) -> Decision:
-    """``r = 0`` entry by entry: bound ``rtol * nat + err`` per entry."""
-    if r.size == 0:
+def entrywise(tol, r: Bounded, size_lo: np.ndarray, size_hi: np.ndarray) -> Decision:
+    """``r = 0`` entry by entry: holds where ``|r| + e <= sqrt(gap) rtol s`` (``s``
+    from below; an exact zero always), fails where ``|r| > gap (rtol s + e)``
+    (``s`` from above). The verdict is the conjunction; the residual and the
+    bounds reported are those of the entry that decided it (the one farthest
+    beyond its bound, or closest to it), in the model's units."""
+    a, e = np.abs(r.value), r.error
+    if a.size == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
-    bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
-    with np.errstate(over="ignore"):
-        ratio = np.abs(r) / bound
-    j = int(np.argmax(ratio))
-    if not np.all(np.isfinite(bound)):
-        truth = Truth.UNDECIDED
-    else:
-        truth = Truth.FAILS if ratio.flat[j] > tol.gap else Truth.UNDECIDED if ratio.flat[j] > 1 else Truth.HOLDS
-    return Decision(truth, float(np.abs(r).max()), (float(bound.flat[j]), float(tol.gap * bound.flat[j])))
+    lo = tol.resolution * tol.rtol * size_lo - e
+    hi = tol.gap * (tol.rtol * size_hi + e)
+    held = ((a == 0) & (e == 0)) | (a <= lo)
+    over = a > hi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if np.any(over):
+            j, truth = int(np.argmax(np.where(over, a / np.maximum(hi, _TINY), -np.inf))), Truth.FAILS
+        elif np.all(held):
+            j, truth = int(np.argmax(np.where(a > 0, a / np.maximum(lo, _TINY), 0.0))), Truth.HOLDS
+        else:
+            j, truth = int(np.argmax(np.where(held, -np.inf, a - lo))), Truth.UNDECIDED
+    u = 0 if r.units is None else int(r.units.flat[j])
+    return Decision(truth, float(np.ldexp(a.flat[j], u)),
+                    (float(np.ldexp(max(float(lo.flat[j]), 0.0), u)), float(np.ldexp(hi.flat[j], u))), {"entry": j})
 
 
-def _informed(tol, d: Decision, *vectors: Bounded) -> Decision:
-    """A "holds" whose error bound is not ``gap`` times below the natural size
-    of what was projected says nothing: undecided."""
-    if d.holds:
-        for b in vectors:
-            if b.nat is not None and np.any((b.error > 0) & (b.error * tol.gap > b.nat)):
-                return Decision(Truth.UNDECIDED, d.residual, d.tolerance,
-                                {"why": "error bound not below the size of the log-odds"})
-            err = float(b.error.max()) if b.error.size else 0.0
-            if b.size is None or err == 0 or err * tol.gap <= b.size:
-                continue
-            # Both rows project within the error bound, through a projector accurate
-            # to rtol: the projections are zero at the accuracy of the data.
-            if b.size <= err and b.eps <= tol.rtol:
-                continue
-            return Decision(Truth.UNDECIDED, d.residual, d.tolerance, {"why": "error bound too large"})
-    return d
+def _lower(b: Bounded) -> np.ndarray:
+    return np.maximum(np.abs(b.value) - b.error, 0.0)
+
+
+def _upper(b: Bounded) -> np.ndarray:
+    return np.abs(b.value) + b.error
+
+
+def _size(b: Bounded) -> tuple[np.ndarray, np.ndarray]:
+    return b.size if b.size is not None else (_lower(b), _upper(b))
 
 
 def vanishes(tol, v: Bounded) -> Decision:
-    """``v = 0``: every entry within its rounding bound (no relative part)."""
-    return _informed(tol, _entrywise(tol, v.value, np.zeros_like(v.value), v.error), v)
+    """``v = 0`` at the natural size of each entry (``v.size``; none: only an exact zero holds)."""
+    if v.size is None:
+        return entrywise(tol, v, np.zeros_like(v.value), np.zeros_like(v.value))
+    return entrywise(tol, v, *v.size)
 
 
-def equation(tol, u: Bounded, v: Bounded, lam: float) -> Decision:
-    """``u = λ v`` entry by entry."""
-    d = _entrywise(tol, u.value - lam * v.value, np.abs(u.value) + abs(lam) * np.abs(v.value),
-                   u.error + abs(lam) * v.error + _U * np.abs(u.value - lam * v.value))
-    return _informed(tol, d, u, v)
+def equation(tol, u: Bounded, v: Bounded, lam: float, residual: Bounded) -> Decision:
+    """``u = λ v`` entry by entry, on ``residual`` (``u - λ v`` evaluated as one
+    set of forms), at the natural size ``s(u) + |λ| s(v)`` of each entry."""
+    (ul, uh), (vl, vh) = _size(u), _size(v)
+    return entrywise(tol, residual, ul + abs(lam) * vl, uh + abs(lam) * vh)
 
 
-def collinear(tol, u: Bounded, v: Bounded, lam=None):
-    """``(decision, λ, v_zero)`` for ``u = λ v`` (``λ`` given, or the only
-    candidate ``<u, v>/<v, v>``; for ``v = 0`` the equation is ``u = 0``)."""
+def no_ratio(tol, u: Bounded, v: Bounded) -> bool:
+    """Whether no ``λ`` satisfies ``u = λ v`` even at ``gap`` times the tolerance.
+
+    At an entry, not failing at ``λ`` means ``|u* - λ v*| <= gap rtol (s_u + |λ|
+    s_v)`` for the exact values (``s`` the natural sizes, from above), hence
+    ``|u - λ v| <= α + β |λ|`` with ``α = gap rtol s_u + e_u`` and ``β = gap rtol
+    s_v + e_v``. Where ``|v| >
+    β`` this confines ``|λ| <= Λ = (α + |u|)/(|v| - β)`` and so ``λ`` to the
+    interval ``(u ± (α + β Λ))/v``; an entry with ``v = e_v = 0`` and ``|u| > α``
+    admits no ``λ`` at all. When these sets (widened for their own rounding)
+    have no common point, every ``λ`` fails somewhere."""
+    g = tol.gap * tol.rtol
+    uu, vv = u.value[:, 0], v.value[:, 0]
+    su, sv = _size(u)[1][:, 0], _size(v)[1][:, 0]
+    alpha = (g * su + u.error[:, 0]) * (1 + 8 * _U)
+    beta = (g * sv + v.error[:, 0]) * (1 + 8 * _U)
+    if np.any((vv == 0) & (beta == 0) & (np.abs(uu) > alpha)):
+        return True
+    use = np.abs(vv) > 2 * beta
+    if np.count_nonzero(use) < 2:
+        return False
+    uu, vv, alpha, beta = uu[use], vv[use], alpha[use], beta[use]
+    with np.errstate(over="ignore"):
+        Lam = (alpha + np.abs(uu)) / (np.abs(vv) - beta) * (1 + 8 * _U)
+        centre = uu / vv
+        rad = (alpha + beta * Lam) / np.abs(vv) * (1 + 8 * _U) + 4 * _U * np.abs(centre) + _TINY
+    if not (np.all(np.isfinite(centre)) and np.all(np.isfinite(rad))):
+        return False
+    return bool(np.max(centre - rad) > np.min(centre + rad))
+
+
+def collinear(tol, u: Bounded, v: Bounded, residual, lam=None) -> tuple[Decision, float | None, Decision]:
+    """``(decision, λ, v_zero)`` for ``u = λ v``: ``λ`` given, or the only
+    candidate ``<u, v>/<v, v>``; for ``v = 0`` the equation is ``u = 0``.
+    ``residual(λ)`` evaluates ``u - λ v`` as one set of forms (a :class:`Bounded`),
+    or returns None when it does not fit binary64 (then undecided)."""
     v_zero = vanishes(tol, v)
+
+    def at(x):
+        r = residual(x)
+        if r is None:
+            return Decision(Truth.UNDECIDED, math.inf, (0.0, 0.0), {"why": "a value beyond binary64"})
+        return equation(tol, u, v, x, r)
+
     if lam is not None:
-        return equation(tol, u, v, lam), lam, v_zero
+        return at(lam), lam, v_zero
     if v_zero.undecided:
         return Decision(Truth.UNDECIDED, v_zero.residual, v_zero.tolerance, {"why": "cannot tell whether v = 0"}), \
             None, v_zero
     if v_zero.holds:
         return vanishes(tol, u), 0.0, v_zero
-    lam = float((u.value.T @ v.value)[0, 0] / (v.value.T @ v.value)[0, 0])
-    return equation(tol, u, v, lam), lam, v_zero
+    with np.errstate(over="ignore", invalid="ignore"):
+        sv = float(np.max(np.abs(v.value)))
+        un, vn = u.value / sv, v.value / sv
+        lam = float((un.T @ vn)[0, 0] / (vn.T @ vn)[0, 0])
+    if not math.isfinite(lam):
+        return Decision(Truth.UNDECIDED, math.inf, (0.0, 0.0), {"why": "a ratio beyond binary64"}), None, v_zero
+    d = at(lam)
+    if not d.holds and no_ratio(tol, u, v):
+        d = Decision(Truth.FAILS, d.residual, d.tolerance, {**d.detail, "why": "no ratio fits every entry"})
+    elif d.fails:
+        d = Decision(Truth.UNDECIDED, d.residual, d.tolerance,
+                     {**d.detail, "why": "the candidate ratio fails, another is not excluded"})
+    return d, lam, v_zero
 
 
-def differences(X: np.ndarray, ab, ce, input_error: float = 0.0, P: np.ndarray | None = None,
-                eps: float = 0.0) -> tuple[Bounded, Bounded]:
-    """``u = X[a] - X[b]`` and ``v = X[c] - X[e]`` with their error bounds
-    (:func:`raw_difference`), projected by ``P`` (error ``eps``) when it is
-    given (:func:`projected_difference`)."""
-    u, v = raw_difference(X, *ab, input_error), raw_difference(X, *ce, input_error)
-    if P is not None:
-        u = projected_difference(P, eps, u, X[list(ab), :])
-        v = projected_difference(P, eps, v, X[list(ce), :])
-    return u, v
+# -- the two kinds of vector --------------------------------------------------------------------------
+
+def _undecidable(p: int, units=None) -> Bounded:
+    return Bounded(np.zeros((p, 1)), np.full((p, 1), np.inf), units=units)
 
 
-def log_odds_differences(model, ab, ce, tokens: bool) -> tuple[Bounded, Bounded]:
-    """The log-odds differences ``u``, ``v`` of the pairs ``ab`` and ``ce`` with
-    their bounds: on the token side (``tokens``) ``L[x, a] - L[x, b]`` computed as
-    ``f(x)^T (g(a) - g(b))``, on the context side ``L[x1, y] - L[x2, y]`` as
-    ``(f(x1) - f(x2))^T g_0(y)``, entry by entry against its own rounding bound
-    (:func:`log_odds_difference`) and recomputed correctly rounded where that
-    bound is too large to tell zero (:func:`refined`)."""
-    X = model.G if tokens else model.F
-    if tokens:
-        reader, reader_err = model.F, None
-    else:
-        reader, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
-        reader_err = E0 if np.any(E0) else None
-    if tokens and model.input_error:
-        reader_err = model.input_error * np.abs(reader)
-    # the log-odds themselves (rows of X less the pivot's on the token side):
-    # their sizes say whether a rounding bound leaves room to call a difference zero
-    base = X[model.pivot] if tokens else np.zeros(X.shape[1])
-    size = np.abs(reader @ (X - base)[[*ab, *ce]].T)
+def _pair_vectors(forms: Forms, ab, ce):
+    """``u`` (pair ``ab``), ``v`` (pair ``ce``) with sizes, and ``residual(λ)``."""
+    (a, b), (c, e) = ab, ce
+    out = forms.sized([[(1, a), (-1, b)], [(1, c), (-1, e)]])
+    u, v = out if out is not None else (_undecidable(forms.p, forms.units),) * 2
 
-    def nat(i, j):
-        return size[:, i] + size[:, j]
-
-    u = log_odds_difference(reader, raw_difference(X, *ab, model.input_error), reader_err, nat(0, 1))
-    v = log_odds_difference(reader, raw_difference(X, *ce, model.input_error), reader_err, nat(2, 3))
-    return refined(model, u, ab, tokens), refined(model, v, ce, tokens)
+    def residual(lam):
+        combo = [(1, a), (-1, b), (-lam, c), (lam, e)]
+        r = forms.evaluate([combo])
+        return None if r is None else r[0]
+    return u, v, residual
 
 
-# At most this many entries of one log-odds difference are recomputed exactly rounded.
-REFINE_MAX = 1 << 16
+def differences(X: np.ndarray, ab, ce, input_error: float = 0.0):
+    """Raw differences ``u = X[a] - X[b]``, ``v = X[c] - X[e]`` (columns, each
+    coordinate at its own size) with their bounds,
+    and ``residual(λ)`` for :func:`collinear`."""
+    u, v, residual = _pair_vectors(Forms([np.eye(X.shape[1])], X, (), input_error), ab, ce)
+    # a difference of rows is compared at its own size: the rows' size would
+    # move with a common offset, which leaves the differences unchanged
+    return Bounded(u.value, u.error, None, u.units), Bounded(v.value, v.error, None, v.units), residual
 
 
-def refined(model, diff: Bounded, pair, tokens: bool) -> Bounded:
-    """``diff`` (a log-odds difference with its bound) with the entries whose
-    bound is too large to tell zero recomputed as correctly rounded sums of
-    products of the model's own numbers (where it declares no error of its
-    own): ``f(x)^T g(a) - f(x)^T g(b)`` on the token side (``tokens``),
-    ``(f(x1) - f(x2))^T (g(y) - g(y_0))`` on the context side."""
-    tol = model.backend.tolerance
-    idx = blind(tol, diff)
-    if idx.size == 0 or idx.size > REFINE_MAX:
-        return diff
+def log_odds_differences(model, ab, ce, tokens: bool):
+    """The log-odds differences of the pairs, each entry at the size of the
+    logits it is the difference of: ``L[:, a] - L[:, b]`` and ``L[:, c] - L[:, e]``
+    on the token side (``tokens``; rows of ``G`` read by ``F``, logits
+    ``f(x)^T (g(y) - g(y_0))``), ``L[x1, :] - L[x2, :]`` and ``L[x3, :] - L[x4, :]``
+    on the context side (rows of ``F`` read by ``G_0 = G - 1 g(y_0)^T``); and
+    ``residual(λ)`` for :func:`collinear`."""
     F, G, y0 = model.F, model.G, model.pivot
-
-    def rows(v):
-        return np.broadcast_to(v, (idx.size, v.shape[0]))
-
     if tokens:
-        Fx = F[idx]
-        logit = [[(Fx, rows(G[i])), (Fx, rows(-G[y0]))] for i in pair]
-        change = [(Fx, rows(G[pair[0]])), (Fx, rows(-G[pair[1]]))]
+        forms = Forms([F], G, [(-1, y0)], model.input_error)
     else:
-        Gy, G0 = G[idx], rows(G[y0])
-        logit = [[(rows(F[i]), Gy), (rows(F[i]), -G0)] for i in pair]
-        change = logit[0] + [(rows(-F[pair[1]]), Gy), (rows(F[pair[1]]), G0)]
-    outs = [fl.rounded_dots(p) for p in (*logit, change)]
-    if any(o is None for o in outs):
-        return diff
-    nat = np.abs(outs[0][0]) + np.abs(outs[1][0])
-    # numbers with a declared relative error of their own are compared at that
-    # precision: 2 input_error |x|^T |y| per product of the change
-    declared = sum(2 * model.input_error * np.sum(np.abs(x) * np.abs(y), axis=1) for x, y in change) \
-        if model.input_error else 0.0
-    return refine(tol, diff, idx, outs[2][0], nat, sum(o[1] for o in outs), declared)
+        forms = Forms([G, np.broadcast_to(-G[y0], G.shape)], F, (), model.input_error, zero_rows=[y0])
+    return _pair_vectors(forms, ab, ce)

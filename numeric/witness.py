@@ -45,13 +45,48 @@ def _column_exponents(X: np.ndarray) -> np.ndarray:
     return row_exponents(X.T) if X.size else np.zeros(X.shape[1], dtype=int)
 
 
-def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray] | None:
+def _exact_scaling(X: np.ndarray, Y: np.ndarray, e) -> bool:
+    """Whether ``Y = X 2^e`` (entrywise, broadcast) lost nothing."""
+    with np.errstate(under="ignore"):
+        return bool(np.array_equal(np.ldexp(Y, -np.asarray(e)), X))
+
+
+def _balanced(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A D``, ``D^-1 B`` for the power of two ``D`` per inner coordinate that
+    brings column ``j`` of ``A`` and row ``j`` of ``B`` to the same size: the
+    product is unchanged, and so is the pair for every ``A D'``, ``D'^-1 B``
+    with ``D'`` a diagonal of powers of two (the exponents shift by exactly
+    those of ``D'``), so a change of basis by powers of two cannot change a
+    correctly rounded product or any decision taken on it. A coordinate whose
+    scaling would not be exact (an entry pushed among the subnormals) is left
+    as it is."""
+    d = A.shape[1]
+    if d == 0 or A.shape[0] == 0 or B.shape[1] == 0:
+        return A, B
+    ea, eb = _column_exponents(A), row_exponents(B)
+    t = np.where(np.any(A, axis=0) & np.any(B, axis=1), (eb - ea) // 2, 0)
+    if not np.any(t):
+        return A, B
+    with np.errstate(under="ignore", over="ignore"):
+        A2, B2 = np.ldexp(A, t[None, :]), np.ldexp(B, -t[:, None])
+        ok = (np.all(np.ldexp(A2, -t[None, :]) == A, axis=0) & np.all(np.ldexp(B2, t[:, None]) == B, axis=1)
+              & np.all(np.isfinite(A2), axis=0) & np.all(np.isfinite(B2), axis=1))
+    if not np.all(ok):
+        t = np.where(ok, t, 0)
+        A2, B2 = np.ldexp(A, t[None, :]), np.ldexp(B, -t[:, None])
+    return A2, B2
+
+
+def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]], units=None) -> tuple[np.ndarray, np.ndarray] | None:
     """``S = sum_k A_k B_k`` with each entry correctly rounded, and an entrywise
     bound on its error (half an ulp, plus what underflow may have lost).
 
     Rows of the ``A_k`` and columns of the ``B_k`` are first scaled by powers
     of two (exact) to size about one, so that no product overflows the
-    error-free transformation; the result is scaled back. None when the
+    error-free transformation; the result is scaled back -- to the model's
+    units, or with ``units = (r, c)`` (integer exponents per row and per
+    column) to ``S[i, j] 2^-(r_i + c_j)``, so that a caller comparing entries of
+    one row at a scale of its own loses nothing to underflow. None when the
     result does not fit binary64.
 
     Examples
@@ -65,21 +100,30 @@ def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarr
     c = terms[0][1].shape[1]
     if m == 0 or c == 0:
         return np.zeros((m, c)), np.zeros((m, c))
+    terms = [_balanced(A, B) for A, B in terms]
     re = np.max([row_exponents(A) if A.shape[1] else np.zeros(m, dtype=int) for A, _ in terms], axis=0)
     ce = np.max([_column_exponents(B) if B.shape[0] else np.zeros(c, dtype=int) for _, B in terms], axis=0)
     scaled = [(np.ldexp(A, -re[:, None]), np.ldexp(B, -ce[None, :])) for A, B in terms]
+    # scaling down is exact unless an entry lands among the subnormals: each
+    # such entry of a factor (now at most one in size) then loses at most the
+    # smallest subnormal times the other factor's entry, at most one
+    lost = sum(A.shape[1] for (A, B), (As, Bs) in zip(terms, scaled)
+               if not (_exact_scaling(A, As, -re[:, None]) and _exact_scaling(B, Bs, -ce[None, :])))
     S = np.empty((m, c))
-    tiny = np.zeros(c)
+    tiny = np.full(c, 2.0 * lost * 2.0 ** -1074)
     for j in range(c):
         out = rounded_dots([(A, np.broadcast_to(B[:, j], A.shape)) for A, B in scaled if A.shape[1]])
         if out is None:
             return None
         if not len(out[0]):
             out = (np.zeros(m), 0.0)
-        S[:, j], tiny[j] = out
+        S[:, j] = out[0]
+        tiny[j] += out[1]
     err = UNIT_ROUNDOFF * np.abs(S) + tiny[None, :]
     with np.errstate(over="ignore", under="ignore"):
         shift = re[:, None] + ce[None, :]
+        if units is not None:
+            shift = shift - np.asarray(units[0])[:, None] - np.asarray(units[1])[None, :]
         nonzero = (S != 0) | (err != 0)
         S = np.ldexp(S, shift)
         err = np.ldexp(err, shift) * (1 + 2 * UNIT_ROUNDOFF)

@@ -359,41 +359,35 @@ def proportional_on(side: Side, model, ab, ce, lam=None) -> ParallelResult:
 
 
 def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResult:
-    """The float side of :func:`parallel_on`: differences with their exact
-    rounding error, projections with the error of the computed projector,
-    judged coordinate by coordinate (:mod:`allornone.numeric.parallel`)."""
-    from allornone.numeric import parallel as fp
-
-    be, X = model.backend, side.rows(model)
-    if lam is not None:
-        lam = ratio_value(be, lam)
-    if space == "raw":
-        u, v = fp.differences(X, ab, ce, model.input_error)
-        decided = True
-    else:
-        s = model.structure
-        u, v = fp.differences(X, ab, ce, model.input_error, side.projector(s), s.errors.get(side.subspace, 0.0))
-        decided = s.decided
-    d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
-    unique = None if v_zero.undecided else not v_zero.holds
-    if not decided:
-        d = _undecided(d, "an undecided rank lies behind u and v")
-        v_zero = _undecided(v_zero, "an undecided rank lies behind v")
-        unique = None
-    return ParallelResult(d, lam if d.holds else None, unique, space, u.value, v.value, v_zero)
-
-
-def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
-    """The float side of :func:`proportional_on`: ``L[x, a] - L[x, b]`` computed
-    as ``f(x)^T (g(a) - g(b))`` (and dually), context by context against its
-    own rounding bound (:func:`allornone.numeric.parallel.log_odds_differences`)."""
+    """The float side of :func:`parallel_on`. In ``S`` the claim is decided
+    where it lives, on the log-odds (``P_N v = λ P_N w`` ⟺ ``F (v - λ w) = 0``,
+    F4 and F6; dually for ``M``), raw parallelism on the differences
+    themselves (:mod:`allornone.numeric.parallel`)."""
+    if space != "raw":
+        r = _float_proportional(side, model, ab, ce, lam)
+        return ParallelResult(r.decision, r.lam, r.unique, space, r.u, r.v, r.degenerate)
     from allornone.numeric import parallel as fp
 
     be = model.backend
     if lam is not None:
         lam = ratio_value(be, lam)
-    u, v = fp.log_odds_differences(model, ab, ce, side is TOKENS)
-    d, lam, v_zero = fp.collinear(be.tolerance, u, v, lam)
+    u, v, residual = fp.differences(side.rows(model), ab, ce, model.input_error)
+    d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
+    unique = None if v_zero.undecided else not v_zero.holds
+    return ParallelResult(d, lam if d.holds else None, unique, space, u.value, v.value, v_zero)
+
+
+def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
+    """The float side of :func:`proportional_on`: the log-odds differences
+    evaluated correctly rounded from the model's own numbers, each entry at its
+    own size (:func:`allornone.numeric.parallel.log_odds_differences`)."""
+    from allornone.numeric import parallel as fp
+
+    be = model.backend
+    if lam is not None:
+        lam = ratio_value(be, lam)
+    u, v, residual = fp.log_odds_differences(model, ab, ce, side is TOKENS)
+    d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
     unique = None if v_zero.undecided else not v_zero.holds
     return ParallelResult(d, lam if d.holds else None, unique, "log-odds" if side is TOKENS else "log-odds rows",
                           u.value, v.value, v_zero)
