@@ -36,7 +36,8 @@ import numpy as np
 from allornone.errors import InputFormatError, ShapeError
 
 __all__ = ["split_spec", "load_array", "load_names", "load_head", "array_names", "array_shape", "available_memory",
-           "check_declared_size", "check_npz_member", "check_safetensors_header", "MEMORY_LIMIT_ENV", "LAYOUTS"]
+           "check_declared_size", "feature_source", "check_npz_member", "check_safetensors_header", "MEMORY_LIMIT_ENV",
+           "LAYOUTS"]
 
 _TORCH_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt")
 
@@ -123,7 +124,7 @@ def _bytes(n: float) -> str:
 
 
 def check_declared_size(where: str, shape, itemsize: int, stored: int | None, numeric: bool = True,
-                        room: str = "the file holds {} of data after the header") -> None:
+                        room: str = "the file holds {} of data after the header", memory: bool = True) -> None:
     """Refuse an array, before it is read, whose header declares more data than
     the file holds (``stored`` bytes after the header; None: not known), or
     that would not fit in memory once read as 64-bit floats.
@@ -149,7 +150,7 @@ def check_declared_size(where: str, shape, itemsize: int, stored: int | None, nu
                                "truncated or damaged file")
     # read as float64 (and, for other dtypes, held once more while converted)
     need = count * 8 + (declared if numeric and itemsize != 8 else 0) if numeric else declared
-    avail = available_memory()
+    avail = available_memory() if memory else None
     if avail is not None and need > avail:
         source = f"{MEMORY_LIMIT_ENV} allows" if os.environ.get(MEMORY_LIMIT_ENV, "").strip() else "available"
         raise InputFormatError(f"{where}: {text} needs {_bytes(need)} of memory once read"
@@ -233,7 +234,7 @@ _SAFETENSORS_ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1
                          "BF16": 2, "U32": 4, "I32": 4, "F32": 4, "U64": 8, "I64": 8, "F64": 8}
 
 
-def check_safetensors_header(path: Path) -> dict:
+def check_safetensors_header(path: Path, memory: bool = True) -> dict:
     """The tensors a ``.safetensors`` file declares, ``name -> (shape, dtype)``,
     each checked against the file before anything is read: the header's length
     must fit in the file, each tensor's byte range must lie in the data and
@@ -276,7 +277,8 @@ def check_safetensors_header(path: Path) -> dict:
         if stop > data:
             raise InputFormatError(f"{where}: its header places it at bytes {start}..{stop} of the data, but the "
                                    f"file holds {_bytes(data)} of data: a truncated or damaged file")
-        check_declared_size(where, shape, itemsize, stop - start, room="its byte range in the file holds {}")
+        check_declared_size(where, shape, itemsize, stop - start, room="its byte range in the file holds {}",
+                            memory=memory)
         out[key] = (tuple(shape), dtype)
     return out
 
@@ -512,6 +514,48 @@ def load_names(spec: str, count: int, what: str) -> list[str]:
     return names
 
 
+def feature_source(spec: str, what: str = "--features"):
+    """A :class:`~allornone.numeric.rows.RowSource` for the feature matrix
+    ``FILE[:KEY]`` when, read whole as 64-bit floats, it would not fit in the
+    memory the loaders may allocate (:func:`available_memory`) and its file
+    can be read a block of rows at a time (a C-ordered ``.npy`` array or a
+    ``.safetensors`` tensor); None when it fits, or for other files, which are
+    read (or refused) as before.
+
+    Its header is checked against the file as for every array; the entries are
+    checked to be finite as they are read."""
+    from allornone.numeric.rows import RowSource
+
+    path, key = split_spec(spec)
+    if not path.is_file():
+        return None
+    kind = _kind(path)
+    avail = available_memory()
+    if avail is None or kind not in ("npy", "safetensors"):
+        return None
+    if kind == "npy":
+        if key is not None:
+            return None   # load_array says what is wrong with the key
+        with open(path, "rb") as fh:
+            shape, dtype, end = _npy_header(fh, str(path))
+        if dtype.hasobject or dtype.kind not in "biuf":
+            return None
+        count = int(np.prod(shape, dtype=object)) if len(shape) else 1
+        check_declared_size(str(path), shape, dtype.itemsize, path.stat().st_size - end, memory=False)
+        if count * 8 <= avail:
+            return None
+        return RowSource.npy(path, f"{what} {path}")
+    declared = check_safetensors_header(path, memory=False)
+    key = key if key is not None else (next(iter(declared)) if len(declared) == 1 else None)
+    if key not in declared:
+        return None
+    shape, dtype = declared[key]
+    count = int(np.prod(shape, dtype=object)) if len(shape) else 1
+    if count * 8 <= avail:
+        return None
+    return RowSource.safetensors(path, key, shape, dtype, f"{what} {path}:{key}")
+
+
 #: How ``load_head`` reads the head: ``auto`` (``n x d``, or ``d x n`` when only that fits the
 #: features; a square head as ``n x d``), ``n-by-d`` (a row per token, PyTorch's ``Linear.weight``)
 #: or ``d-by-n`` (a column per token, a Keras ``Dense`` kernel).
@@ -525,7 +569,10 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
     Parameters
     ----------
     features : str
-        ``FILE[:KEY]`` of the ``m x d`` inputs of the output layer, one row per context.
+        ``FILE[:KEY]`` of the ``m x d`` inputs of the output layer, one row per
+        context. When they would not fit in memory as 64-bit floats, a
+        ``.npy`` or ``.safetensors`` file is read a block of rows at a time
+        (:func:`feature_source`); any other is refused before it is read.
     head : str
         ``FILE[:KEY]`` of the output weight, ``n x d`` or ``d x n``.
     bias : str, optional
@@ -550,7 +597,10 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
     from allornone.numeric.linalg import DEFAULT_TOLERANCE
     from allornone.numeric.model import FloatModel
 
-    X = _numeric(load_array(features, "--features"), features, (2,))
+    # features larger than memory are read a block of rows at a time; the head is held whole
+    X = feature_source(features)
+    if X is None:
+        X = _numeric(load_array(features, "--features"), features, (2,))
     W = _numeric(load_array(head, "--head"), head, (2,))
     b = None
     if bias is not None:

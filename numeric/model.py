@@ -1,6 +1,7 @@
 """The float realisation of a model: NumPy arrays, three-valued rank decisions."""
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -9,6 +10,7 @@ from allornone.errors import AllOrNoneError
 from allornone.model import Backend, Model, Structure
 from allornone.numeric import linalg as fl
 from allornone.numeric import primitives
+from allornone.numeric.rows import RowSource
 
 
 def float_backend(tol: fl.Tolerance) -> Backend:
@@ -92,6 +94,10 @@ def assemble_structure(BF, dF, eF, BG, dG, eG, k, dk, noise_L, d, tol) -> Struct
 _DEFAULT_BACKEND = float_backend(fl.DEFAULT_TOLERANCE)
 
 
+def _keep_source(data, name: str = "matrix"):
+    return data if isinstance(data, RowSource) else fl.as_float_matrix(data, name)
+
+
 class FloatModel(Model):
     """A model ``(f, g)`` in floating point.
 
@@ -124,6 +130,8 @@ class FloatModel(Model):
         given = [F, G]
         for i, name in enumerate(("F", "G")):
             X = given[i]
+            if i == 0 and isinstance(X, RowSource):
+                continue   # read a block at a time, finite entries checked as they are read
             if isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize <= 8:
                 continue   # float16 to float64 convert exactly: the base class's one copy is all it takes
             try:
@@ -135,10 +143,56 @@ class FloatModel(Model):
                 input_error = max(float(input_error), fl.UNIT_ROUNDOFF)
             given[i] = A
         self.input_error = float(input_error)
-        self.backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)
+        backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)
+        self._source = given[0] if isinstance(given[0], RowSource) else None
+        self._whole = None
+        # a row source is kept as it is: the base class checks shapes and names on it
+        self.backend = replace(backend, as_matrix=_keep_source) if self._source is not None else backend
         super().__init__(*given, pivot, contexts, tokens)
-        self._F.setflags(write=False)
+        self.backend = backend
+        if self._source is None:
+            self._F.setflags(write=False)
         self._G.setflags(write=False)
+
+    # F read from a file stays there: every use of F by the base class goes
+    # through _F, which reads it whole only when a computation needs it so
+    @property
+    def _F(self):
+        if self._source is None:
+            return self._F_array
+        if self._whole is None:
+            self._whole = self._source.to_array()
+            self._whole.setflags(write=False)
+        return self._whole
+
+    @_F.setter
+    def _F(self, value):
+        if isinstance(value, RowSource):
+            self._source = value
+        else:
+            self._F_array = value
+
+    @property
+    def features(self):
+        """``F`` as stored: the array, or the :class:`~allornone.numeric.rows.RowSource`
+        of a feature file read a block of rows at a time (see :func:`allornone.numeric.rows.blocks`)."""
+        return self._source if self._source is not None else self._F_array
+
+    @property
+    def lazy(self) -> bool:
+        """Whether ``F`` is read from its file a block of rows at a time."""
+        return self._source is not None
+
+    @property
+    def m(self) -> int:
+        return self.features.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.features.shape[1]
+
+    def with_pivot(self, pivot: int) -> "FloatModel":
+        return type(self)(self.features, self._G, pivot, self._contexts, self._tokens, **self._extra_init())
 
     def _extra_init(self) -> dict:
         return {"tolerance": self.tolerance, "input_error": self.input_error}
@@ -149,7 +203,8 @@ class FloatModel(Model):
         """The model of a softmax output layer: ``p(y|x) = softmax(W f(x) + b)_y``.
 
         ``features`` is ``m x d`` (row ``x`` is the input ``f(x)`` of the output
-        layer); ``weight`` is ``n x d`` (PyTorch's ``Linear.weight``) or ``d x n``
+        layer; an array, or a :class:`~allornone.numeric.rows.RowSource` that is
+        read a block of rows at a time); ``weight`` is ``n x d`` (PyTorch's ``Linear.weight``) or ``d x n``
         (a Keras ``Dense`` kernel; read as ``n x d`` when ``n = d``); ``bias`` has
         ``n`` entries. A bias is folded in as coordinate ``d + 1``: ``f(x)`` gets a
         1 there and ``g(y)`` gets ``b_y``, so ``f(x)^T g(y) = W_y f(x) + b_y``.
@@ -169,7 +224,7 @@ class FloatModel(Model):
         """
         from allornone.errors import NonFiniteValueError, ShapeError
 
-        X = fl.as_float_matrix(features, "features")
+        X = features if isinstance(features, RowSource) else fl.as_float_matrix(features, "features")
         W = fl.as_float_matrix(weight, "weight")
         d = X.shape[1]
         if W.shape[1] != d:
@@ -183,6 +238,6 @@ class FloatModel(Model):
                 raise ShapeError(f"bias has shape {np.shape(bias)} but the head has n = {W.shape[0]} tokens")
             if not np.isfinite(b).all():
                 raise NonFiniteValueError(f"bias[{int(np.flatnonzero(~np.isfinite(b))[0])}] is not finite")
-            X = np.hstack([X, np.ones((X.shape[0], 1))])
+            X = X.with_column(1.0) if isinstance(X, RowSource) else np.hstack([X, np.ones((X.shape[0], 1))])
             W = np.hstack([W, b[:, None]])
         return cls(X, W, pivot, contexts, tokens, tolerance=tolerance)
