@@ -39,7 +39,9 @@ import numpy as np
 import scipy.linalg
 
 from allornone.errors import InputFormatError, NonFiniteValueError
+from allornone.numeric.factor import Tall, tall_r
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance, svd_noise
+from allornone.numeric.rows import RowSource, row_block
 
 __all__ = ["Factored", "factor", "factor_pair", "Spectra", "analyse", "rank_profile", "largest_gap",
            "plot_spectra"]
@@ -55,18 +57,20 @@ class Factored:
     (``min(m, n, d)`` of them), largest first; :meth:`left` and :meth:`right`
     give orthonormal bases of the top-``k`` singular subspaces (``m x k`` and
     ``n x k``). ``R_F`` and ``R_G`` are the triangular factors, whose singular
-    values are those of ``F`` and ``G_0``.
+    values are those of ``F`` and ``G_0``; ``methods`` says how each was made
+    (:data:`allornone.numeric.factor.METHODS`).
 
-    Factors of two models made together (:func:`factor_pair`) share one
-    orthonormal token basis ``Q_t`` that is never formed: then ``Q_G`` is
-    ``None`` and ``Q_G = Q_t W_G``, with ``W_G`` (joint coordinates, at most
-    ``(d + d~) x d``) given; likewise ``Q_F = Q_c W_F`` on the context side.
+    The orthonormal factors ``Q_F`` and ``Q_G`` are formed only when asked for
+    (nothing in :func:`analyse` or :func:`allornone.numeric.graded.compare`
+    needs them). Factors of two models made together (:func:`factor_pair`)
+    share one orthonormal token basis ``Q_t`` that is never formed: then
+    ``Q_G`` is ``None`` and ``Q_G = Q_t W_G``, with ``W_G`` (joint coordinates,
+    at most ``(d + d~) x d``) given; likewise ``Q_F = Q_c W_F`` on the context
+    side.
     """
 
     s: np.ndarray
-    Q_F: np.ndarray
     R_F: np.ndarray
-    Q_G: np.ndarray | None
     R_G: np.ndarray
     U: np.ndarray
     Vt: np.ndarray
@@ -76,6 +80,30 @@ class Factored:
     """``s`` divided by ``2^s_exp``: the same singular values at a scale about
     one, exact where ``s`` itself would underflow (logits near 1e-300)."""
     s_exp: int = 0
+    q_context: object = field(default=None, repr=False)
+    q_token: object = field(default=None, repr=False)
+    methods: dict = field(default_factory=dict)
+
+    @property
+    def Q_F(self) -> np.ndarray:
+        """``Q_F`` (``m x d``; ``Q_c W_F`` for joint factors), formed on first use."""
+        cache = self.__dict__.setdefault("_q", {})
+        if "F" not in cache:
+            if self.q_context is None:
+                raise ValueError("these factors keep no context basis")
+            Q = self.q_context()
+            cache["F"] = Q @ self.W_F if self.W_F is not None else Q
+        return cache["F"]
+
+    @property
+    def Q_G(self) -> np.ndarray | None:
+        """``Q_G`` (``n x d``), formed on first use; None for joint factors (``Q_t`` is implicit)."""
+        if self.W_G is not None:
+            return None
+        cache = self.__dict__.setdefault("_q", {})
+        if "G" not in cache:
+            cache["G"] = self.q_token()
+        return cache["G"]
 
     def svd_R(self, which: str):
         """The SVD of ``R_F`` or ``R_G`` (``which``: ``"F"`` or ``"G"``), computed once."""
@@ -152,12 +180,43 @@ def _core_svd(R_F: np.ndarray, R_G: np.ndarray):
     return U, s, Vt, s0, eF + eG
 
 
-def factor(model) -> Factored:
-    """The factored SVD of the model's ``L`` (arrays of the size of ``F`` and ``G_0``)."""
-    Q_F, R_F = _thin_qr(np.asarray(model.F))
-    Q_G, R_G = _thin_qr(np.asarray(model.G0))
-    U, s, Vt, s0, e = _core_svd(R_F, R_G)
-    return Factored(s, Q_F, R_F, Q_G, R_G, U, Vt, s_unit=s0, s_exp=e)
+def _context_factor(sources: list, m: int, method: str | None = None) -> Tall:
+    """The triangular factor of ``[F, F~, ...]`` (the models' features side by
+    side): formed whole when every one is in memory (as ``F`` itself is),
+    otherwise read a block of rows at a time (then no ``Q`` is kept by the
+    Householder route)."""
+    widths = [X.shape[1] for X in sources]
+    D = sum(widths)
+    lazy = any(isinstance(X, RowSource) for X in sources)
+
+    def block(lo, hi):
+        if len(sources) == 1:
+            X = sources[0]
+            return X.block(lo, hi) if isinstance(X, RowSource) else np.asarray(X[lo:hi], dtype=np.float64)
+        out = np.empty((hi - lo, D))
+        c = 0
+        for X, w in zip(sources, widths):
+            if isinstance(X, RowSource):
+                X.block(lo, hi, out[:, c:c + w])
+            else:
+                out[:, c:c + w] = X[lo:hi]
+            c += w
+        return out
+    step = row_block(D, m) if lazy else m
+    return tall_r(block, m, D, step, keep_q=not lazy, method=method)
+
+
+def factor(model, method: str | None = None) -> Factored:
+    """The factored SVD of the model's ``L``; ``R_F`` and ``R_G`` by
+    :func:`allornone.numeric.factor.tall_r` (``method`` forces its route).
+
+    ``F`` is read a block of rows at a time when the model's features stay in
+    their file (:attr:`FloatModel.lazy`); ``G_0`` is formed a block at a time."""
+    tf = _context_factor([model.features], model.m, method)
+    tg = _token_factor([model], None, method=method, keep_q=True)
+    U, s, Vt, s0, e = _core_svd(tf.R, tg.R)
+    return Factored(s, tf.R, tg.R, U, Vt, s_unit=s0, s_exp=e, q_context=tf.q, q_token=tg.q,
+                    methods={"context": tf.method, "token": tg.method})
 
 
 #: Tokens per block of the joint token QR (at least ``d + d~``; see :func:`joint_token_r`).
@@ -169,72 +228,66 @@ def _pivot_rows(model) -> np.ndarray:
     return G[model.pivot]
 
 
-def joint_token_r(a, b, progress=None) -> np.ndarray:
+def _token_factor(models: list, progress=None, method: str | None = None, keep_q: bool = False) -> Tall:
+    """The triangular factor of ``[G_0, G~_0, ...]``, formed a block of tokens at a time."""
+    widths = [mo.d for mo in models]
+    D, n = sum(widths), models[0].n
+    Gs = [np.asarray(mo.G) for mo in models]
+    ps = [_pivot_rows(mo) for mo in models]
+
+    def block(lo, hi):
+        X = np.empty((hi - lo, D))
+        c = 0
+        for G, p, w in zip(Gs, ps, widths):
+            np.subtract(G[lo:hi], p, out=X[:, c:c + w])
+            c += w
+        return X
+    # the reflectors of the Householder route, kept for Q, need the matrix in one block
+    step = n if keep_q else max(min(TOKEN_BLOCK, row_block(D, n)), D)
+    return tall_r(block, n, D, step, progress, keep_q=keep_q, method=method)
+
+
+def joint_token_r(a, b, progress=None, method: str | None = None) -> np.ndarray:
     """The triangular factor ``R_t`` of the joint token matrix ``X = [G_0, G~_0]``
     (``n x D``, ``D = d + d~``): ``X = Q_t R_t``, ``Q_t`` never formed.
 
     At vocabulary scale ``X`` is read a block of tokens at a time -- ``G_0`` is
-    formed block by block from ``G`` -- and each block is folded into ``R_t``
-    by LAPACK's ``tpqrt`` (QR of a triangle stacked on a block), Householder
-    QR with its column-wise backward stability; no ``n``-sized array is made.
-    ``progress(done, total)`` after each block."""
-    d1, d2 = a.d, b.d
-    D, n = d1 + d2, a.n
-    Ga, Gb = np.asarray(a.G), np.asarray(b.G)
-    pa, pb = _pivot_rows(a), _pivot_rows(b)
-
-    def block(lo, hi):
-        X = np.empty((hi - lo, D), order="F")
-        np.subtract(Ga[lo:hi], pa, out=X[:, :d1])
-        np.subtract(Gb[lo:hi], pb, out=X[:, d1:])
-        return X
-
-    step = max(TOKEN_BLOCK, D)
-    if n <= 2 * step:
-        return _thin_qr_r(block(0, n))
-    R = np.asfortranarray(_thin_qr_r(block(0, step)))
-    tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))
-    for lo in range(step, n, step):
-        hi = min(n, lo + step)
-        R, _, _, info = tpqrt(0, min(64, D), R, block(lo, hi), overwrite_a=1, overwrite_b=1)
-        if info != 0:  # pragma: no cover - LAPACK argument errors only
-            raise RuntimeError(f"tpqrt failed (info = {info})")
-        if progress is not None:
-            progress(hi, n)
-    return np.triu(R)
+    formed block by block from ``G`` -- by CholeskyQR2 where its accuracy
+    condition holds and by Householder QR (LAPACK ``tpqrt``, a block folded
+    into ``R_t`` at a time) otherwise (:func:`allornone.numeric.factor.tall_r`
+    states the condition); no ``n``-sized array is made. ``progress(done,
+    total)`` after each block of the last pass."""
+    return _token_factor([a, b], progress, method).R
 
 
-def _thin_qr_r(X: np.ndarray) -> np.ndarray:
-    """``R`` of the thin QR (``min(rows, cols) x cols``; ``X`` itself when wide)."""
-    if X.shape[0] < X.shape[1]:
-        return np.asarray(X)
-    return scipy.linalg.qr(X, mode="r", overwrite_a=True, check_finite=False)[0][:X.shape[1]]
-
-
-def factor_pair(a, b, progress=None) -> tuple[Factored, Factored]:
+def factor_pair(a, b, progress=None, method: str | None = None) -> tuple[Factored, Factored]:
     """The factored SVDs of two models' ``L`` and ``L~`` in shared coordinates.
 
-    One QR of the joint context matrix ``[F, F~] = Q_c R_c`` and one of the
-    joint token matrix ``[G_0, G~_0] = Q_t R_t`` (:func:`joint_token_r`,
-    ``Q_t`` not formed) put both models in the same orthonormal coordinates:
-    ``L = Q_c (R_c^a R_t^a^T) Q_t^T`` with ``R^a`` the first ``d`` columns, and
-    ``L~`` with the last ``d~``. Each model's columns are reduced once more by a
-    small QR (``R_c^a = W_F R_F``, ``R_t^a = W_G R_G``), so each model gets its
-    own :class:`Factored` with ``Q_F = Q_c W_F`` formed and ``Q_G = Q_t W_G``
-    implicit. Subspace angles, residuals of ``L~ - L`` and least-squares
-    certificates between the two are then ``(d + d~)``-sized problems, and
-    no ``n``-sized array beyond the inputs is made.
+    One factorisation of the joint context matrix ``[F, F~] = Q_c R_c`` and one
+    of the joint token matrix ``[G_0, G~_0] = Q_t R_t`` (:func:`joint_token_r`;
+    neither ``Q`` is formed) put both models in the same orthonormal
+    coordinates: ``L = Q_c (R_c^a R_t^a^T) Q_t^T`` with ``R^a`` the first ``d``
+    columns, and ``L~`` with the last ``d~``. Each model's columns are reduced
+    once more by a small QR (``R_c^a = W_F R_F``, ``R_t^a = W_G R_G``), so each
+    model gets its own :class:`Factored` with ``Q_F = Q_c W_F`` (formed when
+    asked for) and ``Q_G = Q_t W_G`` implicit. Subspace angles, residuals of
+    ``L~ - L`` and least-squares certificates between the two are then
+    ``(d + d~)``-sized problems, and no ``n``-sized array beyond the inputs is
+    made. ``method`` forces the route of both triangular factors
+    (:func:`allornone.numeric.factor.tall_r`).
     """
     a.check_comparable(b)
     d1 = a.d
-    Q_c, R_c = _thin_qr(np.hstack([np.asarray(a.F), np.asarray(b.F)]))
-    R_t = joint_token_r(a, b, progress)
+    tc = _context_factor([a.features, b.features], a.m, method)
+    tt = _token_factor([a, b], progress, method)
+    R_c, R_t = tc.R, tt.R
     out = []
     for cols in (slice(0, d1), slice(d1, None)):
         W_F, R_F = _thin_qr(R_c[:, cols])
         W_G, R_G = _thin_qr(R_t[:, cols])
         U, s, Vt, s0, e = _core_svd(R_F, R_G)
-        out.append(Factored(s, Q_c @ W_F, R_F, None, R_G, U, Vt, W_F, W_G, s0, e))
+        out.append(Factored(s, R_F, R_G, U, Vt, W_F, W_G, s0, e, q_context=tc.q,
+                            methods={"context": tc.method, "token": tt.method}))
     return out[0], out[1]
 
 

@@ -1,0 +1,233 @@
+r"""Triangular factors of tall matrices read a block of rows at a time.
+
+:func:`tall_r` returns ``R`` (``D x D``, upper triangular) with ``X = Q R``,
+``Q`` orthonormal, for an ``N x D`` matrix ``X`` given by a function that
+forms rows ``lo:hi`` (the joint token matrix ``[G_0, G~_0]`` or the joint
+context matrix ``[F, F~]``, never formed whole when it is larger than a
+block). Two routes, chosen by a condition checked on the data:
+
+* **CholeskyQR2** (Fukaya, Nakatsukasa, Yanagisawa, Yamamoto 2014): the Gram
+  matrix ``A = X^T X`` (a ``syrk`` per block), ``R_1 = chol(A)``, then the Gram
+  of ``Q_1 = X R_1^{-1}`` (a ``trsm`` and a ``syrk`` per block), ``R_2 =
+  chol(Q_1^T Q_1)`` and ``R = R_2 R_1``: two passes of matrix-matrix products.
+  Its ``Q`` is orthonormal and ``X - Q R`` at rounding level -- as accurate as
+  Householder QR -- when ``8 kappa(X) sqrt(u (N D + D (D + 1))) <= 1`` (Yamamoto,
+  Nakatsukasa, Yanagisawa, Fukaya, ETNA 44, 2015, with ``u = 2^-53``). That is
+  the condition checked, on ``X`` with its columns scaled to unit norm (the
+  factor is invariant under that scaling): ``kappa`` is estimated from
+  ``R_1`` of the first pass (:func:`condition_estimate`, doubled as a margin for
+  an estimate from below), which is the condition of ``X`` up to rounding of
+  relative size ``u kappa^2``, small wherever the condition holds.
+* **Householder QR** otherwise -- when the Cholesky factorisation of either
+  pass breaks down, when the estimate fails the condition (a rank-deficient
+  ``X``, as the joint token matrix of two equivalent models is, always does), or
+  when the Gram matrix would leave binary64's range: LAPACK ``geqrf`` on one
+  block, ``tpqrt`` folding block after block into ``R`` beyond that. Column-wise
+  backward stable whatever the condition.
+
+:attr:`Tall.method` says which route was taken.
+
+>>> import numpy as np
+>>> X = np.random.default_rng(0).standard_normal((50, 4))
+>>> t = tall_r(lambda lo, hi: X[lo:hi], 50, 4, step=8)
+>>> t.method, bool(np.allclose(t.R.T @ t.R, X.T @ X))
+('cholesky-qr2', True)
+>>> X[:, 3] = X[:, 0]           # rank deficient: Householder
+>>> t = tall_r(lambda lo, hi: X[lo:hi], 50, 4, step=8)
+>>> t.method, bool(np.allclose(t.R.T @ t.R, X.T @ X))
+('householder', True)
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+__all__ = ["METHODS", "Tall", "cholesky_qr2_condition", "condition_estimate", "tall_r"]
+
+METHODS = ("cholesky-qr2", "householder", "wide")
+UNIT_ROUNDOFF = 2.0 ** -53
+#: Columns folded at once by ``tpqrt`` (its block size ``nb``).
+_TPQRT_NB = 64
+# the Gram matrix's entries must stay well inside binary64's normal range
+_LOW, _HIGH = 2.0 ** -900, 2.0 ** 900
+
+
+def cholesky_qr2_condition(rows: int, cols: int) -> float:
+    """The largest ``kappa(X)`` for which CholeskyQR2 is as accurate as
+    Householder QR on an ``rows x cols`` matrix:
+    ``1 / (8 sqrt(u (rows cols + cols (cols + 1))))``.
+
+    >>> round(cholesky_qr2_condition(16384, 896))
+    3015
+    """
+    return 1.0 / (8.0 * math.sqrt(UNIT_ROUNDOFF * (rows * cols + cols * (cols + 1))))
+
+
+def condition_estimate(R: np.ndarray, steps: int = 24) -> float:
+    """``sigma_max(R) / sigma_min(R)`` of an upper-triangular ``R``, by power
+    iteration on ``R^T R`` and on its inverse (triangular solves only, ``O(D^2)``
+    each). An estimate from below, as every power iteration gives; ``inf`` when
+    ``R`` has a zero on its diagonal.
+
+    >>> condition_estimate(np.diag([4.0, 2.0, 1.0]))
+    4.0
+    """
+    D = R.shape[0]
+    if D == 0:
+        return 1.0
+    if not np.all(np.diag(R) != 0):
+        return math.inf
+    rng = np.random.default_rng(0)
+    hi = rng.standard_normal(D)
+    lo = hi.copy()
+    big = small = 0.0
+    solve = scipy.linalg.solve_triangular
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(steps):
+            hi = R.T @ (R @ hi)
+            big = float(np.linalg.norm(hi))
+            if not math.isfinite(big) or big == 0.0:
+                return math.inf
+            hi /= big
+            lo = solve(R, solve(R, lo, trans=1, check_finite=False), check_finite=False)
+            small = float(np.linalg.norm(lo))
+            if not math.isfinite(small):
+                return math.inf
+            lo /= small
+    return math.sqrt(big * small)
+
+
+@dataclass
+class Tall:
+    """The triangular factor of a tall ``X`` and how it was made.
+
+    ``R`` is ``D x D`` (``N x D`` when ``N < D``: then ``R = X`` and ``Q = I``);
+    ``method`` is one of :data:`METHODS`; ``kappa`` the condition estimate of
+    the first CholeskyQR pass (None where it broke down or was not tried).
+    :meth:`q` forms ``Q`` (``N x D``) on request."""
+
+    R: np.ndarray
+    method: str
+    kappa: float | None = None
+    _q: Callable[[], np.ndarray] | None = None
+
+    def q(self) -> np.ndarray:
+        """``Q`` with ``X = Q R`` (formed now; ``N x min(N, D)``)."""
+        if self._q is None:
+            raise ValueError("this factor keeps no Q: it was made a block at a time by Householder QR")
+        return self._q()
+
+
+def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, progress=None) -> np.ndarray:
+    """``X^T X`` (``R1`` None) or ``(X R1^{-1})^T (X R1^{-1})``, a block at a time."""
+    A = np.zeros((D, D))
+    part = np.empty((D, D))
+    trsm = scipy.linalg.get_blas_funcs("trsm", (A,)) if R1 is not None else None
+    R1f = np.asfortranarray(R1) if R1 is not None else None
+    for lo in range(0, rows, step):
+        hi = min(rows, lo + step)
+        X = block(lo, hi)
+        if R1 is None:
+            X = np.asarray(X, dtype=np.float64)
+        else:
+            X = np.array(X, dtype=np.float64, order="C")   # a copy: solved in place
+            # X R1^{-1} in place: X is C-ordered, so X^T is Fortran-ordered and
+            # R1^{-T} X^T is one trsm from the left on it
+            X = trsm(1.0, R1f, X.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+        np.matmul(X.T, X, out=part)        # numpy hands X^T X to syrk
+        A += part
+        if progress is not None and lo > 0:
+            progress(hi, rows)
+    return A
+
+
+def _cholesky(A: np.ndarray) -> np.ndarray | None:
+    try:
+        return scipy.linalg.cholesky(A, lower=False, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+
+
+def _cholesky_qr2(block, rows: int, D: int, step: int, progress) -> tuple[np.ndarray | None, float | None]:
+    """``R`` by CholeskyQR2 when its accuracy condition holds, else ``(None, kappa)``."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        A = _gram(block, rows, D, step)
+    diag = np.diag(A).copy()
+    if not (np.all(np.isfinite(A)) and np.all(diag >= _LOW) and np.all(diag <= _HIGH)):
+        return None, None
+    s = np.sqrt(diag)
+    R1 = _cholesky(A / s / s[:, None])
+    if R1 is None or not np.all(np.isfinite(R1)):
+        return None, None
+    kappa = condition_estimate(R1)
+    # twice the estimate: power iteration approaches the condition from below
+    if not 2.0 * kappa <= cholesky_qr2_condition(rows, D):
+        return None, kappa
+    R1 *= s                                   # the factor of X itself: R1 diag(s)
+    R2 = _cholesky(_gram(block, rows, D, step, R1, progress))
+    if R2 is None:
+        return None, kappa
+    return R2 @ R1, kappa
+
+
+def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
+    if rows <= 2 * step:
+        X = np.array(block(0, rows), dtype=np.float64, order="F")
+        if keep_q:
+            (raw, tau), R = scipy.linalg.qr(X, mode="raw", overwrite_a=True, check_finite=False)
+            orgqr, = scipy.linalg.get_lapack_funcs(("orgqr",), (raw,))
+
+            def q():
+                Q, _, _info = orgqr(raw[:, :D].copy(order="F"), tau)
+                return Q
+            return np.triu(R[:D]), q
+        return scipy.linalg.qr(X, mode="r", overwrite_a=True, check_finite=False)[0][:D], None
+    R = np.zeros((D, D), order="F")
+    tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))
+    for lo in range(0, rows, step):
+        hi = min(rows, lo + step)
+        B = np.array(block(lo, hi), dtype=np.float64, order="F")
+        R, _, _, info = tpqrt(0, min(_TPQRT_NB, D), R, B, overwrite_a=1, overwrite_b=1)
+        if info != 0:  # pragma: no cover - LAPACK argument errors only
+            raise RuntimeError(f"tpqrt failed (info = {info})")
+        if progress is not None and lo > 0:
+            progress(hi, rows)
+    return np.triu(R), None
+
+
+def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int,
+           progress: Callable[[int, int], None] | None = None, keep_q: bool = False,
+           method: str | None = None) -> Tall:
+    """The triangular factor of the ``rows x D`` matrix whose rows ``lo:hi`` are
+    ``block(lo, hi)``, by the route the module docstring describes.
+
+    ``step`` rows are formed at a time (all at once when ``rows <= 2 step``);
+    ``progress(done, rows)`` after each block of the last pass but the first.
+    ``keep_q``: make :meth:`Tall.q` available (Householder QR then keeps its
+    reflectors, ``rows x D``; it needs the matrix in one block). ``method``
+    forces a route (``"householder"`` or ``"cholesky-qr2"``, the latter still
+    falling back when its condition fails)."""
+    step = max(int(step), D, 1)
+    if rows <= 2 * step:
+        step = rows                    # one block: nothing to stream
+    if rows < D:
+        X = np.array(block(0, rows), dtype=np.float64)
+        return Tall(X, "wide", None, lambda: np.eye(rows))
+    kappa = None
+    if method != "householder":
+        R, kappa = _cholesky_qr2(block, rows, D, step, progress)
+        if R is not None:
+            def q():
+                Q = np.empty((rows, D))
+                for lo in range(0, rows, step):
+                    hi = min(rows, lo + step)
+                    Q[lo:hi] = scipy.linalg.solve_triangular(R, np.asarray(block(lo, hi), dtype=float).T,
+                                                             trans=1, check_finite=False).T
+                return Q
+            return Tall(R, "cholesky-qr2", kappa, q)
+    R, q = _householder(block, rows, D, step, progress, keep_q and rows <= 2 * step)
+    return Tall(R, "householder", kappa, q)
