@@ -46,14 +46,15 @@ import scipy.linalg
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.rows import RowSource, block_entries, blocks
 from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_pair
+
+#: Entries of the largest block of ``L`` formed at once (fewer under ``$ALLORNONE_MEMORY_LIMIT``:
+#: :func:`allornone.numeric.rows.block_entries`).
+BLOCK_ENTRIES = 1 << 22
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
-
-#: Entries of the largest block of ``L`` formed at once.
-BLOCK_ENTRIES = 1 << 22
-
 
 def summarise_matrix(A) -> dict:
     """``shape``, spectral ``norm``, numerical ``rank`` and ``condition`` (largest
@@ -85,12 +86,20 @@ def _token_side(model) -> tuple[np.ndarray, bool]:
         return model.G0, False
     G = np.asarray(model.G)
     g = G[model.pivot]
-    step = max(1, BLOCK_ENTRIES // max(model.d, 1))
+    step = _rows_per_block(model.d, model.n)
     # largest entries, not 2-norms: the rounding of f^T g is at most gamma_d |f|_1 |g|_inf
     widest = max(float(np.abs(G[i:i + step] - g).max()) for i in range(0, model.n, step))
     if float(np.abs(g).max(initial=0.0)) <= widest:
         return G, True
     return model.G0, False
+
+
+def _rows_per_block(width: int, rows: int) -> int:
+    return _rows_within(BLOCK_ENTRIES, width, rows)
+
+
+def _rows_within(entries: int, width: int, rows: int) -> int:
+    return max(1, min(rows, min(entries, block_entries()) // max(width, 1)))
 
 
 def _add_sumsq(acc: list, X: np.ndarray) -> None:
@@ -115,18 +124,29 @@ def _add_sumsq(acc: list, X: np.ndarray) -> None:
         acc[1] += q * (t / acc[0]) ** 2
 
 
-def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
-    """Distances between the distributions of two comparable models.
+def distances(a, b, progress: Callable[[int, int], None] | None = None, both_ways: bool = False,
+              entries: int | None = None) -> dict:
+    """Distances between the distributions of two comparable models, in one pass
+    over the contexts.
 
     Returns ``max_abs_log_odds_diff`` (with its ``witness`` context and token),
     ``rel_log_odds_diff`` (relative Frobenius), ``kl_mean``, ``kl_max``
     (``KL(p || p~)`` per context, in nats), ``tv_mean`` and ``tv_max``.
-    ``progress(done, total)`` is called after each block of contexts.
+    ``both_ways`` adds ``kl_mean_reverse``, ``kl_max_reverse`` (``KL(p~ || p)``),
+    ``js_mean`` (Jensen--Shannon, nats) and ``centred_log_odds_distance`` (see
+    :func:`allornone.numeric.study.divergences`), from the same blocks.
+    ``progress(done, total)`` is called after each block of contexts; ``entries``
+    bounds the entries of the three blocks alive at once (default
+    :data:`BLOCK_ENTRIES`).
 
-    Each block of contexts costs its two products with the token matrices and
-    two exponentials per entry: with ``D = L - L~`` and ``lse``, ``lse~`` the
+    Each block of contexts costs its two products with the token matrices (into
+    buffers allocated once; the features read a block at a time, so a model
+    whose features stay in their file is never read whole) and one exponential
+    per entry and model: with ``D = L - L~`` and ``lse``, ``lse~`` the
     log-normalisers of a context, ``KL = sum_y p(y) D_y - lse + lse~`` (because
-    ``log p - log p~ = D - lse + lse~`` and ``p`` sums to one).
+    ``log p - log p~ = D - lse + lse~`` and ``p`` sums to one), and the total
+    variation is ``sum_y |e_y - e~_y t / t~| / (2 t)`` with ``e = exp(L - max L)``
+    and ``t = sum_y e_y``.
 
     >>> from allornone.numeric import FloatModel
     >>> a = FloatModel([[1.0]], [[0.0], [0.0]])
@@ -136,64 +156,92 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
     (2.0, 0.3808)
     """
     a.check_comparable(b)
-    m, n = a.m, a.n
-    step = max(1, min(m, BLOCK_ENTRIES // max(n, 1)))
+    m, n, p = a.m, a.n, a.pivot
+    step = _rows_within(entries or BLOCK_ENTRIES, 3 * n, m)        # three n-wide buffers live at once
     (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
-    Fa, Fb, p = np.asarray(a.F), np.asarray(b.F), a.pivot
+    GaT, GbT = Ga.T, Gb.T
     worst, where = -1.0, (0, 0)
     e2, l2 = [0.0, 0.0], [0.0, 0.0]
-    kl_sum = tv_sum = 0.0
-    kl_max = tv_max = 0.0
-    buf = np.empty((step, n))
-    diff = np.empty((step, n))
+    kl_sum = tv_sum = kl_max = tv_max = 0.0
+    extra = {"kl_sum": 0.0, "kl_max": 0.0, "js_sum": 0.0, "sq": [0.0, 0.0]}
+    bufa, bufb, diff = np.empty((step, n)), np.empty((step, n)), np.empty((step, n))
     # overflowing logits are reported below as an error, not as warnings
-    with np.errstate(over="ignore", invalid="ignore"):
-        for i in range(0, m, step):
-            r = min(step, m - i)
-            La = Fa[i:i + r] @ Ga.T
-            Lb = Fb[i:i + r] @ Gb.T
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for (i, Fa), (_, Fb) in zip(blocks(a.features, step), blocks(b.features, step)):
+            r = Fa.shape[0]
+            La, Lb, D = bufa[:r], bufb[:r], diff[:r]
+            np.matmul(Fa, GaT, out=La)
+            np.matmul(Fb, GbT, out=Lb)
             if shift_a:
-                La -= La[:, p:p + 1].copy()
+                La -= La[:, p].copy()[:, None]
             if shift_b:
-                Lb -= Lb[:, p:p + 1].copy()
-            D, T = diff[:r], buf[:r]
+                Lb -= Lb[:, p].copy()[:, None]
             np.subtract(La, Lb, out=D)
-            np.abs(D, out=T)
-            j = int(np.argmax(T))
-            if not math.isfinite(T.flat[j]):
+            hi, lo = float(D.max()), float(D.min())
+            if not (math.isfinite(hi) and math.isfinite(lo)):
+                j = int(np.flatnonzero(~np.isfinite(D))[0])
                 raise NonFiniteValueError(f"the log-odds of context {i + j // n}, token {j % n} are not finite in "
                                           "binary64 (|f(x)| |g_0(y)| beyond 1.8e308): no distance can be computed")
-            if T.flat[j] > worst:
-                worst, where = float(T.flat[j]), (i + j // n, j % n)
+            if max(hi, -lo) > worst:
+                j = int(np.argmax(D)) if hi >= -lo else int(np.argmin(D))
+                worst, where = max(hi, -lo), (i + j // n, j % n)
             _add_sumsq(e2, D)
             _add_sumsq(l2, La)
-            lse = []
-            for X in (La, Lb):  # X becomes p(.|x): one exponential per entry
+            lse, tot = [], []
+            for X in (La, Lb):  # X becomes e = exp(L - max L): one exponential per entry
                 top = X.max(axis=1, keepdims=True)
-                if not np.all(np.isfinite(top)):
-                    raise NonFiniteValueError("the log-odds of a context are not finite in binary64 "
-                                              "(|f(x)| |g_0(y)| beyond 1.8e308): no distance can be computed")
                 X -= top
                 np.exp(X, out=X)
-                total = X.sum(axis=1, keepdims=True)
-                X /= total
-                lse.append(top[:, 0] + np.log(total[:, 0]))
-            kl = np.maximum(np.einsum("ij,ij->i", La, D) - lse[0] + lse[1], 0.0)
-            np.subtract(La, Lb, out=T)
-            np.abs(T, out=T)
-            tv = 0.5 * T.sum(axis=1)
+                total = X.sum(axis=1)
+                tot.append(total)
+                lse.append(top[:, 0] + np.log(total))
+            pD = np.einsum("ij,ij->i", La, D) / tot[0]
+            kl = np.maximum(pD - lse[0] + lse[1], 0.0)
+            if both_ways:
+                _more_distances(extra, La, Lb, D, tot, lse, n)
+            # |p - p~| summed, with p~ = e~ / t~ brought to p's scale t: one division per context
+            Lb *= (tot[0] / tot[1])[:, None]
+            np.subtract(La, Lb, out=D)
+            np.abs(D, out=D)
+            tv = 0.5 * D.sum(axis=1) / tot[0]
             kl_sum += float(kl.sum())
             tv_sum += float(tv.sum())
             kl_max = max(kl_max, float(kl.max()))
             tv_max = max(tv_max, float(tv.max()))
-            del La, Lb
             if progress is not None:
                 progress(i + r, m)
-    return {"max_abs_log_odds_diff": worst, "witness": {"x": where[0], "y": where[1],
-                                                        "context": a.contexts[where[0]], "token": a.tokens[where[1]]},
-            "rel_log_odds_diff": (e2[0] / l2[0]) * math.sqrt(e2[1] / l2[1]) if l2[1] > 0 else
-            (0.0 if e2[1] == 0 else float("inf")),
-            "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max}
+    out = {"max_abs_log_odds_diff": worst, "witness": {"x": where[0], "y": where[1],
+                                                       "context": a.contexts[where[0]], "token": a.tokens[where[1]]},
+           "rel_log_odds_diff": (e2[0] / l2[0]) * math.sqrt(e2[1] / l2[1]) if l2[1] > 0 else
+           (0.0 if e2[1] == 0 else float("inf")),
+           "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max}
+    if both_ways:
+        sq = extra["sq"]
+        out.update(kl_mean_reverse=extra["kl_sum"] / m, kl_max_reverse=extra["kl_max"], js_mean=extra["js_sum"] / m,
+                   centred_log_odds_distance=sq[0] * math.sqrt(sq[1] / (m * n)) if sq[1] > 0 else 0.0)
+    return out
+
+
+def _more_distances(acc: dict, Ea, Eb, D, tot, lse, n: int) -> None:
+    """``KL(p~ || p)``, Jensen--Shannon and the centred log-odds distance of a
+    block, from ``e = exp(L - max L)``, ``e~`` (``Ea``, ``Eb``, kept), their
+    sums ``tot`` and log-normalisers ``lse`` and ``D = L - L~`` (centred here)."""
+    pbD = np.einsum("ij,ij->i", Eb, D) / tot[1]
+    kba = np.maximum(-pbD - lse[1] + lse[0], 0.0)
+    acc["kl_sum"] += float(kba.sum())
+    acc["kl_max"] = max(acc["kl_max"], float(kba.max()))
+    # JS = (KL(p || r) + KL(p~ || r)) / 2, r = (p + p~) / 2, from log p and log p~
+    pa = Ea / tot[0][:, None]
+    pb = Eb / tot[1][:, None]
+    with np.errstate(divide="ignore"):
+        lpa, lpb = np.log(pa), np.log(pb)
+    lr = np.logaddexp(lpa, lpb) - math.log(2.0)
+    with np.errstate(invalid="ignore"):
+        ja = np.nansum(np.where(pa > 0, pa * (lpa - lr), 0.0), axis=1)
+        jb = np.nansum(np.where(pb > 0, pb * (lpb - lr), 0.0), axis=1)
+    acc["js_sum"] += float(np.maximum(0.5 * (ja + jb), 0.0).sum())
+    D -= D.mean(axis=1, keepdims=True)
+    _add_sumsq(acc["sq"], D)
 
 
 def _angles(Qa, Wa, Qb, Wb) -> np.ndarray:
@@ -353,6 +401,8 @@ class GradedComparison:
     """The same on the token side."""
     llv_distance: float | None = None
     """``d^lambda_LLV`` (:func:`allornone.numeric.llv.llv_distance`) when asked for, else None."""
+    distances: dict = field(default_factory=dict, repr=False)
+    """Everything :func:`distances` returned (with ``both_ways`` when asked for)."""
 
     def to_json(self, full: bool = False) -> dict:
         """The ``graded`` object of a report (angles: the 10 largest unless ``full``;
@@ -382,15 +432,19 @@ def fold_zero_bias(model):
     >>> m.d, m.F.tolist(), m.G.tolist()
     (3, [[1.0, 2.0, 1.0]], [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     """
-    F = np.asarray(model.F)
     G = np.asarray(model.G)
-    return type(model)(np.hstack([F, np.ones((F.shape[0], 1))]), np.hstack([G, np.zeros((G.shape[0], 1))]),
-                       model.pivot, model.contexts, model.tokens, **model._extra_init())
+    F = getattr(model, "features", model.F)
+    if isinstance(F, RowSource):
+        F = F.with_column(1.0)       # still read a block at a time
+    else:
+        F = np.hstack([np.asarray(F), np.ones((F.shape[0], 1))])
+    return type(model)(F, np.hstack([G, np.zeros((G.shape[0], 1))]), model.pivot, model.contexts, model.tokens,
+                       **model._extra_init())
 
 
 def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k: int | None = None,
             progress: Callable[[str], None] | None = None, bias: tuple[bool, bool] | None = None,
-            llv: bool = False, llv_options: dict | None = None) -> GradedComparison:
+            llv: bool = False, llv_options: dict | None = None, both_ways: bool = False) -> GradedComparison:
     """The graded comparison of two float models.
 
     ``k`` is decided on the first model's spectrum (see
@@ -414,6 +468,15 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     (:func:`allornone.numeric.llv.llv_distance` with ``llv_options``, e.g.
     ``seed`` and ``triples``); it costs ``O(n^2 (d + d~))``.
 
+    ``both_ways``: the distances also in the other direction and the study's
+    (:func:`distances` with ``both_ways``), from the same pass over the
+    contexts; all of them are in the result's ``distances``.
+
+    The cost is one pass over the contexts that forms both models' logits a
+    block at a time (every distance comes from those blocks) and the two
+    triangular factors of :func:`~allornone.numeric.spectra.factor_pair`; the
+    rest is ``(d + d~)``-sized.
+
     Raises
     ------
     AllOrNoneError
@@ -430,7 +493,7 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     sb = analyse(b, tol, "tolerance", None, fb)
     kk = min(sa.k, fb.s.size)
     say("distances between the distributions")
-    dist = distances(a, b)
+    dist = distances(a, b, both_ways=both_ways)
     say(f"subspace angles and Wedin bound at k = {kk}")
     w = wedin_bound(a, b, kk, fa, fb)
     say(f"certificate at k = {kk}")
@@ -452,7 +515,8 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist["rel_log_odds_diff"], dist["kl_mean"], dist["kl_max"], dist["tv_mean"],
                             dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],
                             w["bound"], w["delta"], {"A": cert["A"], "B": cert["B"]}, cert["residuals"], verdicts,
-                            (sa, sb), _cosines(w["angles_context"]), _cosines(w["angles_token"]), llv_value)
+                            (sa, sb), _cosines(w["angles_context"]), _cosines(w["angles_token"]), llv_value,
+                            dist)
 
 
 def _cosines(angles: list) -> list:
@@ -600,7 +664,9 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     r = _prepare(model, tol, cut, k, spectra, fac)
     S, T, src, dst = _query(model, pairs, readouts)
     Y = np.column_stack([r.logodds_diff(a, b)[dst] for a, b in T])
-    X = r.L_rows_coords(src) if reading == "M" else np.asarray(model.F)[src]
+    feats = getattr(model, "features", model.F)
+    X = r.L_rows_coords(src) if reading == "M" else (feats.rows(src) if isinstance(feats, RowSource)
+                                                       else np.asarray(feats)[src])
     X = np.hstack([X, np.ones((len(S), 1))])
     coef = scipy.linalg.lstsq(X, Y, lapack_driver="gelsd")[0]
     R = Y - X @ coef

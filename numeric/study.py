@@ -76,7 +76,8 @@ CONNECT_TIMEOUT = "10s"
 # -- models as plain arrays (what a Dask worker receives) -----------------------------
 
 def _payload(model) -> dict:
-    return {"F": np.asarray(model.F), "G": np.asarray(model.G), "pivot": model.pivot,
+    # features that stay in their file travel as the file's name and layout
+    return {"F": getattr(model, "features", model.F), "G": np.asarray(model.G), "pivot": model.pivot,
             "contexts": list(model.contexts), "tokens": list(model.tokens), "tolerance": model.tolerance}
 
 
@@ -91,7 +92,8 @@ def _model(p):
 
 def divergences(a, b, progress: Callable[[int, int], None] | None = None) -> dict:
     """Distances between the distributions of two comparable models, in one pass
-    over the logits, a block of contexts at a time.
+    over the logits, a block of contexts at a time
+    (:func:`allornone.numeric.graded.distances` with ``both_ways``).
 
     * ``kl_mean``, ``kl_max``: ``[KL(p_a || p_b), KL(p_b || p_a)]``, the mean and
       the largest over the contexts, in nats;
@@ -108,55 +110,17 @@ def divergences(a, b, progress: Callable[[int, int], None] | None = None) -> dic
       distributions are equal.
 
     ``progress(done, total)`` after each block."""
-    from allornone.errors import NonFiniteValueError
-    from allornone.numeric.graded import _token_side
+    from allornone.numeric.graded import distances
 
-    a.check_comparable(b)
-    m, n, p = a.m, a.n, a.pivot
-    step = max(1, min(m, BLOCK_ENTRIES // max(n, 1)))
-    (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
-    Fa, Fb = np.asarray(a.F), np.asarray(b.F)
-    kl_sum, kl_top = np.zeros(2), np.zeros(2)
-    js_sum = tv_sum = tv_top = worst = sq = 0.0
-    log2 = math.log(2.0)
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        for i in range(0, m, step):
-            La = Fa[i:i + step] @ Ga.T
-            Lb = Fb[i:i + step] @ Gb.T
-            if shift_a:
-                La -= La[:, p:p + 1].copy()
-            if shift_b:
-                Lb -= Lb[:, p:p + 1].copy()
-            D = La - Lb
-            top = float(np.abs(D).max())
-            if not math.isfinite(top):
-                raise NonFiniteValueError("the log-odds of a context are not finite in binary64: "
-                                          "no distance can be computed")
-            worst = max(worst, top)
-            Dc = D - D.mean(axis=1, keepdims=True)
-            sq += float(np.vdot(Dc, Dc))
-            logs = []
-            for X in (La, Lb):
-                t = X.max(axis=1, keepdims=True)
-                lse = t + np.log(np.exp(X - t).sum(axis=1, keepdims=True))
-                logs.append(X - lse)
-            lpa, lpb = logs
-            pa, pb = np.exp(lpa), np.exp(lpb)
-            kab = np.maximum(np.einsum("ij,ij->i", pa, lpa - lpb), 0.0)
-            kba = np.maximum(np.einsum("ij,ij->i", pb, lpb - lpa), 0.0)
-            lr = np.logaddexp(lpa, lpb) - log2
-            js = np.maximum(0.5 * (np.einsum("ij,ij->i", pa, lpa - lr) + np.einsum("ij,ij->i", pb, lpb - lr)), 0.0)
-            tv = 0.5 * np.abs(pa - pb).sum(axis=1)
-            kl_sum += (kab.sum(), kba.sum())
-            kl_top = np.maximum(kl_top, (kab.max(), kba.max()))
-            js_sum += float(js.sum())
-            tv_sum += float(tv.sum())
-            tv_top = max(tv_top, float(tv.max()))
-            if progress is not None:
-                progress(min(m, i + step), m)
-    return {"kl_mean": [float(x / m) for x in kl_sum], "kl_max": [float(x) for x in kl_top],
-            "js_mean": js_sum / m, "tv_mean": tv_sum / m, "tv_max": tv_top,
-            "max_abs_log_odds_diff": worst, "centred_log_odds_distance": math.sqrt(sq / (m * n))}
+    return _divergences(distances(a, b, progress, both_ways=True, entries=BLOCK_ENTRIES))
+
+
+def _divergences(d: dict) -> dict:
+    """:func:`divergences`' fields from :func:`allornone.numeric.graded.distances` with ``both_ways``."""
+    return {"kl_mean": [d["kl_mean"], d["kl_mean_reverse"]], "kl_max": [d["kl_max"], d["kl_max_reverse"]],
+            "js_mean": d["js_mean"], "tv_mean": d["tv_mean"], "tv_max": d["tv_max"],
+            "max_abs_log_odds_diff": d["max_abs_log_odds_diff"],
+            "centred_log_odds_distance": d["centred_log_odds_distance"]}
 
 
 def pair_distances(a, b, bias: tuple[bool, bool] = (False, False), llv_triples: int = 200, llv_seed: int = 0,
@@ -172,8 +136,9 @@ def pair_distances(a, b, bias: tuple[bool, bool] = (False, False), llv_triples: 
     from allornone.numeric.llv import llv_distance
 
     a, b = _model(a), _model(b)
-    out = divergences(a, b)
-    g = graded.compare(a, b, tol, bias=bias)
+    # one pass over the contexts: the divergences come from compare's blocks of logits
+    g = graded.compare(a, b, tol, bias=bias, both_ways=True)
+    out = _divergences(g.distances)
     try:
         llv = llv_distance(a, b, triples=llv_triples, seed=llv_seed)
         llv_value, llv_info = llv.distance, llv.to_json()

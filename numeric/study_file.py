@@ -147,7 +147,9 @@ def load_study(path) -> Study:
             raise type(exc)(f"{where}: {exc}") from None
         models[name] = model
         # load_head folds a non-empty bias as a last coordinate that is 1 in every context
-        bias[name] = b is not None and bool(np.all(np.asarray(model.F)[:, -1] == 1.0))
+        feats = model.features
+        bias[name] = b is not None and (getattr(feats, "column", None) == 1.0 if model.lazy else
+                                        bool(np.all(np.asarray(feats)[:, -1] == 1.0)))
     pairs = data.get("pairs")
     if not isinstance(pairs, dict) or not pairs:
         raise InputFormatError(f"{path}: expected a [pairs] table with at least one category")
