@@ -209,6 +209,27 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
     return _conclude(a, b, Fa, Fb, ex, t.ey, rows, cols, overflowed, t.any_fail, t.worst, t.max_res, tol)
 
 
+def same_distribution_at_tokens(a, b, tokens) -> Decision:
+    """The test of :func:`same_distribution` (tiled form) on the columns
+    ``tokens`` of ``L`` and ``L~`` only: every context against those tokens,
+    each entry judged as it is in the whole comparison. Its "fails" is a
+    failure of ``L = L~`` (the witness is in the models' indices; the residual
+    is the largest difference in those columns); its "holds" says nothing of
+    the other tokens."""
+    from types import SimpleNamespace
+
+    tol = a.backend.tolerance
+    idx = np.concatenate([[a.pivot], np.asarray(tokens, dtype=int)])
+    # the pivot first, so that g_0 is formed as in the whole comparison
+    views = [SimpleNamespace(F=M.F, G=M.G[idx], pivot=0, m=M.m, n=idx.size, d=M.d, input_error=M.input_error)
+             for M in (a, b)]
+    out = _same_distribution_tiled(*views, tol)
+    if "witness" in out.detail:
+        x, y = out.detail["witness"]
+        out.detail["witness"] = (x, int(idx[y]))
+    return out
+
+
 # At most this many entries of L are recomputed with correctly rounded dot products.
 _REFINE_MAX = 1 << 18
 

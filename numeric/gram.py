@@ -107,12 +107,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from allornone.decision import Decision, Truth
 from allornone.numeric import equivalence as feq
 from allornone.numeric import linalg as fl
 
-__all__ = ["ROUTE", "MIN_TOKENS", "PRODUCT_BOUND", "BLOCK", "LAST_TIMES", "use_gram", "equivalence_parts"]
+__all__ = ["BLOCK", "LAST_TIMES", "MIN_TOKENS", "PRODUCT_BOUND", "ROUTE", "WITNESS_TOKENS", "equivalence_parts", "use_gram"]
 
 #: ``"auto"``, ``"gram"`` or ``"qr"`` (module docstring).
 ROUTE = "auto"
@@ -456,6 +455,7 @@ class _Pair:
     ey_max: int
     spa: _Split
     spb: _Split
+    cross_sq: np.ndarray   # per token |row of X_e V_c|^2 (pass 2)
 
 
 def _factor(a, b, tol) -> _Pair:
@@ -508,7 +508,10 @@ def _factor(a, b, tol) -> _Pair:
     Ja, Jb, Jj = _cols(spa.J, 0, d), _cols(spb.J, d, D), _cols(joint.J, 0, D)
     ya = yb = yj = 0.0
     Ca, Cb = np.zeros((spa.J.size, V2a.shape[1])), np.zeros((spb.J.size, V2b.shape[1]))
-    for _, _, X, _ in _blocks(a, b, Ea, Eb, ey_all):
+    # per token, what it carries of the shared null directions: where two
+    # models that differ differ (the tokens checked first for a witness)
+    cross_sq = np.zeros(n)
+    for i, _, X, _ in _blocks(a, b, Ea, Eb, ey_all):
         if V2a.shape[1]:
             Y = X[:, Ja] @ V2a
             ya += float(np.einsum("ij,ij->", Y, Y))
@@ -519,7 +522,9 @@ def _factor(a, b, tol) -> _Pair:
             Cb += X[:, Jb].T @ Y
         if V2j.shape[1]:
             Y = X[:, Jj] @ V2j
-            yj += float(np.einsum("ij,ij->", Y, Y))
+            t = np.einsum("ij,ij->i", Y, Y)
+            yj += float(t.sum())
+            cross_sq[i:i + t.size] = t
     # the sums of squares are accurate to gamma relatively: upper bounds
     grow = 1 + _gamma(BLOCK + nblocks + 1)
     spa.y2, spb.y2, joint.y2 = (math.sqrt(v * grow) for v in (ya, yb, yj))
@@ -538,7 +543,7 @@ def _factor(a, b, tol) -> _Pair:
     sa = _structure(a, spa, ec[ia], colsq_e[ia], errsq_e[ia], n, tol)
     sb = _structure(b, spb, ec[ib], colsq_e[ib], errsq_e[ib], n, tol)
     clock("structures (F sides, k, M, N)")
-    return _Pair(Ea, Eb, ec, colsq_e, errsq_e, joint, sa, sb, n, ey_max, spa, spb)
+    return _Pair(Ea, Eb, ec, colsq_e, errsq_e, joint, sa, sb, n, ey_max, spa, spb, cross_sq)
 
 
 # -- L = L~ -------------------------------------------------------------------------------
@@ -768,6 +773,26 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
     return out
 
 
+#: Tokens whose columns of ``L - L~`` are judged first for a witness.
+WITNESS_TOKENS = 8
+
+
+def _witness_tokens(a, b, P: _Pair):
+    """The entrywise test (:func:`~allornone.numeric.equivalence.same_distribution_at_tokens`)
+    on the columns of the :data:`WITNESS_TOKENS` tokens with the largest share
+    of the shared null directions (``P.cross_sq``), or None when none has any."""
+    cross = getattr(P, "cross_sq", None)
+    if cross is None or not cross.size:
+        return None
+    order = np.argsort(cross)[::-1][:WITNESS_TOKENS]
+    tokens = order[cross[order] > 0]
+    if not tokens.size:
+        return None
+    out = feq.same_distribution_at_tokens(a, b, np.sort(tokens))
+    out.detail["route"] = "gram, tokens of the cross residual"
+    return out
+
+
 #: Seconds per phase of the last Gram-route decision (for benchmarks).
 LAST_TIMES: dict[str, float] = {}
 
@@ -808,6 +833,17 @@ def equivalence_parts(a, b, route: str | None = None):
         return None
     auto = (ROUTE if route is None else route) == "auto"
     if dist.holds or (auto and dist.undecided):
+        # Undecided rows, before every entry: the columns of the tokens that
+        # carry most of the shared null directions (a token one model moved
+        # carries the move), judged by the entrywise test itself; one entry
+        # beyond gap times its bound there is a witness, and "fails" needs no
+        # more. (A row-level "holds" is confirmed by every entry, as it was.)
+        if dist.undecided:
+            clock = _Clock()
+            witness = _witness_tokens(a, b, P)
+            clock("L = L~ at the tokens of the cross residual")
+            if witness is not None and witness.fails:
+                return witness, cert, (P.sa.k, P.sb.k)
         # A row of L - L~ within its tolerance says every entry is within the
         # row's: a logit of size 1 next to one of size 2^40 could differ by
         # 2^-12 unseen. "Holds" is confirmed entry by entry (two m x n x d

@@ -1,0 +1,61 @@
+"""The Gram route looks for a witness of L != L~ first at the tokens that carry
+the shared null directions (``numeric.gram._witness_tokens``): a token one model
+moved inside its row space is found there, with the verdict of the whole
+entrywise comparison, and an equivalent pair still goes through every entry.
+
+Run once against broken variants, each failing here: with the witness's token
+left in the index of the columns checked (``idx[y]`` read as ``y``) the witness
+test fails; with the candidate tokens taken from the smallest shares instead of
+the largest, the route test fails (the comparison then runs over every entry)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from allornone.numeric import FloatModel, gram
+from allornone.numeric import equivalence as feq
+from allornone.numeric.scale import b5_twin, random_model
+from allornone.theorems import thm5
+
+
+def _pair(seed, move):
+    rng = np.random.default_rng(seed)
+    F, G = random_model(60, 400, 8, 7, 6, seed=rng)
+    a = FloatModel(F, G)
+    F2, G2 = b5_twin(F, G, extra=(2, 1), seed=rng)
+    y, z = 137 + seed, 250 + seed
+    if move:
+        # inside the row space of G~_0: no rank changes, another distribution
+        G2 = G2.copy()
+        G2[y] += move * (G2[z] - G2[0])
+    return a, FloatModel(F2, G2), y
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_moved_token_is_found_at_the_tokens_of_the_cross_residual(monkeypatch, seed):
+    monkeypatch.setattr(gram, "MIN_TOKENS", 0)   # the automatic route takes the Gram products
+    a, b, y = _pair(seed, 1e-6)
+    assert gram.use_gram(a, b)
+    r = thm5.equivalence(a, b)
+    assert r.verdict == "not equivalent"
+    assert r.distribution.detail["route"] == "gram, tokens of the cross residual"
+    assert r.witness[1] == y
+    # the whole entrywise comparison and the QR route say the same
+    assert feq.same_distribution(a, b).fails
+    assert thm5.equivalence(a, b, route="qr").verdict == "not equivalent"
+
+
+def test_an_equivalent_pair_is_still_judged_at_every_entry(monkeypatch):
+    monkeypatch.setattr(gram, "MIN_TOKENS", 0)
+    a, b, _ = _pair(0, 0.0)
+    r = thm5.equivalence(a, b)
+    assert r.verdict == thm5.equivalence(a, b, route="qr").verdict == "equivalent"
+    assert r.distribution.detail["route"] == "gram, entry by entry"
+
+
+def test_the_columns_checked_are_judged_as_in_the_whole_comparison():
+    a, b, y = _pair(1, 1e-6)
+    whole = feq.same_distribution(a, b)
+    cols = feq.same_distribution_at_tokens(a, b, np.array([3, y, 300]))
+    assert cols.fails and whole.fails
+    assert cols.detail["witness"] == whole.detail["witness"]
+    assert gram.WITNESS_TOKENS >= 1
