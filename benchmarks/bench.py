@@ -3,6 +3,7 @@
     python benchmarks/bench.py            # the full tables (several minutes)
     python benchmarks/bench.py --quick    # a reduced run (under a minute)
     python benchmarks/bench.py --only float --threads 1 --size 4096 50257 768 1024   # one float size
+    python benchmarks/bench.py --only thm5 --threads 2 --size 2048 16384 384 512      # Theorem 5 alone
 
 Exact table: the effective complexities of two models and the Theorem 5
 certificate (see ``exact_impls.py``), median of repeated runs, in five
@@ -145,14 +146,15 @@ def print_exact_row(row):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="reduced sizes and repeats (under a minute)")
-    ap.add_argument("--only", choices=["exact", "float"], help="run one of the two tables")
+    ap.add_argument("--only", choices=["exact", "float", "thm5"],
+                    help="run one of the two tables (thm5: only the float table's Theorem 5 end to end)")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--threads", type=int, help="BLAS threads in the float workers (default: the BLAS default);"
                     " 1 gives steadier figures on a shared machine")
     ap.add_argument("--sympy-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--float-worker", nargs=5, type=int, metavar=("M", "N", "D", "D2", "SEED"),
                     help=argparse.SUPPRESS)
-    ap.add_argument("--kind", choices=["ours", "floor", "gram"], default="ours", help=argparse.SUPPRESS)
+    ap.add_argument("--kind", choices=["ours", "floor", "gram", "gram-moved"], default="ours", help=argparse.SUPPRESS)
     ap.add_argument("--size", nargs=4, type=int, action="append", metavar=("M", "N", "D", "D2"),
                     help="float table: only this size (repeatable)")
     args = ap.parse_args(argv)
@@ -160,8 +162,8 @@ def main(argv=None):
         return _sympy_worker()
     if args.float_worker:
         import float_bench
-        if args.kind == "gram":
-            return float_bench.gram_worker(*args.float_worker)
+        if args.kind in ("gram", "gram-moved"):
+            return float_bench.gram_worker(*args.float_worker, pair="moved" if args.kind == "gram-moved" else "twin")
         return float_bench.worker(*args.float_worker, kind=args.kind)
 
     import platform
@@ -181,12 +183,16 @@ def main(argv=None):
     if args.only in (None, "exact"):
         print_exact_header()
         results["exact"] = exact_table(args.quick)
-    if args.only in (None, "float"):
+    if args.only in (None, "float", "thm5"):
         import float_bench
         if args.threads:
             for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 os.environ[var] = str(args.threads)
-        results["float"] = float_bench.float_table(args.quick, __file__, args.size)
+        if args.only == "thm5":
+            sizes = args.size or (float_bench.QUICK_SIZES[-1:] if args.quick else [float_bench.GPT2])
+            results["thm5"] = float_bench.gram_table(sizes, __file__)
+        else:
+            results["float"] = float_bench.float_table(args.quick, __file__, args.size)
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))

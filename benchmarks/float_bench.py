@@ -143,10 +143,47 @@ class _PeakRSS(threading.Thread):
         return self.peak
 
 
-def gram_worker(m, n, d, d2, seed):
-    """``thm5.equivalence`` end to end against the three Gram products."""
+def _logits_floor(m1, m2, tokens=4096, contexts=1024):
+    """Seconds to form ``F G_0^T`` and ``F~ G~_0^T`` block by block (the
+    products alone: nothing is compared)."""
+    t0 = time.perf_counter()
+    ga, gb = m1.G[m1.pivot], m2.G[m2.pivot]
+    for j in range(0, m1.n, tokens):
+        Ga, Gb = m1.G[j:j + tokens] - ga, m2.G[j:j + tokens] - gb
+        for i in range(0, m1.m, contexts):
+            m1.F[i:i + contexts] @ Ga.T
+            m2.F[i:i + contexts] @ Gb.T
+    return time.perf_counter() - t0
+
+
+def _read_floor(m1, m2):
+    """Seconds to read every input number once (a sum over each array)."""
+    t0 = time.perf_counter()
+    for X in (m1.F, m1.G, m2.F, m2.G):
+        float(X.sum())
+    return time.perf_counter() - t0
+
+
+def moved(m2, seed):
+    """The twin with one token moved by ``1e-6`` times another token (inside
+    the row space of ``G~_0``, so no rank changes): another distribution."""
+    import numpy as np
+    from allornone.numeric import FloatModel
+
+    G = m2.G.copy()
+    y, z = (int(v) for v in np.random.default_rng(seed).integers(1, m2.n, size=2))
+    G[y] += 1e-6 * (G[z] - G[m2.pivot])
+    return FloatModel(m2.F, G)
+
+
+def gram_worker(m, n, d, d2, seed, pair="twin"):
+    """``thm5.equivalence`` end to end against the three Gram products, the
+    logits and reading the inputs, timed in this worker. ``pair``: ``"twin"``
+    (the model and its B.5 twin) or ``"moved"`` (the twin with one token moved)."""
     tracemalloc.start()
     m1, m2 = build(m, n, d, d2, seed)
+    if pair == "moved":
+        m2 = moved(m2, seed)
     from allornone.numeric import gram
     from allornone.theorems import thm5
 
@@ -178,6 +215,11 @@ def gram_worker(m, n, d, d2, seed):
         G0a.T @ G0b
         times.append(time.perf_counter() - t0)
     out["gram_time"] = min(times)
+    out["logits_time"] = min(_logits_floor(m1, m2) for _ in range(2))
+    out["read_time"] = min(_read_floor(m1, m2) for _ in range(2))
+    out["pair"] = pair
+    out["threads"] = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    out["load_average"] = os.getloadavg()[0]
     json.dump(out, sys.stdout)
 
 
@@ -189,17 +231,21 @@ def run_worker(script, size, kind, seed=0):
     return json.loads(res.stdout)
 
 
-def gram_table(sizes, script: str) -> list[dict]:
+def gram_table(sizes, script: str, pairs=("twin", "moved")) -> list[dict]:
     print("\nFloat: thm5.equivalence(m1, m2) end to end against the three Gram products"
-          " G_0^T G_0, G~_0^T G~_0, G_0^T G~_0 (same worker; wall seconds, MiB)")
-    print(f"{'(m, n, d, d~)':>26} {'k':>4} {'verdict':>10} {'route':>5} {'Gram':>6} {'equiv.':>7} {'ratio':>6} |"
+          " G_0^T G_0, G~_0^T G~_0, G_0^T G~_0, the logits F G_0^T, F~ G~_0^T (block by block) and reading"
+          " the inputs (same worker; wall seconds, MiB)")
+    print(f"{'(m, n, d, d~)':>26} {'pair':>5} {'k':>4} {'verdict':>14} {'route':>5} {'Gram':>6} {'logits':>6}"
+          f" {'read':>5} {'equiv.':>7} {'/Gram':>6} {'/logits':>7} {'/read':>6} |"
           f" {'inputs':>6} {'traced':>7} {'ratio':>6} {'RSS':>6} {'ratio':>6} {'maxrss':>7}")
     rows = []
-    for size in sizes:
-        g = run_worker(script, size, "gram")
+    for size, pair in [(size, pair) for size in sizes for pair in pairs]:
+        g = run_worker(script, size, "gram" if pair == "twin" else "gram-moved")
         rows.append(g)
-        print(f"{str(tuple(size)):>26} {g['k'][0]:>4} {g['verdict']:>10} {g['decided_by']:>5}"
-              f" {g['gram_time']:6.2f} {g['equivalence_time']:7.2f} {g['equivalence_time'] / g['gram_time']:5.2f}x |"
+        t = g["equivalence_time"]
+        print(f"{tuple(size)!s:>26} {pair:>5} {g['k'][0]:>4} {g['verdict']:>14} {g['decided_by']:>5}"
+              f" {g['gram_time']:6.2f} {g['logits_time']:6.2f} {g['read_time']:5.2f} {t:7.2f}"
+              f" {t / g['gram_time']:5.2f}x {t / g['logits_time']:6.2f}x {t / g['read_time']:5.0f}x |"
               f" {g['inputs_mib']:6.0f} {g['traced_peak_mib']:7.0f} {g['traced_peak_mib'] / g['inputs_mib']:5.2f}x"
               f" {g['rss_peak_mib']:6.0f} {g['rss_peak_mib'] / g['inputs_mib']:5.2f}x {g['maxrss_mib']:7.0f}",
               flush=True)
