@@ -277,6 +277,39 @@ def singular_values(X: np.ndarray) -> np.ndarray | None:
     return None
 
 
+class Unresolved(np.linalg.LinAlgError):
+    """A float computation that cannot resolve its question: an SVD that no
+    LAPACK driver brings to convergence, or an intermediate that left binary64.
+    A decision resting on it is undecided (the float evaluation of a result
+    catches this and says so), never a traceback."""
+
+
+def svd(X: np.ndarray, full_matrices: bool = False, compute_uv: bool = True):
+    """``numpy.linalg.svd`` that tries divide and conquer (``gesdd``), then QR
+    iteration (``gesvd``), and raises :class:`Unresolved` when neither
+    converges or ``X`` is not finite.
+
+    >>> svd(np.diag([3.0, 1.0]), compute_uv=False).tolist()
+    [3.0, 1.0]
+    >>> try:
+    ...     svd(np.array([[np.nan]]))
+    ... except Unresolved as exc:
+    ...     print(exc)
+    an SVD of a matrix with non-finite entries (1 x 1)
+    """
+    if 0 in X.shape:
+        return np.linalg.svd(X, full_matrices=full_matrices, compute_uv=compute_uv)
+    if not np.all(np.isfinite(X)):
+        raise Unresolved(f"an SVD of a matrix with non-finite entries ({X.shape[0]} x {X.shape[1]})")
+    for driver in ("gesdd", "gesvd"):
+        try:
+            return scipy.linalg.svd(X, full_matrices=full_matrices, compute_uv=compute_uv, lapack_driver=driver,
+                                    check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+    raise Unresolved(f"an SVD that neither LAPACK driver brings to convergence ({X.shape[0]} x {X.shape[1]})")
+
+
 def svd_noise(size: int, norm: float) -> float:
     """Backward error bound of an SVD: ``4 sqrt(size) u ||X||``."""
     return 4.0 * math.sqrt(max(int(size), 1)) * UNIT_ROUNDOFF * float(norm)
@@ -824,7 +857,7 @@ def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray
     u = UNIT_ROUNDOFF
     C = Xr @ B.T
     dC = (d + 2) * u * float(np.linalg.norm(np.abs(Xr) @ np.abs(B.T)))   # |C - fl(C)|_F
-    U, S, _ = np.linalg.svd(C, full_matrices=False)
+    U, S, _ = svd(C)
     if S.size < r or S[-1] <= 0:
         return 1.0
     twice = Xr.size * r <= _TWICE_MAX
@@ -838,7 +871,7 @@ def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray
     TR = (U.T @ R) / S[:, None]
     dTR = (m + 2) * u * float(np.linalg.norm(np.abs(U.T) @ np.abs(R))) * nT + nT * dR * 1.01
     Z = (U.T @ C) / S[:, None]
-    sz = np.linalg.svd(Z, compute_uv=False)
+    sz = svd(Z, compute_uv=False)
     dZ = (m + 2) * u * float(np.linalg.norm(np.abs(U.T) @ np.abs(C))) * nT + nT * dC
     low = float(sz[-1]) - dZ
     num = float(np.linalg.norm(TR)) + dTR

@@ -216,7 +216,7 @@ def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,
     eF, eG = row_exponents(F), row_exponents(G0)
     Fr, Gr = scale_rows(F, eF), scale_rows(G0, eG)
     RF, RG = fl._r_factor(Fr), fl._r_factor(Gr)
-    s = np.linalg.svd(RF @ RG.T, compute_uv=False)
+    s = fl.svd(RF @ RG.T, compute_uv=False)
     pair = float(np.sum(np.linalg.norm(Fr, axis=0) * np.linalg.norm(Gr, axis=0)))
     noise = 8.0 * math.sqrt(max(m, n, d)) * UNIT_ROUNDOFF * pair
     if E0 is not None:

@@ -144,7 +144,7 @@ def token_basis(model, G, pairs):
     # small: a direction may be called zero under an error that cannot tell)
     scale = be.scale(model.projector_N, D)
     r, decided, sv, bound = resolved_rank(G, scale, model.tolerance, eps * fl.norm2(D), scale)
-    basis = np.linalg.svd(G)[0][:, :r]
+    basis = fl.svd(G, full_matrices=True)[0][:, :r]
     error = eps + (bound / sv[r - 1] if r else 0.0)
     return basis, decided and model.structure.decided, float(error)
 
@@ -160,7 +160,7 @@ def token_parts(model, G, pairs, basis):
     ga = np.vstack([model.G[a] for a, _ in pairs]).T
     gb = np.vstack([model.G[b] for _, b in pairs]).T
     D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
-    _, S, Vt = np.linalg.svd(G, full_matrices=False)
+    _, S, Vt = fl.svd(G, full_matrices=False)
     r = basis.shape[1]
     if r > S.size or S[r - 1] <= 0:
         return None
@@ -391,7 +391,7 @@ def input_dimension_on_readouts(model, pairs, B=None, tokens=None) -> int | None
             return 0, True
         # (scaled by a power of two, so that no square overflows)
         e = float(np.ldexp(1.0, int(np.frexp(float(np.max(np.abs(A))) or 1.0)[1])))
-        sv = np.linalg.svd(A / e, compute_uv=False)
+        sv = fl.svd(A / e, compute_uv=False)
         noise = float(np.linalg.norm(err / e)) * (1 + 1e-6) \
             + fl.svd_noise(max(A.shape), float(sv[0]) if sv.size else 0.0)
         return tol.rank(sv, noise=noise)
@@ -605,7 +605,7 @@ def unscaled_minimum_norm(Xs, Theta_s, rank: int, c: float, inputs, bound: float
         return Theta, same, False
     if c == 1.0:
         return Theta, same, True
-    K = np.linalg.svd(Xs)[2][rank:].T
+    K = fl.svd(Xs, full_matrices=True)[2][rank:].T
     k = K @ K[-1]                       # the last axis projected on the null space
     gap = float(sv[rank - 1]) - (float(sv[rank]) if rank < sv.size else 0.0) - bound
     if not np.any(k[-1]) or gap <= 0:
@@ -633,11 +633,11 @@ def input_subspace(tol, X, scale: float | None, noise: float):
     The singular values are judged against ``noise`` and the SVD's own backward
     error at ``|W|``; the natural size only says whether that bound says
     anything (:func:`resolves`)."""
-    sv = np.linalg.svd(X, compute_uv=False)
+    sv = fl.svd(X, compute_uv=False)
     bound = fl.svd_noise(max(X.shape), float(sv[0]) if sv.size else 0.0) + noise
     r, decided = tol.rank(sv, noise=bound, reference=scale)
     if r < sv.size and scale is not None and not resolves(tol, noise, scale):
         # a singular value called zero under a propagated error larger than the
         # modelling tolerance resolves: zero or merely small, it cannot tell
         decided = False
-    return np.linalg.svd(X)[0][:, :r], decided
+    return fl.svd(X, full_matrices=True)[0][:, :r], decided

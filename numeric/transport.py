@@ -66,7 +66,7 @@ def transported_kernel(model, twin, K, P, V, B, B_error: float, G, equivalent, k
             wide = bound + gamma_error() * fl.norm2(B)
             if known == 0 or float(sv[known - 1]) > wide:
                 r, ok, bound = known, True, wide
-    Ut = V @ np.linalg.svd(K)[2][r:].T
+    Ut = V @ fl.svd(K, full_matrices=True)[2][r:].T
     # the kernel moves by the noise over the smallest singular value kept out of it
     error = eps_N + (bound / sv[r - 1] if r else 0.0)
     readout = error
@@ -107,7 +107,7 @@ def gamma_off_N_rank(model, Q, G=None, token_error: float = 0.0) -> int | None:
     singular value (Wedin; its rank is decided)."""
     eQ = token_error
     if G is not None:
-        sG = np.linalg.svd(G, compute_uv=False)
+        sG = fl.svd(G, compute_uv=False)
         eQ = 4 * fl.svd_noise(max(G.shape), float(sG[0])) / float(sG[Q.shape[1] - 1])
     R = Q - model.projector_N @ Q
     eps = model.structure.errors.get("N", 0.0)
@@ -209,7 +209,7 @@ def kernel_residual(model, twin, G, P, B, Ut) -> tuple[float, float]:
         + Fa_live * eta_a + Fb_live * eta_b
     # sigma_min of F on the exact N, from F on the computed basis and the angle of N
     e_v = sa.errors.get("N", 0.0) + 4 * math.sqrt(d) * u
-    s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (d + 2) * u * float(
+    s_min = float(fl.svd(FV, compute_uv=False)[-1]) - 1.01 * (d + 2) * u * float(
         np.linalg.norm(np.abs(Fs) @ np.abs(VN)))
     low = s_min * (1 - 2 * e_v) - Fa_live * e_v
     if low <= 0 or not math.isfinite(n_Fe):
@@ -303,7 +303,7 @@ def twin_readout_residual(model, twin, G, basis):
             + (sb.errors.get("SG", 0.0) + 4 * (dt + 2) * u) * nQ * 1.01
         e_v = sb.errors.get("N", 0.0) + 4 * math.sqrt(dt) * u
         FV = Fs @ V
-        s_min = float(np.linalg.svd(FV, compute_uv=False)[-1]) - 1.01 * (dt + 2) * u * float(
+        s_min = float(fl.svd(FV, compute_uv=False)[-1]) - 1.01 * (dt + 2) * u * float(
             np.linalg.norm(np.abs(Fs) @ np.abs(V)))
         n_live = fl.norm2(live)
         low = s_min * (1 - 2 * e_v) - n_live * e_v

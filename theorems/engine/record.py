@@ -10,6 +10,7 @@ conclusion still holds).
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -17,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from sympy.logic.boolalg import And, Boolean, Implies
 
 from allornone.decision import Decision, Truth
+from allornone.numeric.linalg import Unresolved
 from allornone.symbolic.model import ExactModel
 from allornone.theorems.engine.logic import evaluate, evaluate3
 
@@ -184,7 +186,14 @@ class TheoremRecord:
 
     def evaluate(self, instance: Instance, realisation: str) -> Evaluation:
         models = instance.realise(realisation)
-        decided = self.decide(models, instance.params)
+        try:
+            decided = self.decide(models, instance.params)
+        except Unresolved as exc:
+            if realisation == "exact":
+                raise
+            # a float computation that cannot resolve the instance decides nothing
+            why = {"why": str(exc)}
+            decided = {n: Decision(Truth.UNDECIDED, math.inf, (0.0, 0.0), why) for n in self.atoms}
         missing = set(self.atoms) - set(decided)
         if missing:
             raise KeyError(f"{self.id}: decide() gave no value for {sorted(missing)}")

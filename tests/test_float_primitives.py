@@ -1,0 +1,155 @@
+"""The float layer's primitives on instances built to break them: linear forms
+evaluated correctly rounded in units of their own entry, the entrywise rule,
+the exclusion of every ratio, the balancing of a product's inner coordinates,
+and an SVD that does not converge."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from allornone.decision import Truth
+from allornone.numeric import FloatModel, Tolerance
+from allornone.numeric import linalg as fl
+from allornone.numeric import parallel as fp
+from allornone.numeric.witness import rounded_matmul
+from allornone.theorems import get_record
+from allornone.theorems.lem8 import parallel, proportional_log_odds
+
+TOL = Tolerance()
+
+
+def _bounded(values, errors=None, size=None):
+    v = np.asarray(values, dtype=float)[:, None]
+    e = np.zeros_like(v) if errors is None else np.asarray(errors, dtype=float)[:, None]
+    return fp.Bounded(v, e, None if size is None else (np.asarray(size, float)[:, None],) * 2)
+
+
+def test_entrywise_rule():
+    ok = fp.entrywise(TOL, _bounded([0.0, 1e-14]), np.array([[0.0], [1.0]]), np.array([[0.0], [1.0]]))
+    assert ok.truth is Truth.HOLDS
+    # an entry of natural size zero holds only as an exact zero: any error leaves it open
+    open_ = fp.entrywise(TOL, _bounded([0.0], [1e-300]), np.zeros((1, 1)), np.zeros((1, 1)))
+    assert open_.truth is Truth.UNDECIDED
+    bad = fp.entrywise(TOL, _bounded([0.0, 1e-6]), np.array([[1.0], [1.0]]), np.array([[1.0], [1.0]]))
+    assert bad.truth is Truth.FAILS and bad.detail["entry"] == 1
+    # between sqrt(gap) rtol and gap rtol of the size: neither is certain
+    mid = fp.entrywise(TOL, _bounded([1e-10]), np.ones((1, 1)), np.ones((1, 1)))
+    assert mid.truth is Truth.UNDECIDED
+
+
+def test_no_ratio_excludes_every_ratio_only_when_the_entries_disagree():
+    u, v = _bounded([1.0, 2.0], size=[1.0, 2.0]), _bounded([1.0, 1.0 + 1e-6], size=[1.0, 1.0])
+    assert fp.no_ratio(TOL, u, v)
+    close = _bounded([1.0, 1.0 + 1e-14], size=[1.0, 1.0])
+    assert not fp.no_ratio(TOL, _bounded([2.0, 2.0], size=[2.0, 2.0]), close)
+    # a zero of v, known exactly, against a non-zero u admits no ratio at all
+    assert fp.no_ratio(TOL, _bounded([1.0, 3.0], size=[1.0, 3.0]), _bounded([1.0, 0.0], size=[1.0, 0.0]))
+    # ... but not when that zero carries an error (it may be the image of a small v)
+    assert not fp.no_ratio(TOL, _bounded([1.0, 3.0], size=[1.0, 3.0]),
+                           _bounded([1.0, 0.0], [0.0, 1e-3], size=[1.0, 1e-3]))
+
+
+def test_balanced_product_is_the_same_in_every_power_of_two_basis():
+    rng = np.random.default_rng(3)
+    A = rng.integers(-9, 9, (5, 4)).astype(float)
+    B = rng.integers(-9, 9, (4, 6)).astype(float)
+    for exps in ([500, -500, 0, 3], [-1000, 1000, 17, -17], [0, 0, 0, 600]):
+        D = 2.0 ** np.array(exps, dtype=float)
+        S, E = rounded_matmul([(A * D, B / D[:, None])])
+        S0, E0 = rounded_matmul([(A, B)])
+        assert np.array_equal(S, S0) and np.array_equal(E, E0) and np.array_equal(S0, A @ B)
+
+
+def test_forms_keep_subnormal_logits_exact():
+    # every logit among the subnormals: in units of its own row nothing is lost
+    F = np.array([[2.0 ** -1060, 0.0], [0.0, 3 * 2.0 ** -1065]])
+    X = np.array([[0.0, 0.0], [1.0, 2.0], [3.0, 5.0]])
+    forms = fp.Forms([F], X, [(-1, 0)])
+    (b,) = forms.evaluate([[(1, 1), (-1, 2)]])
+    assert np.array_equal(np.ldexp(b.value[:, 0], forms.units), np.array([-2 * 2.0 ** -1060, -9 * 2.0 ** -1065]))
+    assert np.all(b.error <= 2 * fl.UNIT_ROUNDOFF * np.abs(b.value))
+
+
+@pytest.mark.parametrize("exps", [(500, -500), (-300, 300), (0, 900)])
+def test_lemma8_verdicts_do_not_move_under_a_power_of_two_basis(exps):
+    F = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]])
+    G = np.array([[0.0, 0.0], [2.0, 4.0], [1.0, 2.0], [1.0, 1.0], [3.0, 3.0]])
+    D = 2.0 ** np.array(exps, dtype=float)
+    a, b = FloatModel(F, G), FloatModel(F * D, G / D)
+    for ab, ce in [((1, 0), (2, 0)), ((1, 0), (3, 0)), ((4, 0), (3, 0)), ((1, 2), (3, 4))]:
+        for space in ("N", "raw"):
+            r0, r1 = parallel(a, ab, ce, space), parallel(b, ab, ce, space)
+            assert r0.verdict == r1.verdict != "undecided"
+            assert (r0.lam is None) == (r1.lam is None)
+            assert r0.lam is None or math.isclose(r0.lam, r1.lam, rel_tol=1e-14)
+        assert proportional_log_odds(a, ab, ce).verdict == proportional_log_odds(b, ab, ce).verdict
+
+
+def test_a_shear_of_condition_1e15_does_not_move_parallelism_in_N():
+    F = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.25]])
+    G = np.array([[0.0, 0.0], [2.0, 4.0], [1.0, 2.0], [1.0, 1.0]])
+    c = 2.0 ** 50
+    T, Ti = np.array([[1.0, c], [0.0, 1.0]]), np.array([[1.0, -c], [0.0, 1.0]])
+    a, b = FloatModel(F, G), FloatModel(F @ T, G @ Ti.T)
+    assert np.array_equal(a.F @ a.G.T, b.F.astype(object) @ b.G.T.astype(object))
+    for ce in [(2, 0), (3, 0)]:
+        assert parallel(a, (1, 0), ce).verdict == parallel(b, (1, 0), ce).verdict != "undecided"
+
+
+def test_a_difference_inside_the_declared_error_is_not_called_proportional():
+    from allornone.symbolic import ExactModel
+
+    big = 2 ** 61
+    # g(1) = (2^61 + 1, -2^61) is rounded to (2^61, -2^61): its logit, exactly 1,
+    # comes out 0, and the declared error (about 2^-52 of 2^61) covers that. In
+    # floats l_12 = -3 = -0.6 l_30 exactly; for the exact model l_12 = -2: not
+    # proportional. A "holds" would be bought by the rounding: undecided.
+    m = ExactModel([[1, 1]], [[0, 0], [big + 1, -big], [3, 0], [5, 0]])
+    f = m.to_float()
+    assert f.input_error > 0
+    assert not proportional_log_odds(m, (1, 2), (3, 0), lam="-3/5").holds
+    assert proportional_log_odds(f, (1, 2), (3, 0), lam=-0.6).verdict == "undecided"
+    # the same numbers given as floats (no declared error) are proportional
+    exact_floats = FloatModel(f.F, f.G)
+    assert proportional_log_odds(exact_floats, (1, 2), (3, 0), lam=-0.6).verdict == "proportional"
+
+
+def test_svd_falls_back_to_qr_iteration_then_gives_up(monkeypatch):
+    real = scipy.linalg.svd
+    calls = []
+
+    def flaky(X, *args, lapack_driver="gesdd", **kw):
+        calls.append(lapack_driver)
+        if lapack_driver == "gesdd":
+            raise np.linalg.LinAlgError("SVD did not converge")
+        return real(X, *args, lapack_driver=lapack_driver, **kw)
+
+    monkeypatch.setattr(scipy.linalg, "svd", flaky)
+    assert fl.svd(np.diag([2.0, 1.0]), compute_uv=False).tolist() == [2.0, 1.0]
+    assert calls == ["gesdd", "gesvd"]
+
+    def broken(*args, **kw):
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    monkeypatch.setattr(scipy.linalg, "svd", broken)
+    with pytest.raises(fl.Unresolved):
+        fl.svd(np.eye(2))
+
+
+def test_an_unresolved_float_computation_leaves_every_atom_undecided(monkeypatch):
+    rec = get_record("lem8")
+    inst = rec.sample(__import__("random").Random(0), 0)
+    real = rec.decide
+
+    def unresolved(models, params):
+        if not models[0].backend.exact:
+            raise fl.Unresolved("an SVD that neither LAPACK driver brings to convergence")
+        return real(models, params)
+
+    monkeypatch.setattr(rec, "decide", unresolved)
+    ev = rec.evaluate(inst, "float")
+    assert all(d.undecided for d in ev.atoms.values()) and math.isinf(next(iter(ev.atoms.values())).residual)
+    assert not any(d.undecided for d in rec.evaluate(inst, "exact").atoms.values())
