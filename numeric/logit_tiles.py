@@ -26,14 +26,16 @@ back to be recomputed with correctly rounded dot products
 
 **Threads.** Token blocks are independent, and NumPy releases the interpreter
 lock in its products and elementwise loops, so the blocks are shared among
-``workers`` threads (default: the number of BLAS threads the process was
-started with, ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS``, else the CPU
-count). The results of the blocks are merged in their order, so the verdict,
-the witness and the residual are those of one thread.
+``workers`` threads (default: the BLAS thread count), each block's products
+then run on one BLAS thread: the elementwise test, a third of the work,
+runs in parallel too, which BLAS threads alone would leave serial. Where the
+BLAS thread count cannot be set (a BLAS other than OpenBLAS), one thread runs
+the blocks and BLAS keeps its own threads (no oversubscription). The results
+of the blocks are merged in their order, so the verdict, the witness and the
+residual are those of one thread.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -48,16 +50,39 @@ _TINY = np.finfo(float).tiny
 WORKERS: int | None = None
 
 
+_BLAS: list = []
+
+
+def _openblas():
+    """``(get, set)`` of the loaded OpenBLAS's thread count, or None."""
+    if not _BLAS:
+        found = None
+        try:
+            import ctypes
+
+            with open("/proc/self/maps") as f:
+                paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.lower() and ".so" in ln})
+            for path in paths:
+                lib = ctypes.CDLL(path)
+                for stem in ("scipy_openblas_", "openblas_"):
+                    for tail in ("64_", ""):
+                        get = getattr(lib, f"{stem}get_num_threads{tail}", None)
+                        put = getattr(lib, f"{stem}set_num_threads{tail}", None)
+                        if get is not None and put is not None and found is None:
+                            found = (get, put)
+        except (OSError, AttributeError, IndexError):
+            found = None
+        _BLAS.append(found)
+    return _BLAS[0]
+
+
 def workers() -> int:
     """Threads the comparison uses: :data:`WORKERS`, else the BLAS thread count
-    the process was started with, else the CPU count."""
+    (1 where it cannot be set: BLAS then keeps its threads)."""
     if WORKERS is not None:
         return max(1, int(WORKERS))
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        v = os.environ.get(var, "")
-        if v.strip().isdigit() and int(v) > 0:
-            return int(v)
-    return os.cpu_count() or 1
+    blas = _openblas()
+    return max(1, int(blas[0]())) if blas is not None else 1
 
 
 def pow2_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -202,9 +227,18 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
     def run(j):
         return _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol)
 
+    blas = _openblas()
     if threads > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            parts = list(pool.map(run, starts))
+        # one BLAS thread per worker while they run (restored after)
+        before = int(blas[0]()) if blas is not None else None
+        try:
+            if before is not None:
+                blas[1](1)
+            with ThreadPoolExecutor(threads) as pool:
+                parts = list(pool.map(run, starts))
+        finally:
+            if before is not None:
+                blas[1](before)
     else:
         parts = [run(j) for j in starts]
     out = TileResult(np.zeros(n, dtype=int))
