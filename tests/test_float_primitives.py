@@ -153,3 +153,32 @@ def test_an_unresolved_float_computation_leaves_every_atom_undecided(monkeypatch
     ev = rec.evaluate(inst, "float")
     assert all(d.undecided for d in ev.atoms.values()) and math.isinf(next(iter(ev.atoms.values())).residual)
     assert not any(d.undecided for d in rec.evaluate(inst, "exact").atoms.values())
+
+
+def test_balanced_presentation_undoes_a_power_of_two_basis_and_a_common_scaling():
+    from allornone.numeric.balance import balanced
+
+    rng = np.random.default_rng(5)
+    F = rng.integers(-7, 8, (6, 4)).astype(float)
+    G = rng.integers(-7, 8, (5, 4)).astype(float)
+    G[:, 3] = 2.0            # a coordinate only f uses: no logit sees it
+    a = balanced((FloatModel(F, G), FloatModel(2 * F, G / 2)))
+    D = 2.0 ** np.array([-400.0, 350.0, 3.0, -300.0])
+    b = balanced((FloatModel(F * D * 2.0 ** -300, G / D), FloatModel(2 * F * D * 2.0 ** -300, G / D / 2)))
+    for x, y in zip(a, b):
+        assert np.array_equal(x.F, y.F) and np.array_equal(x.G, y.G)
+    # the same logits up to one power of two
+    L, La = FloatModel(F, G).log_odds(), a[0].log_odds()
+    ratio = La[L != 0] / L[L != 0]
+    assert np.all(ratio == ratio[0]) and np.log2(ratio[0]).is_integer() and np.array_equal(La == 0, L == 0)
+
+
+def test_balanced_presentation_leaves_models_whose_scaling_is_not_exact():
+    from allornone.numeric.balance import balanced
+
+    # column 0 of F spans 2^-1074 to 2^1000 and meets a tiny g: balancing it would
+    # move the smallest subnormal down
+    F = np.array([[2.0 ** -1074, 1.0], [2.0 ** 1000, 1.0]])
+    G = np.array([[0.0, 0.0], [2.0 ** -1000, 1.0]])
+    (m,) = models = (FloatModel(F, G),)
+    assert balanced(models)[0] is m

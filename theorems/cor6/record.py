@@ -269,6 +269,7 @@ EDGES = (
 )
 
 RECORD = TheoremRecord(
+    coordinate_free=True,
     id="cor6",
     number="Corollary 6",
     title="Diversity: linear identifiability up to an invertible matrix",

@@ -155,7 +155,7 @@ def _ratio_max(value: np.ndarray, bound: np.ndarray) -> float | None:
         return float(np.max(np.abs(value[nz]) / bound[nz]))
 
 
-def separation(rid: str, inst: Instance) -> float:
+def separation(rid: str, inst: Instance, declared: bool = False) -> float:
     """The margin of an exact instance: the smallest ratio of a decisive
     quantity that is not zero to its rounding bound (``inf`` when none); the
     instance is *separated* when it is at least :data:`SEPARATION`. The
@@ -167,6 +167,12 @@ def separation(rid: str, inst: Instance) -> float:
         The result id (for the pair parameters of parallelism).
     inst : Instance
         An exact instance.
+    declared : bool
+        Whether the float side receives the instance rounded, with a declared
+        relative error of about ``u`` on every input. Every logit is then known
+        only to about ``u (d + 2) r_x c_y``, so a logit that cancels below that
+        (exactly zero from non-zero rows, say) is not determined by the data:
+        each non-pivot logit counts as a decisive quantity with that bound.
 
     Returns
     -------
@@ -196,6 +202,11 @@ def separation(rid: str, inst: Instance) -> float:
         margins.append(_sigma_min(Fh, ql.rank(model.F)) / (u * (s.d + 2) * math.sqrt(m * s.d)))
         G0h = _scaled(_floats(model.G0), s.c)
         margins.append(_sigma_min(G0h, ql.rank(model.G0)) / (u * (s.d + 2) * math.sqrt(n * s.d)))
+        if declared and s.L.size:
+            bound = u * (s.d + 2) * np.outer(s.r, s.c)
+            live = bound > 0
+            if live.any():
+                margins.append(float(np.min(np.abs(s.L[live]) / bound[live])))
     if len(inst.models) == 2:
         a, b = scales
         diff = _floats(inst.models[0].log_odds() - inst.models[1].log_odds())
@@ -272,7 +283,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     variant = tf._BY_NAME[name].variant.get(rid, set())
     out["exact_changed"] = sorted(n for n, d in exact.items()
                                   if n not in variant and d.truth is not before[n])
-    out["margin"] = separation(rid, inst)
+    out["margin"] = separation(rid, inst, declared=how == "rounded")
     try:
         flt = rec.evaluate(floats, "float").atoms
     except Exception as exc:  # a float layer that raises on a valid instance is a defect too

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from sympy.logic.boolalg import And, Boolean, Implies
 
 from allornone.decision import Decision, Truth
+from allornone.numeric.balance import balanced
 from allornone.numeric.linalg import Unresolved
 from allornone.symbolic.model import ExactModel
 from allornone.theorems.engine.logic import evaluate, evaluate3
@@ -177,6 +178,11 @@ class TheoremRecord:
     conclusion_latex: str = ""
     """``conclusion_text`` typeset for the documentation (Markdown, formulas in
     TeX between ``\\(`` and ``\\)``); empty where the plain text has no formula."""
+    coordinate_free: bool = False
+    """Every atom is a claim about the distribution or about subspaces that a
+    change of basis carries along (no orthogonal projection in the model's own
+    coordinates): the float side then decides on the models balanced by powers
+    of two (:func:`allornone.numeric.balance.balanced`)."""
 
     @property
     def statement(self) -> Boolean:
@@ -186,6 +192,10 @@ class TheoremRecord:
 
     def evaluate(self, instance: Instance, realisation: str) -> Evaluation:
         models = instance.realise(realisation)
+        if realisation == "float" and self.coordinate_free:
+            # every claim is the same in coordinates balanced by powers of two, and
+            # there no such presentation of the models can move a verdict
+            models = balanced(models)
         try:
             decided = self.decide(models, instance.params)
         except Unresolved as exc:

@@ -295,6 +295,7 @@ EDGES = (
 )
 
 RECORD = TheoremRecord(
+    coordinate_free=True,
     id="lem8",
     number="Lemma 8",
     title="Parallelism inside N is a property of the distribution",

@@ -128,6 +128,7 @@ EDGES = (
 )
 
 RECORD = TheoremRecord(
+    coordinate_free=True,
     id="lem8ctx",
     number="Lemma 8, dual for contexts",
     title="Parallelism of context differences inside M (an addition of this project, not in the paper)",

@@ -284,6 +284,7 @@ EDGES = (
 )
 
 RECORD = TheoremRecord(
+    coordinate_free=True,
     id="thm15",
     number="Theorem 15",
     title="Only parallelism inside N is shared by models with the same distribution",

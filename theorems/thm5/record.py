@@ -196,6 +196,7 @@ EDGES = (
 )
 
 RECORD = TheoremRecord(
+    coordinate_free=True,
     id="thm5",
     number="Theorem 5",
     title="Identifiability: same distribution iff extended linear equivalence",

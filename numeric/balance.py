@@ -1,0 +1,104 @@
+r"""Float models presented in coordinates balanced by powers of two.
+
+Every claim of the results is unchanged by a diagonal change of basis
+``f -> D f``, ``g -> D^-1 g`` and by scaling every context's ``f`` (or every
+token's ``g``) of all the models compared by one common number. With ``D`` and
+those numbers powers of two both are exact, and :func:`balanced` picks them
+from the models' own exponents:
+
+* coordinate ``j`` of a model is scaled by ``2^t_j`` in ``f`` and ``2^-t_j`` in
+  ``g``, with ``t_j = floor((e_G(j) - e_F(j)) / 2)`` (``e_F(j)``, ``e_G(j)`` the
+  exponents of the largest entries of column ``j`` of ``F`` and of ``G_0``),
+  so that the two factors of each coordinate are of one size;
+* then every model's ``F`` by one common power of two, and every ``G`` by
+  another, bringing the largest entry of each kind to about one.
+
+A presentation ``F D``, ``G D^-1`` of the same models (``D`` powers of two)
+moves ``e_F(j)`` by exactly ``+s_j`` and ``e_G(j)`` by ``-s_j``, so ``t_j`` by
+``-s_j``: the balanced arrays are the same, bit for bit, and so is every float
+decision taken on them. Scaling all ``F`` by a power of two is undone by the
+second step in the same way. Logits of a model placed among the subnormals come
+back to the normal range. Where a scaling would not be exact (an entry pushed
+among the subnormals), the models are left as given.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["balanced", "in_balanced_coordinates"]
+
+
+def _column_exponents(X: np.ndarray) -> np.ndarray:
+    top = np.max(np.abs(X), axis=0, initial=0.0)
+    return np.where(top > 0, np.frexp(top)[1], 0).astype(int), top > 0
+
+
+def _exact(X: np.ndarray, e) -> tuple[np.ndarray, bool]:
+    with np.errstate(under="ignore", over="ignore"):
+        Y = np.ldexp(X, e)
+        return Y, bool(np.all(np.isfinite(Y)) and np.array_equal(np.ldexp(Y, -np.asarray(e)), X))
+
+
+def _exponents(model):
+    """Per coordinate the exponents of the largest entries of ``F`` and of
+    ``G_0``'s columns, and which of them are non-zero."""
+    F, G = np.asarray(model.F), np.asarray(model.G)
+    with np.errstate(over="ignore", invalid="ignore"):
+        G0 = G - G[model.pivot]
+    eF, nF = _column_exponents(F)
+    eG, nG = _column_exponents(G0 if np.all(np.isfinite(G0)) else G)
+    return eF, nF, eG, nG
+
+
+def balanced(models: tuple) -> tuple:
+    """The float models of one instance in balanced coordinates (module
+    docstring), each with ``coordinate_exponents`` (the ``t`` applied: ``f``
+    times ``2^t``, ``g`` times ``2^-t``, before the common scalings); the models
+    unchanged where a scaling would not be exact, or ``F`` is read from a file.
+
+    A coordinate that only ``f`` (or only ``g_0``) uses reaches no logit; it is
+    brought to the size of the others' after the common scalings.
+
+    >>> from allornone.numeric import FloatModel
+    >>> F, G = np.array([[1.0, 3.0]]), np.array([[0.0, 0.0], [1.0, 2.0]])
+    >>> D = np.array([2.0 ** 300, 2.0 ** -200])
+    >>> a, = balanced((FloatModel(F, G),))
+    >>> b, = balanced((FloatModel(F * D, G / D),))
+    >>> bool(np.array_equal(a.F, b.F) and np.array_equal(a.G, b.G))
+    True
+    >>> (b.coordinate_exponents - a.coordinate_exponents).tolist()
+    [-300, 200]
+    """
+    if not models or any(getattr(m, "lazy", False) or m.backend.exact for m in models):
+        return models
+    ex = [_exponents(m) for m in models]
+    live = [nF & nG for _, nF, _, nG in ex]
+    ts = [np.where(lv, (eG - eF) // 2, 0) for (eF, _, eG, _), lv in zip(ex, live)]
+    # the common scalings: the largest entry of every F, and of every G_0, about one
+    tops_F = [eF + t for (eF, _, _, _), t, lv in zip(ex, ts, live) for eF, t in [(eF[lv], t[lv])] if lv.any()]
+    tops_G = [eG - t for (_, _, eG, _), t, lv in zip(ex, ts, live) for eG, t in [(eG[lv], t[lv])] if lv.any()]
+    a = int(max((int(x.max()) for x in tops_F), default=0))
+    b = int(max((int(x.max()) for x in tops_G), default=0))
+    out = []
+    for m, (eF, nF, eG, nG), t, lv in zip(models, ex, ts, live):
+        t = np.where(lv, t, np.where(nF, a - eF, np.where(nG, eG - b, 0))).astype(int)
+        F, okF = _exact(np.asarray(m.F), (t - a)[None, :])
+        G, okG = _exact(np.asarray(m.G), (-t - b)[None, :])
+        if not (okF and okG):
+            return models
+        bm = type(m)(F, G, m.pivot, m.contexts, m.tokens, **m._extra_init())
+        bm.coordinate_exponents = t
+        out.append(bm)
+    return tuple(out)
+
+
+def in_balanced_coordinates(model, U: np.ndarray) -> np.ndarray:
+    """Vectors of the token side (columns of ``U``: readout directions, rows of
+    ``G``) given in a model's original coordinates, in the coordinates of its
+    balanced presentation (``2^-t`` per coordinate; a subspace they span is the
+    same subspace of that presentation)."""
+    t = getattr(model, "coordinate_exponents", None)
+    if t is None:
+        return U
+    with np.errstate(under="ignore", over="ignore"):
+        return np.ldexp(np.asarray(U, dtype=float), -t[:, None])
