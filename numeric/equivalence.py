@@ -181,7 +181,7 @@ def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max
 # From this many entries of L on, the comparison runs in tiles (contexts x tokens).
 _TILED_AT = 1 << 24
 _TILE_TOKENS = 4096
-_TILE_CONTEXTS = 1024
+_TILE_CONTEXTS = 512
 
 
 def _same_distribution_tiled(a, b, tol) -> Decision:
