@@ -10,6 +10,8 @@ documentation, rather than rule by rule in each result:
   ``A B^T = C D^T`` (``L = L~``);
 * :func:`allornone.numeric.witness.fit_witness` -- consistency of a linear
   system, shown by an exhibited solution with a rigorous residual bound;
+* :func:`consistent` -- consistency of a linear system whose matrix and
+  right-hand side are products (a fit on the logits), by two product ranks;
 * :func:`certified_nonzero` -- a quantity is not zero, certified by a lower
   bound.
 
@@ -48,7 +50,7 @@ from allornone.numeric.linalg import (DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Toleranc
                                       singular_values)
 
 __all__ = ["ROUNDED_LIMIT", "singular_values", "product_rank", "product_rank_decision", "log_odds_rank",
-           "products_equal", "certified_nonzero"]
+           "products_equal", "consistent", "certified_nonzero"]
 
 #: Multiply-adds (``m n d``) up to which a product is formed correctly rounded.
 ROUNDED_LIMIT = 1 << 22
@@ -325,6 +327,40 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
     x, y = map(int, np.unravel_index(int(np.argmax(np.where(exact_zero, -np.inf, absR - lo))), R.shape))
     return _in_units(tol.certain(float(absR[x, y]), float(size[x, y]), float(E[x, y]), underflow=False, **detail),
                      int(ex[x] + ey[y]))
+
+
+def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
+               tol: Tolerance = DEFAULT_TOLERANCE) -> Decision | None:
+    r"""Consistency of ``X Θ = Y`` for ``X = A_X B_X^T`` and ``Y = A_Y B_Y^T``
+    (rows aligned): ``rank [X, Y] = rank X``.
+
+    **Claim.** *holds*: both ranks are decided (:func:`product_rank`) and
+    equal, so every column of ``Y`` lies in the span of ``X``'s at the
+    tolerance; *fails*: both decided and ``rank [X, Y]`` larger, so some column
+    of ``Y`` is off that span by more than the rank bound; otherwise undecided.
+
+    **Proof.** ``[X, Y] = [A_X, A_Y] blockdiag(B_X, B_Y)^T`` is itself a
+    product; both ranks are those of products decided on their correctly
+    rounded entries, so a change of the factors that keeps ``X`` and ``Y``
+    cannot move them. Returns None when a product is too large to be formed
+    correctly rounded.
+
+    >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]); B = np.eye(2)
+    >>> consistent(A, B, A, np.array([[2.0, 3.0]])).truth.value
+    'holds'
+    >>> consistent(A, B, np.array([[0.0], [0.0], [1.0]]), np.array([[1.0]])).truth.value
+    'fails'
+    """
+    rx = product_rank(AX, BX, tol=tol)
+    B = np.zeros((BX.shape[0] + BY.shape[0], BX.shape[1] + BY.shape[1]))
+    B[:BX.shape[0], :BX.shape[1]], B[BX.shape[0]:, BX.shape[1]:] = BX, BY
+    rxy = product_rank(np.hstack([AX, AY]), B, tol=tol)
+    if rx is None or rxy is None:
+        return None
+    detail = {"ranks": (rx[0], rxy[0]), "route": "ranks of products"}
+    if not (rx[1] and rxy[1]):
+        return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), detail)
+    return Decision(Truth.HOLDS if rx[0] == rxy[0] else Truth.FAILS, float(rxy[0] - rx[0]), (0.0, 0.0), detail)
 
 
 def _in_units(d: Decision, e: int) -> Decision:

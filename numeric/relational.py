@@ -641,3 +641,43 @@ def input_subspace(tol, X, scale: float | None, noise: float):
         # modelling tolerance resolves: zero or merely small, it cannot tell
         decided = False
     return fl.svd(X, full_matrices=True)[0][:, :r], decided
+
+
+def token_consistency(model, pairs, T, reading: str):
+    """Relational linearity for the query ``pairs`` on the readout named by the
+    token pairs ``T``, decided where it lives.
+
+    A readout ``u = P_N (g(a) - g(b))`` reads ``u^T f(x) = L[x, a] - L[x, b]``
+    for every context, so the targets are log-odds differences. Reading ``M``
+    the regressors are the log-odds rows ``[L[s, :], 1]`` (the criterion of
+    the token readouts); reading anything they are ``[f(s), 1]``. Both sides
+    are products of the model's own numbers -- ``[f(s), f(s), 1, f(t), f(t)]``
+    against the blocks ``[g(y), -g(y_0)]``, ``1`` and ``[g(a), -g(b)]`` -- so the
+    consistency is decided by :func:`~allornone.numeric.primitives.consistent`
+    on correctly rounded entries, which no presentation of the model that
+    keeps them can move (reading ``M``: any change of basis; reading anything,
+    on the model balanced by powers of two: any such diagonal change of
+    basis). None where the products are too large to be formed correctly
+    rounded."""
+    from allornone.numeric.balance import balanced
+    from allornone.numeric.primitives import consistent
+
+    # in coordinates balanced by powers of two, the regressors f(s) of reading
+    # anything are the same numbers in every such presentation
+    model = balanced((model,))[0]
+    F, G, y0 = np.asarray(model.F), np.asarray(model.G), model.pivot
+    S = [s for s, _ in pairs]
+    Tt = [t for _, t in pairs]
+    d, n = model.d, model.n
+    ones = np.ones((len(pairs), 1))
+    if reading == "M":
+        AX = np.hstack([F[S], F[S], ones])
+        BX = np.zeros((n + 1, 2 * d + 1))
+        BX[:n, :d], BX[:n, d:2 * d], BX[n, 2 * d] = G, -G[y0], 1.0
+    else:
+        AX = np.hstack([F[S], ones])
+        BX = np.eye(d + 1)
+    AY = np.hstack([F[Tt], F[Tt]])
+    BY = np.vstack([np.concatenate([G[a], -G[b]]) for a, b in T]) if len(T) else np.zeros((0, 2 * d))
+    return consistent(AX, BX, AY, BY, model.backend.tolerance)
+

@@ -182,3 +182,21 @@ def test_balanced_presentation_leaves_models_whose_scaling_is_not_exact():
     G = np.array([[0.0, 0.0], [2.0 ** -1000, 1.0]])
     (m,) = models = (FloatModel(F, G),)
     assert balanced(models)[0] is m
+
+
+@pytest.mark.parametrize("name,index", [("power-of-two basis", 7), ("power-of-two basis", 12),
+                                        ("integer shear", 17)])
+def test_token_readouts_decided_on_products_agree_with_the_exact_verdict(name, index):
+    """Instances where relational linearity on a token readout was decided wrong
+    from the projected readouts: decided on products of the model's numbers, it
+    is right (or undecided)."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine import transforms as tf
+
+    rec = get_record("thm14")
+    _, inst = inv.transform_instance("thm14", name, 3, index)
+    flt = rec.evaluate(tf.realise_float(inst, "binary64"), "float").atoms
+    exact = rec.evaluate(inst, "exact").atoms
+    for atom in ("rel_lin_T", "rel_lin_T~", "rel_lin_T_M", "rel_lin_T_M~"):
+        assert flt[atom].undecided or flt[atom].truth is exact[atom].truth, atom
+    assert sum(not flt[a].undecided for a in ("rel_lin_T", "rel_lin_T_M")) >= 1

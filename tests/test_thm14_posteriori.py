@@ -210,7 +210,7 @@ def test_kernel_dimension_known_from_gamma_in_N(monkeypatch):
 def test_readouts_seen_depends_on_the_readouts_dimension_only():
     """An instance whose fit on Γ_T has an undecided input subspace Γ_q: whether
     Γ_T != {0} is still decided (and right)."""
-    _, inst = transform_instance("thm14", "change of basis", 0, 30)
+    _, inst = transform_instance("thm14", "change of basis", 0, 75)
     fa, fb = (m.to_float() for m in inst.models)
     an = thm14.record._analyse((fa, fb), inst.params)
     r = an.results[("T", "M")]

@@ -411,6 +411,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     # Γ_q, read off Θ, stays undecided with it)
     if not (decided or ("on_logits" in decision.detail and g_decided)):
         decision = _undecided(decision)
+    if not be.exact and isinstance(gamma, readouts.TokenPairs) and not gamma_error:
+        # a readout named by tokens reads log-odds: the fit is decided on products
+        # of the model's own numbers, which no presentation of it moves
+        on_products = fr.token_consistency(model, pairs, gamma, reading)
+        if on_products is not None and not on_products.undecided:
+            decision = on_products
     if decision.undecided and not be.exact:
         # A fit left open by the propagated bounds may still be shown by a
         # witness: readouts spanning Γ exactly (the given basis, a token
