@@ -1,31 +1,46 @@
-"""Time and peak memory of the graded comparison at language-model scale,
-against the float Theorem 5 decision and the logits floor, measured in the same run.
+"""Time and peak memory of the graded comparison at language-model scale, as
+ratios against floors measured in the same run.
 
-    python benchmarks/graded_scale.py [m n d d~]      (default: 4096 50257 768 1024)
+    python benchmarks/graded_scale.py [m n d d~] [--pair twin|independent]
+                                      [--threads N[,N...]] [--thm5]
 
-The pair is the float benchmark's (benchmarks/float_bench.py): a random
-rank-deficient model and its B.5 twin. Each measurement runs in a fresh
-subprocess that builds the pair, so that one cannot inflate the next:
+    default: 4096 50257 768 1024, the twin pair, --threads 1
 
-* ``graded``: ``allornone.numeric.graded.compare`` (spectra of both, distances
-  of the full softmax distributions over every context, subspace angles and
-  Wedin's bound, certificate at rank k), then, in the same worker, the
-  **logits floor**: the products ``F G^T`` and ``F~ G~^T`` a block of contexts
-  at a time (``2 m n (d + d~)`` flops, what any exact KL or total variation of
-  the full softmax needs) with nothing else done;
-* ``thm5``: ``allornone.theorems.thm5.equivalence`` on the same pair (the
-  route it takes by default).
+Pairs: ``twin`` is the float benchmark's (benchmarks/float_bench.py), a random
+rank-deficient model and its B.5 twin (an equivalent pair: its joint token
+matrix is rank deficient, so the triangular factors take the Householder
+route); ``independent`` two unrelated Gaussian models of full rank (the
+CholeskyQR2 route). Each measurement runs in a fresh subprocess that builds
+the pair, with ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and
+``MKL_NUM_THREADS`` set to the thread count, so that one cannot inflate the
+next. The worker times ``allornone.numeric.graded.compare`` (peak of live
+arrays by tracemalloc, the models' own arrays included), then, in the same
+process, the floors:
 
-Memory: the peak of live arrays (tracemalloc) during the timed call, the
-models' own arrays included, and the inputs ``F, G, F~, G~``.
+* **logits**: the products ``F G^T`` and ``F~ G~^T`` for every context, a block
+  of rows at a time into buffers allocated once (``2 m n (d + d~)`` flops, what
+  any exact KL divergence or total variation of the full softmax needs), timed
+  before and after compare, the faster kept;
+* **Gram**: the Gram products ``X^T X`` of the joint token matrix
+  ``[G_0, G~_0]`` and of the joint context matrix ``[F, F~]`` (``(n + m) D^2``
+  flops, ``D = d + d~``; the least any factorisation of the two sides reads
+  and multiplies);
+* **reading**: loading the four input arrays from ``.npy`` files just written
+  (in the page cache).
+
+``--thm5`` also times ``allornone.theorems.thm5.equivalence`` on the pair.
+The load average (``os.getloadavg``) is printed before and after: the
+machine may be shared.
 """
 from __future__ import annotations
 
 import gc
 import json
+import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -37,16 +52,75 @@ def _mib(x: float) -> float:
     return x / 2 ** 20
 
 
-def worker(kind: str, m: int, n: int, d: int, d2: int) -> dict:
-    from float_bench import build
+def _pair(kind: str, m: int, n: int, d: int, d2: int):
+    import numpy as np
+    from allornone.numeric import FloatModel
 
+    if kind == "twin":
+        from float_bench import build
+        return build(m, n, d, d2, 0)
+    rng = np.random.default_rng(0)
+    return (FloatModel(rng.standard_normal((m, d)), rng.standard_normal((n, d))),
+            FloatModel(rng.standard_normal((m, d2)), rng.standard_normal((n, d2))))
+
+
+def _floors(a, b, logits_only: bool = False) -> dict:
+    import numpy as np
+    from allornone.numeric import graded
+
+    m, n = a.m, a.n
+    step = graded._rows_within(graded.BLOCK_ENTRIES, 3 * n, m)   # the rows compare's distances take
+    La, Lb = np.empty((step, n)), np.empty((step, n))
+    t0 = time.perf_counter()
+    for i in range(0, m, step):
+        r = min(step, m - i)
+        np.matmul(a.F[i:i + r], a.G.T, out=La[:r])
+        np.matmul(b.F[i:i + r], b.G.T, out=Lb[:r])
+    out = {"logits_seconds": time.perf_counter() - t0}
+    del La, Lb
+    if logits_only:
+        return out
+    D = a.d + b.d
+    blk = 4096
+    X, part, A = np.empty((blk, D)), np.empty((D, D)), np.zeros((D, D))
+    t0 = time.perf_counter()
+    for i in range(0, n, blk):
+        r = min(blk, n - i)
+        np.subtract(a.G[i:i + r], a.G[a.pivot], out=X[:r, :a.d])
+        np.subtract(b.G[i:i + r], b.G[b.pivot], out=X[:r, a.d:])
+        np.matmul(X[:r].T, X[:r], out=part)
+        A += part
+    for i in range(0, m, blk):
+        r = min(blk, m - i)
+        X[:r, :a.d], X[:r, a.d:] = a.F[i:i + r], b.F[i:i + r]
+        np.matmul(X[:r].T, X[:r], out=part)
+        A += part
+    out["gram_seconds"] = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        names = []
+        for j, M in enumerate((a.F, a.G, b.F, b.G)):
+            names.append(os.path.join(tmp, f"{j}.npy"))
+            np.save(names[-1], M)
+        t0 = time.perf_counter()
+        for name in names:
+            np.load(name)
+        out["read_seconds"] = time.perf_counter() - t0
+    return out
+
+
+def worker(job: str, pair: str, m: int, n: int, d: int, d2: int) -> dict:
     tracemalloc.start()
-    a, b = build(m, n, d, d2, 0)
-    out = {"kind": kind, "inputs_MiB": _mib(sum(x.nbytes for x in (a.F, a.G, b.F, b.G)))}
+    a, b = _pair(pair, m, n, d, d2)
+    out = {"job": job, "inputs_MiB": _mib(sum(x.nbytes for x in (a.F, a.G, b.F, b.G))),
+           "threads": os.environ.get("OPENBLAS_NUM_THREADS")}
     gc.collect()
+    if job == "graded":     # the logits floor before compare as well as after: the machine may be shared
+        tracemalloc.stop()
+        first = _floors(a, b, logits_only=True)["logits_seconds"]
+        tracemalloc.start()
     tracemalloc.reset_peak()
     t0 = time.perf_counter()
-    if kind == "graded":
+    if job == "graded":
         from allornone.numeric import graded
 
         phases = {}
@@ -64,15 +138,12 @@ def worker(kind: str, m: int, n: int, d: int, d2: int) -> dict:
         phases[last[1]] = time.perf_counter() - last[0]
         out["phases"] = phases
         out["peak_live_MiB"] = _mib(tracemalloc.get_traced_memory()[1])
-        out.update(k=r.k, max_abs_log_odds_diff=r.max_abs_log_odds_diff, kl_max=r.kl_max, sin_max=r.sin_max,
-                   wedin_bound=r.wedin_bound, el_verdicts=r.el_verdicts)
         tracemalloc.stop()
-        step = max(1, graded.BLOCK_ENTRIES // n)
-        t0 = time.perf_counter()
-        for i in range(0, m, step):
-            a.F[i:i + step] @ a.G.T
-            b.F[i:i + step] @ b.G.T
-        out["logits_seconds"] = time.perf_counter() - t0
+        out.update(k=r.k, max_abs_log_odds_diff=r.max_abs_log_odds_diff, kl_max=r.kl_max, sin_max=r.sin_max,
+                   wedin_bound=r.wedin_bound, el_verdicts=r.el_verdicts, routes=r.factoring)
+        out.update(_floors(a, b))
+        out["logits_seconds_each"] = [first, out["logits_seconds"]]
+        out["logits_seconds"] = min(first, out["logits_seconds"])
     else:
         from allornone.theorems import thm5
 
@@ -84,34 +155,67 @@ def worker(kind: str, m: int, n: int, d: int, d2: int) -> dict:
     return out
 
 
-def _run(kind, size):
-    res = subprocess.run([sys.executable, __file__, "--worker", kind, *map(str, size)], capture_output=True,
-                         text=True)
+def _run(job, pair, size, threads):
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads),
+           "MKL_NUM_THREADS": str(threads)}
+    res = subprocess.run([sys.executable, __file__, "--worker", job, pair, *map(str, size)], capture_output=True,
+                         text=True, env=env, check=False)
     sys.stderr.write(res.stderr)
     if res.returncode != 0:
-        raise SystemExit(f"the {kind} worker failed")
+        raise SystemExit(f"the {job} worker failed")
     return json.loads(res.stdout)
+
+
+def _option(argv, name, default):
+    if name in argv:
+        i = argv.index(name)
+        value = argv[i + 1]
+        del argv[i:i + 2]
+        return value
+    return default
 
 
 def main(argv):
     from float_bench import GPT2
 
     if argv[:1] == ["--worker"]:
-        print(json.dumps(worker(argv[1], *map(int, argv[2:6]))))
+        print(json.dumps(worker(argv[1], argv[2], *map(int, argv[3:7]))))
         return
+    argv = list(argv)
+    pair = _option(argv, "--pair", "twin")
+    threads = [int(t) for t in _option(argv, "--threads", "1").split(",")]
+    with_thm5 = "--thm5" in argv
+    argv = [v for v in argv if v != "--thm5"]
     size = tuple(int(v) for v in argv) if argv else GPT2
-    g = _run("graded", size)
-    t = _run("thm5", size)
-    print(f"(m, n, d, d~) = {size}; inputs {g['inputs_MiB']:.0f} MiB")
-    print(f"graded.compare   {g['seconds']:7.2f} s  live peak {g['peak_live_MiB']:6.0f} MiB"
-          f"  (k = {g['k']}, EL {'/'.join(g['el_verdicts'].values())}, max|L - L~| {g['max_abs_log_odds_diff']:.3g},"
-          f" sin {g['sin_max']:.3g} <= Wedin {g['wedin_bound']:.3g})")
-    print("  by phase: " + ", ".join(f"{k} {v:.1f} s" for k, v in g["phases"].items()))
-    print(f"thm5.equivalence {t['seconds']:7.2f} s  live peak {t['peak_live_MiB']:6.0f} MiB  (verdict: {t['verdict']})")
-    print(f"logits floor     {g['logits_seconds']:7.2f} s  (F G^T and F~ G~^T, every context)")
-    print(f"ratios: graded / thm5 time {g['seconds'] / t['seconds']:.2f}x, live memory "
-          f"{g['peak_live_MiB'] / t['peak_live_MiB']:.2f}x; graded / logits floor {g['seconds'] / g['logits_seconds']:.2f}x")
-    print(json.dumps({"size": size, "graded": g, "thm5": t}))
+    load = [os.getloadavg()]
+    runs = {t: _run("graded", pair, size, t) for t in threads}
+    load.append(os.getloadavg())
+    print(f"(m, n, d, d~) = {size}, {pair} pair; inputs {runs[threads[0]]['inputs_MiB']:.0f} MiB; load average "
+          f"{load[0][0]:.2f} before, {load[1][0]:.2f} after (1 min)")
+    for t, g in runs.items():
+        floor, gram, read = g["logits_seconds"], g["gram_seconds"], g["read_seconds"]
+        print(f"threads {t}: graded.compare {g['seconds']:.2f} s, live peak {g['peak_live_MiB']:.0f} MiB "
+              f"({g['peak_live_MiB'] / g['inputs_MiB']:.2f}x the inputs)  (k = {g['k']}, EL "
+              f"{'/'.join(g['el_verdicts'].values())}, max|L - L~| {g['max_abs_log_odds_diff']:.3g}, sin "
+              f"{g['sin_max']:.3g} <= Wedin {g['wedin_bound']:.3g}; routes {g['routes']})")
+        print("  by phase: " + ", ".join(f"{k} {v:.2f} s" for k, v in g["phases"].items()))
+        each = ", ".join(f"{v:.2f}" for v in g["logits_seconds_each"])
+        print(f"  floors: logits {floor:.2f} s (the faster of {each} s, before and after compare), Gram products "
+              f"{gram:.2f} s, reading the inputs {read:.2f} s")
+        print(f"  ratios: compare / logits {g['seconds'] / floor:.2f}x, compare / (logits + Gram) "
+              f"{g['seconds'] / (floor + gram):.2f}x, compare / reading {g['seconds'] / read:.1f}x")
+    if len(threads) > 1:
+        t0, t1 = threads[0], threads[-1]
+        print(f"speed-up {t0} -> {t1} threads: compare {runs[t0]['seconds'] / runs[t1]['seconds']:.2f}x, "
+              f"logits floor {runs[t0]['logits_seconds'] / runs[t1]['logits_seconds']:.2f}x")
+    report = {"size": size, "pair": pair, "load": load, "graded": runs}
+    if with_thm5:
+        t = _run("thm5", pair, size, threads[0])
+        g = runs[threads[0]]
+        print(f"thm5.equivalence {t['seconds']:.2f} s, live peak {t['peak_live_MiB']:.0f} MiB (verdict "
+              f"{t['verdict']}); graded / thm5 time {g['seconds'] / t['seconds']:.2f}x")
+        report["thm5"] = t
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":

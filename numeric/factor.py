@@ -122,7 +122,8 @@ class Tall:
         return self._q()
 
 
-def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, progress=None) -> np.ndarray:
+def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, progress=None,
+          fresh: bool = False) -> np.ndarray:
     """``X^T X`` (``R1`` None) or ``(X R1^{-1})^T (X R1^{-1})``, a block at a time."""
     A = np.zeros((D, D))
     part = np.empty((D, D))
@@ -131,10 +132,11 @@ def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, pro
     for lo in range(0, rows, step):
         hi = min(rows, lo + step)
         X = block(lo, hi)
-        if R1 is None:
+        if R1 is None or (fresh and X.dtype == np.float64 and X.flags.c_contiguous):
             X = np.asarray(X, dtype=np.float64)
         else:
             X = np.array(X, dtype=np.float64, order="C")   # a copy: solved in place
+        if R1 is not None:
             # X R1^{-1} in place: X is C-ordered, so X^T is Fortran-ordered and
             # R1^{-T} X^T is one trsm from the left on it
             X = trsm(1.0, R1f, X.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
@@ -152,7 +154,8 @@ def _cholesky(A: np.ndarray) -> np.ndarray | None:
         return None
 
 
-def _cholesky_qr2(block, rows: int, D: int, step: int, progress) -> tuple[np.ndarray | None, float | None]:
+def _cholesky_qr2(block, rows: int, D: int, step: int, progress, fresh: bool = False
+                  ) -> tuple[np.ndarray | None, float | None]:
     """``R`` by CholeskyQR2 when its accuracy condition holds, else ``(None, kappa)``."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         A = _gram(block, rows, D, step)
@@ -168,7 +171,7 @@ def _cholesky_qr2(block, rows: int, D: int, step: int, progress) -> tuple[np.nda
     if not 2.0 * kappa <= cholesky_qr2_condition(rows, D):
         return None, kappa
     R1 *= s                                   # the factor of X itself: R1 diag(s)
-    R2 = _cholesky(_gram(block, rows, D, step, R1, progress))
+    R2 = _cholesky(_gram(block, rows, D, step, R1, progress, fresh))
     if R2 is None:
         return None, kappa
     return R2 @ R1, kappa
@@ -176,16 +179,21 @@ def _cholesky_qr2(block, rows: int, D: int, step: int, progress) -> tuple[np.nda
 
 def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
     if rows <= 2 * step:
-        X = np.array(block(0, rows), dtype=np.float64, order="F")
-        if keep_q:
-            (raw, tau), R = scipy.linalg.qr(X, mode="raw", overwrite_a=True, check_finite=False)
-            orgqr, = scipy.linalg.get_lapack_funcs(("orgqr",), (raw,))
+        def qr(mode):
+            X = np.array(block(0, rows), dtype=np.float64, order="F")
+            return scipy.linalg.qr(X, mode=mode, overwrite_a=True, check_finite=False)
+        R = qr("r")[0][:D]
+        if not keep_q:
+            return R, None
 
-            def q():
-                Q, _, _info = orgqr(raw[:, :D].copy(order="F"), tau)
-                return Q
-            return np.triu(R[:D]), q
-        return scipy.linalg.qr(X, mode="r", overwrite_a=True, check_finite=False)[0][:D], None
+        def q():
+            # Householder QR again on the same block: the same R, and its Q (the
+            # reflectors are not held meanwhile, an array of the matrix's size)
+            Q, R2 = qr("economic")
+            if not np.array_equal(R2[:D], R):
+                raise RuntimeError("Householder QR did not repeat its R on the same data")
+            return Q
+        return R, q
     R = np.zeros((D, D), order="F")
     tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))
     for lo in range(0, rows, step):
@@ -201,7 +209,7 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
 
 def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int,
            progress: Callable[[int, int], None] | None = None, keep_q: bool = False,
-           method: str | None = None) -> Tall:
+           method: str | None = None, fresh: bool = False) -> Tall:
     """The triangular factor of the ``rows x D`` matrix whose rows ``lo:hi`` are
     ``block(lo, hi)``, by the route the module docstring describes.
 
@@ -210,7 +218,8 @@ def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int
     ``keep_q``: make :meth:`Tall.q` available (Householder QR then keeps its
     reflectors, ``rows x D``; it needs the matrix in one block). ``method``
     forces a route (``"householder"`` or ``"cholesky-qr2"``, the latter still
-    falling back when its condition fails)."""
+    falling back when its condition fails). ``fresh``: ``block`` returns a new
+    float64 array on each call, which may then be overwritten."""
     step = max(int(step), D, 1)
     if rows <= 2 * step:
         step = rows                    # one block: nothing to stream
@@ -219,7 +228,7 @@ def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int
         return Tall(X, "wide", None, lambda: np.eye(rows))
     kappa = None
     if method != "householder":
-        R, kappa = _cholesky_qr2(block, rows, D, step, progress)
+        R, kappa = _cholesky_qr2(block, rows, D, step, progress, fresh)
         if R is not None:
             def q():
                 Q = np.empty((rows, D))

@@ -86,7 +86,7 @@ def _token_side(model) -> tuple[np.ndarray, bool]:
         return model.G0, False
     G = np.asarray(model.G)
     g = G[model.pivot]
-    step = _rows_per_block(model.d, model.n)
+    step = _rows_per_block(8 * model.d, model.n)    # a small temporary: the largest entries are all it needs
     # largest entries, not 2-norms: the rounding of f^T g is at most gamma_d |f|_1 |g|_inf
     widest = max(float(np.abs(G[i:i + step] - g).max()) for i in range(0, model.n, step))
     if float(np.abs(g).max(initial=0.0)) <= widest:
@@ -180,8 +180,9 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
             hi, lo = float(D.max()), float(D.min())
             if not (math.isfinite(hi) and math.isfinite(lo)):
                 j = int(np.flatnonzero(~np.isfinite(D))[0])
-                raise NonFiniteValueError(f"the log-odds of context {i + j // n}, token {j % n} are not finite in "
-                                          "binary64 (|f(x)| |g_0(y)| beyond 1.8e308): no distance can be computed")
+                raise NonFiniteValueError(f"the log-odds of context {i + j // n}, token {j % n} overflow binary64 "
+                                          "(not finite: |f(x)| |g_0(y)| beyond 1.8e308): no distance can be "
+                                          "computed")
             if max(hi, -lo) > worst:
                 j = int(np.argmax(D)) if hi >= -lo else int(np.argmin(D))
                 worst, where = max(hi, -lo), (i + j // n, j % n)
@@ -403,6 +404,9 @@ class GradedComparison:
     """``d^lambda_LLV`` (:func:`allornone.numeric.llv.llv_distance`) when asked for, else None."""
     distances: dict = field(default_factory=dict, repr=False)
     """Everything :func:`distances` returned (with ``both_ways`` when asked for)."""
+    factoring: dict = field(default_factory=dict, repr=False)
+    """How the triangular factors were made (``{"context": ..., "token": ...}``,
+    :data:`allornone.numeric.factor.METHODS`)."""
 
     def to_json(self, full: bool = False) -> dict:
         """The ``graded`` object of a report (angles: the 10 largest unless ``full``;
@@ -421,6 +425,11 @@ class GradedComparison:
                 "llv_distance": self.llv_distance}
 
 
+def _features(model):
+    """``F`` as the model holds it: an array, or a row source read a block at a time."""
+    return model.features if hasattr(model, "features") else model.F
+
+
 def fold_zero_bias(model):
     """The model with a zero bias folded in as :meth:`FloatModel.from_head` folds a
     bias: ``f(x)`` gets a last coordinate 1 and ``g(y)`` a last coordinate 0. Its
@@ -433,7 +442,7 @@ def fold_zero_bias(model):
     (3, [[1.0, 2.0, 1.0]], [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     """
     G = np.asarray(model.G)
-    F = getattr(model, "features", model.F)
+    F = _features(model)
     if isinstance(F, RowSource):
         F = F.with_column(1.0)       # still read a block at a time
     else:
@@ -487,13 +496,14 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     if bias is not None and bool(bias[0]) != bool(bias[1]):
         a, b = (a, fold_zero_bias(b)) if bias[0] else (fold_zero_bias(a), b)
     say = progress or (lambda _msg: None)
+    # the distances first: their blocks of logits are then not alive beside the factors
+    say("distances between the distributions")
+    dist = distances(a, b, both_ways=both_ways)
     say("factoring both models (joint QR of the context and the token matrices)")
     fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
     sa = analyse(a, tol, cut, k, fa)
     sb = analyse(b, tol, "tolerance", None, fb)
     kk = min(sa.k, fb.s.size)
-    say("distances between the distributions")
-    dist = distances(a, b, both_ways=both_ways)
     say(f"subspace angles and Wedin bound at k = {kk}")
     w = wedin_bound(a, b, kk, fa, fb)
     say(f"certificate at k = {kk}")
@@ -516,7 +526,7 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],
                             w["bound"], w["delta"], {"A": cert["A"], "B": cert["B"]}, cert["residuals"], verdicts,
                             (sa, sb), _cosines(w["angles_context"]), _cosines(w["angles_token"]), llv_value,
-                            dist)
+                            dist, dict(fa.methods))
 
 
 def _cosines(angles: list) -> list:
@@ -664,7 +674,7 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     r = _prepare(model, tol, cut, k, spectra, fac)
     S, T, src, dst = _query(model, pairs, readouts)
     Y = np.column_stack([r.logodds_diff(a, b)[dst] for a, b in T])
-    feats = getattr(model, "features", model.F)
+    feats = _features(model)
     X = r.L_rows_coords(src) if reading == "M" else (feats.rows(src) if isinstance(feats, RowSource)
                                                        else np.asarray(feats)[src])
     X = np.hstack([X, np.ones((len(S), 1))])

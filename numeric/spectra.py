@@ -106,11 +106,12 @@ class Factored:
         return cache["G"]
 
     def svd_R(self, which: str):
-        """The SVD of ``R_F`` or ``R_G`` (``which``: ``"F"`` or ``"G"``), computed once."""
+        """``(None, s, Vt)`` of the SVD of ``R_F`` or ``R_G`` (``which``: ``"F"`` or ``"G"``), computed once."""
         cache = self.__dict__.setdefault("_svd", {})
         if which not in cache:
-            cache[which] = scipy.linalg.svd(self.R_F if which == "F" else self.R_G, full_matrices=False,
-                                            check_finite=False)
+            _, s, vt = scipy.linalg.svd(self.R_F if which == "F" else self.R_G, full_matrices=False,
+                                        check_finite=False)
+            cache[which] = (None, s, vt)    # the left factor is never used: not held
         return cache[which]
 
     def left(self, k: int) -> np.ndarray:
@@ -203,7 +204,7 @@ def _context_factor(sources: list, m: int, method: str | None = None) -> Tall:
             c += w
         return out
     step = row_block(D, m) if lazy else m
-    return tall_r(block, m, D, step, keep_q=not lazy, method=method)
+    return tall_r(block, m, D, step, keep_q=not lazy, method=method, fresh=lazy or len(sources) > 1)
 
 
 def factor(model, method: str | None = None) -> Factored:
@@ -242,9 +243,10 @@ def _token_factor(models: list, progress=None, method: str | None = None, keep_q
             np.subtract(G[lo:hi], p, out=X[:, c:c + w])
             c += w
         return X
-    # the reflectors of the Householder route, kept for Q, need the matrix in one block
-    step = n if keep_q else max(min(TOKEN_BLOCK, row_block(D, n)), D)
-    return tall_r(block, n, D, step, progress, keep_q=keep_q, method=method)
+    # Q of the Householder route needs the matrix in one block; otherwise a
+    # quarter of the working block's entries (two such blocks are alive at once)
+    step = n if keep_q else max(min(TOKEN_BLOCK, row_block(4 * D, n)), D)
+    return tall_r(block, n, D, step, progress, keep_q=keep_q, method=method, fresh=True)
 
 
 def joint_token_r(a, b, progress=None, method: str | None = None) -> np.ndarray:
