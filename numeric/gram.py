@@ -80,6 +80,16 @@ What is decided from this:
   up to ``(1 + |B*|) |X V_2|``, judged against the 2-norm over the tokens of
   the column bounds of :func:`~allornone.numeric.equivalence._maps`; EL3 as before.
 
+**Before every entry.** Where the rows leave ``L = L~`` undecided, the
+columns of the ``WITNESS_TOKENS`` tokens with the largest rows of
+``X_e V_c`` (the shared null directions, measured in pass 2: a token that one
+model moved carries the move) are judged first by the entrywise test
+(:func:`~allornone.numeric.equivalence.same_distribution_at_tokens`); an entry
+beyond ``gap`` times its bound there is "fails" without the pass over every
+entry. A row-level "holds", and everything else, goes to that pass
+(:mod:`~allornone.numeric.logit_tiles`): a sound "holds" needs every logit
+(docs/float-verdicts.md).
+
 **When the route steps aside.** :func:`equivalence_parts` returns ``None`` --
 and :func:`allornone.theorems.thm5.equivalence` runs the QR route -- when a
 rank cannot be certified this way (``|X V_2'|`` above the zero bound: a
