@@ -115,9 +115,8 @@ def worker(job: str, pair: str, m: int, n: int, d: int, d2: int) -> dict:
            "threads": os.environ.get("OPENBLAS_NUM_THREADS")}
     gc.collect()
     if job == "graded":     # the logits floor before compare as well as after: the machine may be shared
-        tracemalloc.stop()
         first = _floors(a, b, logits_only=True)["logits_seconds"]
-        tracemalloc.start()
+        gc.collect()
     tracemalloc.reset_peak()
     t0 = time.perf_counter()
     if job == "graded":

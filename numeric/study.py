@@ -77,7 +77,7 @@ CONNECT_TIMEOUT = "10s"
 
 def _payload(model) -> dict:
     # features that stay in their file travel as the file's name and layout
-    return {"F": getattr(model, "features", model.F), "G": np.asarray(model.G), "pivot": model.pivot,
+    return {"F": model.features if hasattr(model, "features") else model.F, "G": np.asarray(model.G), "pivot": model.pivot,
             "contexts": list(model.contexts), "tokens": list(model.tokens), "tolerance": model.tolerance}
 
 
@@ -154,6 +154,27 @@ def pair_distances(a, b, bias: tuple[bool, bool] = (False, False), llv_triples: 
 
 # -- parallelism in one model --------------------------------------------------------
 
+def _metric(model) -> PairMetric:
+    """:meth:`PairMetric.of` with every form; for features that stay in their
+    file, the triangular factors of ``F`` and of ``F`` centred over the contexts
+    are made a block of rows at a time (:func:`allornone.numeric.factor.tall_r`),
+    the column means first."""
+    if not getattr(model, "lazy", False):
+        return PairMetric.of(model, FORMS)
+    from allornone.numeric.factor import tall_r
+    from allornone.numeric.rows import blocks, row_block
+
+    src, (m, d) = model.features, model.features.shape
+    step = row_block(d, m)
+    mean = np.zeros(d)
+    for _, X in blocks(src, step):
+        mean += X.sum(axis=0)
+    mean /= m
+    R = {"logodds": tall_r(src.block, m, d, step, fresh=True).R,
+         "centred": tall_r(lambda lo, hi: src.block(lo, hi) - mean, m, d, step, fresh=True).R, "raw": None}
+    return PairMetric(np.asarray(model.G, dtype=float), R, tuple(model.tokens))
+
+
 def model_parallelism(model, categories: Mapping[str, np.ndarray], null: Mapping[str, np.ndarray]) -> dict:
     """For one model: each category's cosine matrices (``q x q``, per form) and
     means, and the null's means per draw (per form) with the identified cosines
@@ -162,7 +183,7 @@ def model_parallelism(model, categories: Mapping[str, np.ndarray], null: Mapping
     ``categories[c]`` is a ``q x 2`` index array, ``null[c]`` a
     ``draws x q x 2`` one. A pure function of its arguments."""
     model = _model(model)
-    metric = PairMetric.of(model, FORMS)
+    metric = _metric(model)
     out = {}
     for name, idx in categories.items():
         cos = {form: cosine_matrix(metric.coordinates(idx, form)) for form in FORMS}

@@ -293,3 +293,29 @@ def test_compare_under_an_address_space_limit_smaller_than_its_features(tmp_path
                       ("wedin", "wedin_bound")):
         assert got[key] == pytest.approx(getattr(want, attr), rel=1e-9, abs=1e-15), key
     assert got["witness"] == want.witness
+
+
+def test_a_study_reads_features_block_by_block(tmp_path, monkeypatch):
+    """The study's distances, parallelism (triangular factors of F and of F
+    centred, made a block at a time) as with the features in memory; d_LLV,
+    which reads F whole, is reported undefined with the reason."""
+    from allornone.numeric.study import run_study
+
+    p = _files(tmp_path)
+    pairs = {"c": [("y1", "y2"), ("y3", "y4"), ("y5", "y6")]}
+    whole = run_study({"a": load_head(p["fa"], p["ga"]), "b": load_head(p["fb"], p["gb"])}, pairs, null_draws=9)
+    monkeypatch.setenv(MEMORY_LIMIT_ENV, "100K")
+    lazy = run_study({"a": load_head(p["fa"], p["ga"]), "b": load_head(p["fb"], p["gb"])}, pairs, null_draws=9)
+    for name in ("a", "b"):
+        got, want = lazy.parallelism[0]["models"][name], whole.parallelism[0]["models"][name]
+        for key, value in want.items():
+            if isinstance(value, float):
+                assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+            else:
+                assert got[key] == value, key
+    got, want = lazy.to_json()["distances"][0], whole.to_json()["distances"][0]
+    for key in ("kl_mean", "kl_max", "js_mean", "tv_mean", "tv_max", "max_abs_log_odds_diff",
+                "centred_log_odds_distance"):
+        assert np.allclose(got[key], want[key], rtol=1e-9, atol=1e-15), key
+    assert want["llv_distance"] is not None and got["llv_distance"] is None
+    assert "reads them whole" in lazy.details[0]["llv"]["undefined"]
