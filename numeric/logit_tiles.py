@@ -30,7 +30,9 @@ lock in its products and elementwise loops, so the blocks are shared among
 then run on one BLAS thread: the elementwise test, a third of the work,
 runs in parallel too, which BLAS threads alone would leave serial. Where the
 BLAS thread count cannot be set (a BLAS other than OpenBLAS), one thread runs
-the blocks and BLAS keeps its own threads (no oversubscription). The results
+the blocks and BLAS keeps its own threads (no oversubscription). The count is
+process-wide: another thread's BLAS call during the pass runs on one thread
+too (slower, never different). The results
 of the blocks are merged in their order, so the verdict, the witness and the
 residual are those of one thread.
 """
