@@ -50,14 +50,17 @@ def _exponents(model):
     return eF, nF, eG, nG
 
 
-def balanced(models: tuple) -> tuple:
+def balanced(models: tuple, coordinates: bool = True) -> tuple:
     """The float models of one instance in balanced coordinates (module
     docstring), each with ``coordinate_exponents`` (the ``t`` applied: ``f``
     times ``2^t``, ``g`` times ``2^-t``, before the common scalings); the models
     unchanged where a scaling would not be exact, or ``F`` is read from a file.
 
     A coordinate that only ``f`` (or only ``g_0``) uses reaches no logit; it is
-    brought to the size of the others' after the common scalings.
+    brought to the size of the others' after the common scalings. With
+    ``coordinates=False`` only the common scalings are applied (for claims
+    that involve orthogonal projections in the models' own coordinates, which
+    a diagonal change of basis does not carry along).
 
     >>> from allornone.numeric import FloatModel
     >>> F, G = np.array([[1.0, 3.0]]), np.array([[0.0, 0.0], [1.0, 2.0]])
@@ -73,7 +76,8 @@ def balanced(models: tuple) -> tuple:
         return models
     ex = [_exponents(m) for m in models]
     live = [nF & nG for _, nF, _, nG in ex]
-    ts = [np.where(lv, (eG - eF) // 2, 0) for (eF, _, eG, _), lv in zip(ex, live)]
+    ts = [np.where(lv, (eG - eF) // 2, 0) if coordinates else np.zeros_like(eF)
+          for (eF, _, eG, _), lv in zip(ex, live)]
     # the common scalings: the largest entry of every F, and of every G_0, about one
     tops_F = [eF + t for (eF, _, _, _), t, lv in zip(ex, ts, live) for eF, t in [(eF[lv], t[lv])] if lv.any()]
     tops_G = [eG - t for (_, _, eG, _), t, lv in zip(ex, ts, live) for eG, t in [(eG[lv], t[lv])] if lv.any()]
@@ -81,7 +85,8 @@ def balanced(models: tuple) -> tuple:
     b = int(max((int(x.max()) for x in tops_G), default=0))
     out = []
     for m, (eF, nF, eG, nG), t, lv in zip(models, ex, ts, live):
-        t = np.where(lv, t, np.where(nF, a - eF, np.where(nG, eG - b, 0))).astype(int)
+        if coordinates:
+            t = np.where(lv, t, np.where(nF, a - eF, np.where(nG, eG - b, 0))).astype(int)
         F, okF = _exact(np.asarray(m.F), (t - a)[None, :])
         G, okG = _exact(np.asarray(m.G), (-t - b)[None, :])
         if not (okF and okG):

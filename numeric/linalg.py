@@ -267,14 +267,10 @@ def singular_values(X: np.ndarray) -> np.ndarray | None:
     """
     if 0 in X.shape:
         return np.zeros(0)
-    if not np.all(np.isfinite(X)):
+    try:
+        return svd(X, compute_uv=False)
+    except Unresolved:
         return None
-    for driver in ("gesdd", "gesvd"):
-        try:
-            return scipy.linalg.svd(X, compute_uv=False, lapack_driver=driver, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            continue
-    return None
 
 
 class Unresolved(np.linalg.LinAlgError):
@@ -552,11 +548,7 @@ def _svd(X: np.ndarray):
     if 0 in X.shape:
         k = min(X.shape)
         return np.zeros((X.shape[0], k)), np.zeros(k), np.zeros((k, X.shape[1]))
-    # gesdd is the fast driver; it can fail to converge on rare inputs, gesvd does not.
-    try:
-        return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesdd", check_finite=False)
-    except np.linalg.LinAlgError:  # pragma: no cover - LAPACK corner case
-        return scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd", check_finite=False)
+    return svd(X)
 
 
 def _rank_of(X: np.ndarray, scale: float | None, tol: "Tolerance",

@@ -330,7 +330,7 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
 
 
 def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
-               tol: Tolerance = DEFAULT_TOLERANCE) -> Decision | None:
+               tol: Tolerance = DEFAULT_TOLERANCE, input_error: float = 0.0) -> Decision | None:
     r"""Consistency of ``X Θ = Y`` for ``X = A_X B_X^T`` and ``Y = A_Y B_Y^T``
     (rows aligned): ``rank [X, Y] = rank X``.
 
@@ -342,8 +342,9 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     **Proof.** ``[X, Y] = [A_X, A_Y] blockdiag(B_X, B_Y)^T`` is itself a
     product; both ranks are those of products decided on their correctly
     rounded entries, so a change of the factors that keeps ``X`` and ``Y``
-    cannot move them. Returns None when a product is too large to be formed
-    correctly rounded.
+    cannot move them; ``input_error`` (a relative error declared for the
+    factors' entries) enters both rank bounds. Returns None when a product is
+    too large to be formed correctly rounded.
 
     >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]); B = np.eye(2)
     >>> consistent(A, B, A, np.array([[2.0, 3.0]])).truth.value
@@ -351,10 +352,17 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     >>> consistent(A, B, np.array([[0.0], [0.0], [1.0]]), np.array([[1.0]])).truth.value
     'fails'
     """
-    rx = product_rank(AX, BX, tol=tol)
     B = np.zeros((BX.shape[0] + BY.shape[0], BX.shape[1] + BY.shape[1]))
     B[:BX.shape[0], :BX.shape[1]], B[BX.shape[0]:, BX.shape[1]:] = BX, BY
-    rxy = product_rank(np.hstack([AX, AY]), B, tol=tol)
+    A = np.hstack([AX, AY])
+
+    def declared(X):
+        # a relative error declared for the inputs, on every factor entry (the
+        # constant columns carry none, so this only widens the bound)
+        return input_error * np.abs(X) if input_error else None
+
+    rx = product_rank(AX, BX, declared(AX), declared(BX), tol=tol)
+    rxy = product_rank(A, B, declared(A), declared(B), tol=tol)
     if rx is None or rxy is None:
         return None
     detail = {"ranks": (rx[0], rxy[0]), "route": "ranks of products"}

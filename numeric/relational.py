@@ -643,41 +643,98 @@ def input_subspace(tol, X, scale: float | None, noise: float):
     return fl.svd(X, full_matrices=True)[0][:, :r], decided
 
 
-def token_consistency(model, pairs, T, reading: str):
-    """Relational linearity for the query ``pairs`` on the readout named by the
-    token pairs ``T``, decided where it lives.
+def _regressors(model, S, reading: str):
+    """``[L[s, :], 1]`` (reading ``M``) or ``[f(s), 1]`` (reading anything) as a
+    product ``A B^T`` of the model's own numbers."""
+    F, G, y0 = np.asarray(model.F), np.asarray(model.G), model.pivot
+    d, n = model.d, model.n
+    ones = np.ones((len(S), 1))
+    if reading == "M":
+        B = np.zeros((n + 1, 2 * d + 1))
+        B[:n, :d], B[:n, d:2 * d], B[n, 2 * d] = G, -G[y0], 1.0
+        return np.hstack([F[S], F[S], ones]), B
+    return np.hstack([F[S], ones]), np.eye(d + 1)
 
-    A readout ``u = P_N (g(a) - g(b))`` reads ``u^T f(x) = L[x, a] - L[x, b]``
-    for every context, so the targets are log-odds differences. Reading ``M``
-    the regressors are the log-odds rows ``[L[s, :], 1]`` (the criterion of
-    the token readouts); reading anything they are ``[f(s), 1]``. Both sides
-    are products of the model's own numbers -- ``[f(s), f(s), 1, f(t), f(t)]``
-    against the blocks ``[g(y), -g(y_0)]``, ``1`` and ``[g(a), -g(b)]`` -- so the
-    consistency is decided by :func:`~allornone.numeric.primitives.consistent`
-    on correctly rounded entries, which no presentation of the model that
-    keeps them can move (reading ``M``: any change of basis; reading anything,
-    on the model balanced by powers of two: any such diagonal change of
-    basis). None where the products are too large to be formed correctly
+
+def readout_fit(model, pairs, reading: str, targets, source=None):
+    r"""Relational linearity for the query ``pairs``, decided where it lives:
+    is each readout of ``s⊕q`` an affine function of the regressors of ``s``?
+
+    A readout ``P_Γ f(t)`` is known through the functionals ``u^T f(t)``,
+    ``u ∈ Γ``. Reading anything the regressors are ``[f(s), 1]``; reading ``M``
+    they are the log-odds rows ``[L[s, :], 1]``, since the functionals of ``f(s)``
+    that lie in ``M`` are exactly the linear functions of ``L[s, :]`` (F4, F6).
+    ``targets`` gives the readouts as a product: ``("tokens", T)`` for the
+    readout named by token pairs (``u^T f(t) = L[t, a] - L[t, b]``), ``("gamma",
+    U)`` for the columns of ``U`` (``U^T f(t)``), read off ``source`` (default
+    ``model``: a twin's readouts on ``Γ~`` are its original's on ``Γ``). So the
+    fit's consistency is two ranks of products of the models' numbers
+    (:func:`~allornone.numeric.primitives.consistent`), decided on correctly
+    rounded entries: reading ``M`` no change of basis moves them, and both
+    models are first balanced by powers of two
+    (:func:`~allornone.numeric.balance.balanced`), so neither does any such
+    diagonal one. None where the products are too large to be formed correctly
     rounded."""
     from allornone.numeric.balance import balanced
     from allornone.numeric.primitives import consistent
 
-    # in coordinates balanced by powers of two, the regressors f(s) of reading
-    # anything are the same numbers in every such presentation
-    model = balanced((model,))[0]
-    F, G, y0 = np.asarray(model.F), np.asarray(model.G), model.pivot
-    S = [s for s, _ in pairs]
-    Tt = [t for _, t in pairs]
-    d, n = model.d, model.n
-    ones = np.ones((len(pairs), 1))
-    if reading == "M":
-        AX = np.hstack([F[S], F[S], ones])
-        BX = np.zeros((n + 1, 2 * d + 1))
-        BX[:n, :d], BX[:n, d:2 * d], BX[n, 2 * d] = G, -G[y0], 1.0
+    kind, what = targets
+    source = model if source is None else source
+    src = balanced((source,))[0]
+    model = src if source is model else balanced((model,))[0]
+    S, Tt = [s for s, _ in pairs], [t for _, t in pairs]
+    F, G = np.asarray(src.F), np.asarray(src.G)
+    if kind == "tokens":
+        AY = np.hstack([F[Tt], F[Tt]])
+        BY = np.vstack([np.concatenate([G[a], -G[b]]) for a, b in what]) if len(what) else np.zeros((0, 2 * src.d))
     else:
-        AX = np.hstack([F[S], ones])
-        BX = np.eye(d + 1)
-    AY = np.hstack([F[Tt], F[Tt]])
-    BY = np.vstack([np.concatenate([G[a], -G[b]]) for a, b in T]) if len(T) else np.zeros((0, 2 * d))
-    return consistent(AX, BX, AY, BY, model.backend.tolerance)
+        U = np.asarray(what, dtype=float)
+        t = getattr(src, "coordinate_exponents", None)
+        with np.errstate(under="ignore", over="ignore"):
+            U = U if t is None else np.ldexp(U, -t[:, None])   # the same functionals of the balanced f
+        AY, BY = F[Tt], U.T
+    AX, BX = _regressors(model, S, reading)
+    return consistent(AX, BX, AY, BY, model.backend.tolerance, max(model.input_error, source.input_error))
 
+
+def token_consistency(model, pairs, T, reading: str):
+    """:func:`readout_fit` on the readout named by the token pairs ``T``."""
+    return readout_fit(model, pairs, reading, ("tokens", T))
+
+
+def gamma_in_N(model, basis: np.ndarray):
+    r"""``Γ ⊆ N`` for ``Γ`` spanned by the columns of ``basis``, by two
+    consistencies of products (:func:`~allornone.numeric.primitives.consistent`),
+    without a computed projector.
+
+    ``N = SG ∩ K^⊥`` with ``K = SG ∩ ker F`` (``N`` is the orthogonal complement,
+    within ``SG``, of what no context reads). So ``Γ ⊆ N`` iff
+
+    * ``Γ ⊆ SG``: ``[G_0^T, Γ]`` has the rank of ``G_0^T``; and
+    * ``Γ ⊥ K``: with ``K = G_0^T ker L`` (``v = G_0^T α`` is read by no context
+      iff ``L α = 0``), ``γ ⊥ K`` iff ``G_0 γ`` lies in the span of the columns of
+      ``L^T = G_0 F^T``.
+
+    ``G_0`` enters as the pair ``G``, ``-1 g(y_0)^T``, so every entry is a
+    correctly rounded sum of the model's own numbers. None when a product is
+    too large to be formed correctly rounded."""
+    from allornone.numeric.primitives import consistent
+
+    F, G, y0 = np.asarray(model.F), np.asarray(model.G), model.pivot
+    d, r = model.d, basis.shape[1]
+    if r == 0:
+        return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
+    eye = np.eye(d)
+    G0_pair = np.hstack([G, np.broadcast_to(-G[y0], G.shape)])
+    tol, eps = model.backend.tolerance, model.input_error
+    in_SG = consistent(np.hstack([eye, eye]), G0_pair, eye, basis.T, tol, eps)
+    if in_SG is None:
+        return None
+    if in_SG.fails:
+        return in_SG
+    perp = consistent(G0_pair, np.hstack([F, F]), G0_pair, np.hstack([basis.T, basis.T]), tol, eps)
+    if perp is None:
+        return None
+    if perp.fails or in_SG.undecided:
+        return perp if perp.fails else in_SG
+    return perp

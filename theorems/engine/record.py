@@ -192,10 +192,12 @@ class TheoremRecord:
 
     def evaluate(self, instance: Instance, realisation: str) -> Evaluation:
         models = instance.realise(realisation)
-        if realisation == "float" and self.coordinate_free:
-            # every claim is the same in coordinates balanced by powers of two, and
-            # there no such presentation of the models can move a verdict
-            models = balanced(models)
+        if realisation == "float":
+            # every claim is the same in coordinates balanced by powers of two (or,
+            # for claims with orthogonal projections, with every F and every G
+            # scaled by one common power of two), and there no such presentation
+            # of the models can move a verdict
+            models = balanced(models, coordinates=self.coordinate_free)
         try:
             decided = self.decide(models, instance.params)
         except Unresolved as exc:

@@ -280,7 +280,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     cert = thm14._equivalent_certificate(model, twin, certificate)
     if not result.holds:
         raise thm14.TransportError(f"the steering to transport does not hold ({result.decision})")
-    if not thm14.gamma_in_N(model, result.gamma).holds:
+    if not thm14.gamma_in_N(model, result.gamma, _computed=True).holds:
         raise thm14.TransportError("Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
     be = model.backend
     gt, gt_decided, gt_error, gt_readout = thm14._transport_gamma(model, twin, result.gamma, cert)

@@ -411,11 +411,16 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     # Γ_q, read off Θ, stays undecided with it)
     if not (decided or ("on_logits" in decision.detail and g_decided)):
         decision = _undecided(decision)
-    if not be.exact and isinstance(gamma, readouts.TokenPairs) and not gamma_error:
-        # a readout named by tokens reads log-odds: the fit is decided on products
-        # of the model's own numbers, which no presentation of it moves
-        on_products = fr.token_consistency(model, pairs, gamma, reading)
+    unmapped = False
+    if not be.exact and not gamma_error and not gamma_in_N:
+        # readouts named by tokens, or by a Γ given as numbers: the fit is decided
+        # on products of the model's own numbers, which no change of basis moves
+        targets = ("tokens", gamma) if isinstance(gamma, readouts.TokenPairs) else \
+            ("gamma", _as_matrix(model, gamma, "gamma"))
+        on_products = fr.readout_fit(model, pairs, reading, targets)
         if on_products is not None and not on_products.undecided:
+            # a fit the regression did not show: its W (and Γ_q) are not to be read off Θ
+            unmapped = on_products.holds and not decision.holds
             decision = on_products
     if decision.undecided and not be.exact:
         # A fit left open by the propagated bounds may still be shown by a
@@ -444,12 +449,18 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             # ones: its natural size is readouts times x / (x^2 + 1), not over x
             x = (x * x + 1) / x if x else x
         res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, x, decision.detail.get("theta_error", 0.0))
-        res.decided = decided and ok
+        res.decided = decided and ok and not unmapped
     return res
 
 
-def gamma_in_N(model, gamma) -> Decision:
+def gamma_in_N(model, gamma, _computed: bool = False) -> Decision:
     """``Γ ⊆ N`` (every column of ``gamma`` is fixed by ``P_N``).
+
+    On a float model with ``gamma`` as given (numbers known exactly) the claim is
+    decided on products of the model's numbers
+    (:func:`allornone.numeric.relational.gamma_in_N`); a basis computed in floats
+    (``_computed``) carries an error that those products do not know of, and is
+    judged through the projector and its error bound.
 
     >>> from allornone.symbolic import ExactModel
     >>> m = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0]])
@@ -461,6 +472,15 @@ def gamma_in_N(model, gamma) -> Decision:
     basis, _, decided = _gamma(model, gamma)
     if basis.shape[1] == 0:
         return be.decision(True)
+    if not be.exact and not _computed:
+        if isinstance(gamma, readouts.TokenPairs):
+            return be.decision(True)   # Γ_T is spanned by projections onto N
+        # decided on products of the model's numbers and the given columns, with
+        # no computed P_N and no orthonormalised basis (which would lose the small
+        # coordinates of a column next to its large ones)
+        on_products = fr.gamma_in_N(model, np.asarray(_as_matrix(model, gamma, "gamma"), dtype=float))
+        if on_products is not None:
+            return on_products
     d = be.vanishes(basis - model.projector_N @ basis, model.projector_N, basis,
                     extra=model.structure.errors.get("N", 0.0))
     return d if decided and model.structure.decided else _undecided(d)
@@ -617,7 +637,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     if not be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q).holds:
         raise TransportError("Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
                              "(Appendix D.1); Theorem 14 does not transport it")
-    if not gamma_in_N(model, result.gamma).holds:
+    if not gamma_in_N(model, result.gamma, _computed=True).holds:
         raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
     gt, gt_decided, gt_error, _ = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
