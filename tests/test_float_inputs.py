@@ -32,9 +32,6 @@ def test_integers_beyond_2_53_are_declared_as_rounded():
     assert FloatModel(np.array([[3, 1]], dtype=np.float16), [[0, 0], [1, 1]]).input_error == 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="thm5.same_distribution still lets a declared input error buy 'equal'; "
-                   "products_equal decides this case undecided, but wired in it leaves L = L~ undecided on rounded "
-                   "B.5 twins, where Theorem 14's and steering's transported atoms are then decided wrongly")
 def test_a_difference_the_declared_error_covers_is_undecided():
     """Log-odds 3 and 5 next to entries of 2^61: both round to the same floats,
     so nothing on the float side can tell them apart."""

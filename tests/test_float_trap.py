@@ -103,7 +103,9 @@ def test_a_project_pinv_with_numpys_cut_would_fail_the_trap(monkeypatch):
 def test_our_float_equivalence_is_not_fooled():
     r = equivalence(MODEL.to_float(), TWIN.to_float())
     assert r.verdict in ("equivalent", "undecided")
-    assert r.verdict == "equivalent"  # on this instance it is in fact decided
+    # the twin's rationals are rounded on input, with a declared error, and some of
+    # its logits cancel to zero: within that error nothing can call them equal
+    assert TWIN.to_float().input_error > 0 and r.verdict == "undecided"
     el2 = r.certificate.el2
     assert el2.holds and el2.residual <= el2.tolerance[0]
     assert r.k == (3, 3)
