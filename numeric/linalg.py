@@ -344,6 +344,8 @@ def rounded_on_input(data, arr: np.ndarray) -> bool:
     True
     >>> rounded_on_input(np.ones((2, 2), dtype=np.float32), np.ones((2, 2)))
     False
+    >>> rounded_on_input([[2 ** 64 + 1, 1]], np.array([[2.0 ** 64, 1.0]]))   # NumPy itself would round this list
+    True
     """
     if isinstance(data, np.ndarray):
         kind = data.dtype.kind
@@ -361,7 +363,10 @@ def rounded_on_input(data, arr: np.ndarray) -> bool:
             plain = np.asarray(data)
         except (TypeError, ValueError, OverflowError):
             plain = None
-        if plain is not None and plain.dtype.kind != "O":
+        # NumPy's own conversion of nested lists may already have rounded: a list
+        # with an integer beyond int64 becomes float64. Only integer and boolean
+        # arrays are taken as they came; anything else is checked entry by entry.
+        if plain is not None and plain.dtype.kind in "iub":
             return rounded_on_input(plain, arr)
         flat = np.array(data, dtype=object).ravel().tolist()
     got = arr.ravel().tolist()
