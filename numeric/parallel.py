@@ -355,3 +355,27 @@ def log_odds_differences(model, ab, ce, tokens: bool):
     else:
         forms = Forms([G, np.broadcast_to(-G[y0], G.shape)], F, (), model.input_error, zero_rows=[y0])
     return _pair_vectors(forms, ab, ce)
+
+
+def constant_readouts(model, pairs, readers: list[np.ndarray]) -> Decision | None:
+    """Linear steering decided where it lives: the readouts ``R f(t) - R f(s)``
+    are the same for every pair ``(s, t)`` (``R = sum readers``: the functionals
+    spanning ``Γ``). For each pair after the first, ``R (f(t_i) - f(s_i) - f(t_1)
+    + f(s_1))`` is a set of linear forms of the model's own numbers
+    (:class:`Forms`), judged to vanish entry by entry at the size of the four
+    readouts it combines. None when a form does not fit binary64."""
+    if len(pairs) < 2 or readers[0].shape[0] == 0:
+        return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
+    forms = Forms(readers, np.asarray(model.F), (), model.input_error)
+    (s1, t1) = pairs[0]
+    combos = [[(1, t), (-1, s), (-1, t1), (1, s1)] for s, t in pairs[1:]]
+    out = forms.sized(combos)
+    if out is None:
+        return None
+    tol = model.backend.tolerance
+    ds = [vanishes(tol, b) for b in out]
+    for truth in (Truth.FAILS, Truth.UNDECIDED):
+        for i, d in enumerate(ds):
+            if d.truth is truth:
+                return Decision(truth, d.residual, d.tolerance, {**d.detail, "pair": i + 1})
+    return max(ds, key=lambda d: d.residual)

@@ -46,6 +46,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 
 from allornone.decision import Decision, Truth
 from allornone.errors import InputFormatError
@@ -161,6 +163,19 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
                                 None if named else _through)
     if not decided:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    if not be.exact and not gamma_error and not gamma_in_N:
+        # readouts named by tokens (log-odds differences) or by a Γ given as numbers:
+        # decided on the readouts themselves, linear forms of the model's numbers
+        from allornone.numeric.parallel import constant_readouts
+
+        G = np.asarray(model.G)
+        if isinstance(gamma, TokenPairs):
+            readers = [G[[a for a, _ in gamma]], -G[[b for _, b in gamma]]]
+        else:
+            readers = [np.asarray(thm14._as_matrix(model, gamma, "gamma"), dtype=float).T]
+        on_forms = constant_readouts(model, pairs, readers)
+        if on_forms is not None and not on_forms.undecided:
+            dec = on_forms
     if dec.undecided and not be.exact:
         # a translation left open by the propagated bounds may still be shown by
         # a witness: the differences of readouts spanning Γ exactly, fitted by a
