@@ -110,7 +110,9 @@ class FloatModel(Model):
     when an entry was rounded, and so does this constructor when it is given
     integers beyond ``2^53``, fractions or long doubles that binary64 cannot
     hold); every error bound then includes it. float16 and float32 arrays
-    convert exactly.
+    convert exactly. ``F`` may also be a :class:`~allornone.numeric.rows.RowSource`
+    (features read from their file a block of rows at a time; see
+    :attr:`lazy`); 64-bit integer features read so are declared rounded.
 
     >>> m = FloatModel([[1.0, 0.0], [0.0, 1.0]], [[0, 0], [1, 0], [0, 2]])
     >>> m.effective_complexity()
@@ -131,7 +133,11 @@ class FloatModel(Model):
         for i, name in enumerate(("F", "G")):
             X = given[i]
             if i == 0 and isinstance(X, RowSource):
-                continue   # read a block at a time, finite entries checked as they are read
+                # read a block at a time, finite entries checked as they are read; 64-bit
+                # integers may exceed 2^53 and are not scanned beforehand: declared rounded
+                if X.dtype.kind in "iu" and X.dtype.itemsize == 8:
+                    input_error = max(float(input_error), fl.UNIT_ROUNDOFF)
+                continue
             if isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize <= 8:
                 continue   # float16 to float64 convert exactly: the base class's one copy is all it takes
             try:

@@ -319,3 +319,18 @@ def test_a_study_reads_features_block_by_block(tmp_path, monkeypatch):
         assert np.allclose(got[key], want[key], rtol=1e-9, atol=1e-15), key
     assert want["llv_distance"] is not None and got["llv_distance"] is None
     assert "reads them whole" in lazy.details[0]["llv"]["undefined"]
+
+
+def test_64_bit_integer_features_read_by_rows_are_declared_rounded(tmp_path):
+    """Read a block at a time, 64-bit integers are not scanned for values
+    beyond 2^53 before they are used: the model declares the rounding (as
+    FloatModel does for such integers in memory); 32-bit integers and floats
+    convert exactly and declare none."""
+    big = np.array([[2 ** 53 + 1, 1], [3, 4]], dtype=np.int64)
+    declared = {}
+    for name, X in (("i64", big), ("i32", big.astype(np.int32) * 0 + 7), ("f32", np.ones((2, 2), np.float32))):
+        path = tmp_path / f"{name}.npy"
+        np.save(path, X)
+        declared[name] = FloatModel(RowSource.npy(path), np.eye(2)).input_error
+    assert declared == {"i64": 2.0 ** -53, "i32": 0.0, "f32": 0.0}
+    assert FloatModel(big, np.eye(2)).input_error == 2.0 ** -53      # the same declaration in memory
