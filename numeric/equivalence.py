@@ -365,7 +365,7 @@ def column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, nZ):
     return (eps + c) * nX + nEX + nW * ((eps_t + c) * nXt + nEXt) + moved
 
 
-def _columns(tol, res, nat, err) -> Decision:
+def _columns(tol, res, nat, err, strict: bool = False) -> Decision:
     """Columns (rows) ``res`` against ``rtol * nat + err`` each. A bound whose
     propagated part is not ``gap`` times below the natural size of the whole
     comparison says nothing: "holds" is then undecided."""
@@ -383,18 +383,22 @@ def _columns(tol, res, nat, err) -> Decision:
     ratio = res / bound
     j = int(np.argmax(ratio))
     truth = (Truth.FAILS if ratio[j] > tol.gap else Truth.UNDECIDED if ratio[j] > 1 else Truth.HOLDS)
+    # strict: a rounding bound never buys a "holds", each column must be certain
+    # to be within sqrt(gap) rtol of its size with its error added (Tolerance.certain)
+    if strict and truth is Truth.HOLDS and np.any(res + err > tol.resolution * tol.rtol * nat):
+        truth = Truth.UNDECIDED
     if not np.isfinite(bound[j]) or (truth is Truth.HOLDS and not _informative(tol, float(np.max(err)),
                                                                                float(np.max(nat)))):
         truth = Truth.UNDECIDED
     return Decision(truth, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
 
 
-def _witnessed(tol, res, nat, post, prior) -> Decision:
+def _witnessed(tol, res, nat, post, prior, strict: bool = False) -> Decision:
     """:func:`_columns` for the residuals of a computed witness: "holds" is
     judged against ``post`` (the rounding of the residual itself), "fails"
     against ``prior`` (which also counts the witness's distance from the best
     one); undecided when they disagree."""
-    holds = _columns(tol, res, nat, post)
+    holds = _columns(tol, res, nat, post, strict)
     if holds.holds:
         return holds
     return _columns(tol, res, nat, prior)
@@ -538,7 +542,10 @@ def linear_identification(a, b) -> FloatIdentification:
         e2 = np.maximum(c * (nGa * nAp + nGb) + dAp * nGa + data2, post2)
     R2 = Ga @ Ap - Gb
     res1, res2 = np.linalg.norm(R1, axis=0), np.linalg.norm(R2, axis=1)
-    consistent = Decision.all([_witnessed(tol, res1, nFa, post1, e1), _witnessed(tol, res2, nGb, post2, e2)])
+    # the witness A_p is judged by the strict rule: with an ill-conditioned basis
+    # its own size makes the rounding of its residual as large as a misfit
+    consistent = Decision.all([_witnessed(tol, res1, nFa, post1, e1, True),
+                               _witnessed(tol, res2, nGb, post2, e2, True)])
     if not decided:
         return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                    "a rank of the structure is undecided")

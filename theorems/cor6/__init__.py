@@ -135,6 +135,11 @@ def linear_identification(a, b) -> LinearIdentification:
     if not be.exact:
         from allornone.numeric import equivalence as feq
 
+        # f = A f~, g_0 = A^-T g~_0 give the same logits: where L != L~ is decided
+        # (on the logits, which no change of basis moves) nothing is identified
+        dist = feq.same_distribution(a, b)
+        if dist.fails:
+            return LinearIdentification(dist, None, "L != L~, and a linear identification keeps every logit")
         r = feq.linear_identification(a, b)
         return LinearIdentification(r.decision, r.A, r.reason)
     rf, dec_f = be.rank(a.F)

@@ -266,7 +266,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     """
     rec = get_record(rid)
     out = {"result": rid, "transform": name, "seed": seed, "index": index}
-    how = tf._BY_NAME[name].realisation
+    how = tf.transform(name).realisation
     try:
         base, inst = transform_instance(rid, name, seed, index)
         if how == "binary64":
@@ -280,7 +280,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     out["dims"] = [m.d for m in inst.models]
     before = _base_truths(rid, seed, index)
     exact = rec.evaluate(inst, "exact").atoms
-    variant = tf._BY_NAME[name].variant.get(rid, set())
+    variant = tf.transform(name).variant.get(rid, set())
     out["exact_changed"] = sorted(n for n, d in exact.items()
                                   if n not in variant and d.truth is not before[n])
     out["margin"] = separation(rid, inst, declared=how == "rounded")
@@ -332,11 +332,10 @@ def cells(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = N
     ids = list(records()) if ids is None else list(ids)
     names = [t.name for t in TRANSFORMS] if transforms is None else list(transforms)
     for n in names:
-        if n not in tf._BY_NAME:
-            raise ValueError(f"unknown transform {n!r}; known: {', '.join(tf._BY_NAME)}")
+        tf.transform(n)
     for rid in ids:
         get_record(rid)
-    return [(rid, n) for rid in ids for n in names if rid in tf._BY_NAME[n].results]
+    return [(rid, n) for rid in ids for n in names if rid in tf.transform(n).results]
 
 
 def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = None, per_cell: int = 20,

@@ -572,6 +572,40 @@ TRANSFORMS: tuple[Transform, ...] = (
               realisation="float32"),
 )
 _BY_NAME = {t.name: t for t in TRANSFORMS}
+#: Separates the transforms of a composition: ``"integer shear + power-of-two basis"``.
+COMPOSE = " + "
+
+
+def transform(name: str) -> Transform:
+    """The transform called ``name``, or the composition of several joined by
+    :data:`COMPOSE` (applied left to right): a symmetry of the results where
+    every part is, whose variant atoms are those of any part. Only the last
+    part may hand the float side something other than binary64 numbers.
+
+    >>> t = transform("integer shear + power-of-two basis")
+    >>> "thm14" in t.results, t.realisation
+    (True, 'binary64')
+    """
+    parts = name.split(COMPOSE)
+    for p in parts:
+        if p not in _BY_NAME:
+            raise ValueError(f"unknown transform {p!r}; known: {', '.join(_BY_NAME)}")
+    if len(parts) == 1:
+        return _BY_NAME[name]
+    ts = [_BY_NAME[p] for p in parts]
+    if any(t.realisation != "binary64" for t in ts[:-1]):
+        raise ValueError(f"{name}: only the last transform may change how the float side receives numbers")
+    variant: dict = {}
+    for t in ts:
+        for rid, atoms in t.variant.items():
+            variant[rid] = set(variant.get(rid, set())) | set(atoms)
+
+    def apply(rng, raw, rid):   # pragma: no cover - the parts are applied one by one instead
+        raise NotImplementedError
+
+    return Transform(name, "; ".join(t.description for t in ts), apply,
+                     frozenset.intersection(*(t.results for t in ts)), variant,
+                     any(t.gamma_like_g for t in ts), ts[-1].realisation)
 
 
 @lru_cache(maxsize=1024)
@@ -651,16 +685,23 @@ def transform_instance(rid: str, name: str, seed: int, index: int) -> tuple[Inst
     (True, True)
     """
     base = _base(rid, seed, index)
-    raw = _Raw.of(base)
-    raw.F = [[list(r) for r in F] for F in raw.F]
-    raw.G = [[list(r) for r in G] for G in raw.G]
-    t = _BY_NAME[name]
-    t.apply(random.Random(f"{seed}/{rid}/{name}/{index}"), raw, rid)
-    if t.gamma_like_g and "gamma" in raw.params and raw.params["gamma"].shape[1]:
-        after = ExactModel(raw.F[0], raw.G[0], base.models[0].pivot)
-        moved = _transport_like_g(base.models[0], after, base.params["gamma"], raw.params["gamma"])
-        raw.params["gamma"] = ql.as_qmatrix(moved)
-    out = exact_binary64(raw.instance(base.kind), rid)
+    transform(name)   # a name that is not known is refused before anything is built
+    current = base
+    for step, part in enumerate(name.split(COMPOSE)):
+        raw = _Raw.of(current)
+        raw.F = [[list(r) for r in F] for F in raw.F]
+        raw.G = [[list(r) for r in G] for G in raw.G]
+        t = _BY_NAME[part]
+        # the first part draws as a transform on its own does, so that a single
+        # transform's instances are those of its cell
+        key = f"{seed}/{rid}/{part}/{index}" if step == 0 else f"{seed}/{rid}/{name}/{step}/{index}"
+        t.apply(random.Random(key), raw, rid)
+        if t.gamma_like_g and "gamma" in raw.params and raw.params["gamma"].shape[1]:
+            after = ExactModel(raw.F[0], raw.G[0], current.models[0].pivot)
+            moved = _transport_like_g(current.models[0], after, current.params["gamma"], raw.params["gamma"])
+            raw.params["gamma"] = ql.as_qmatrix(moved)
+        current = raw.instance(base.kind)
+    out = exact_binary64(current, rid)
     return base, out
 
 
