@@ -236,8 +236,6 @@ def _three_valued(residual: float, lo: float, hi: float, zero: bool, detail: dic
     return Decision(truth, residual, (lo, hi), detail)
 
 
-
-
 def norm2(X: np.ndarray) -> float:
     """The spectral norm ``||X||_2``; for a large matrix from the Gram matrix of
     its shorter side (accurate to rounding for the largest singular value)."""

@@ -118,3 +118,15 @@ def test_the_layer_rule_catches_planted_imports():
     }
     for (path, lay), src in good.items():
         assert not violations(path, lay, src), (path, src)
+
+
+def test_every_mutant_applies_to_the_tree():
+    """Each planted bug of tools/mutants.py names text that occurs exactly once in
+    its file: a mutant whose target was rewritten would silently plant nothing."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import mutants
+
+    missing = [m.name for m in mutants.MUTANTS if (ROOT / m.path).read_text().count(m.old) != 1]
+    assert not missing, missing

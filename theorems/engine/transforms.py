@@ -643,9 +643,10 @@ def realise_float(inst: Instance, how: str = "binary64") -> Instance:
             F, G = ([[int(v) if v.denominator == 1 else v for v in r] for r in X.to_fraction_rows()]
                     for X in (m.F, m.G))
         elif how == "float32":
-            F, G = (np.array(X.to_numpy(), dtype=np.float32) for X in (m.F, m.G))
+            with np.errstate(over="ignore"):
+                F, G = (np.array(X.to_numpy(), dtype=np.float32) for X in (m.F, m.G))
             for name, X, Y in (("F", m.F, F), ("G", m.G, G)):
-                if not X.represented_by(Y.astype(float)):
+                if not np.all(np.isfinite(Y)) or not X.represented_by(Y.astype(float)):
                     raise NotRepresentable(f"model {j}: an entry of {name} is not a float32 number")
         else:
             raise ValueError(f"unknown realisation {how!r}")
