@@ -366,7 +366,10 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     if rx is None or rxy is None:
         return None
     detail = {"ranks": (rx[0], rxy[0]), "route": "ranks of products"}
-    if not (rx[1] and rxy[1]):
+    # rank [X, Y] < rank X cannot hold exactly: the two products, equilibrated
+    # each by its own rows, weigh a row differently, and neither rank is then
+    # to be trusted against the other
+    if not (rx[1] and rxy[1]) or rxy[0] < rx[0]:
         return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), detail)
     return Decision(Truth.HOLDS if rx[0] == rxy[0] else Truth.FAILS, float(rxy[0] - rx[0]), (0.0, 0.0), detail)
 
