@@ -108,3 +108,17 @@ def test_plot_without_matplotlib_is_refused_before_any_work(folder, monkeypatch)
     r = _run(folder / "study.toml", "--json", folder / "r.json", "--plot", folder / "plots")
     assert r.exit_code == 2 and "needs matplotlib" in r.stderr, r.output
     assert not (folder / "r.json").exists() and not (folder / "plots").exists()
+
+
+def test_the_pairs_run_on_a_local_dask_cluster_by_default_with_the_serial_results(folder):
+    pytest.importorskip("dask.distributed")
+    out = folder / "out"
+    out.mkdir()
+    base = [folder / "study.toml", "--null", 20, "--seed", 1]
+    r1 = _run(*base, "--json", out / "dask.json")
+    r2 = _run(*base, "--json", out / "serial.json", "--scheduler", "none")
+    assert r1.exit_code == 0 and r2.exit_code == 0, (r1.output, r2.output)
+    on_dask, serial = (json.loads((out / f).read_text()) for f in ("dask.json", "serial.json"))
+    assert "distributed" in on_dask["versions"] and "distributed" not in serial["versions"]
+    for key in ("distances", "parallelism", "null"):
+        assert on_dask[key] == serial[key], key

@@ -243,6 +243,19 @@ brackets):
 """
 
 
+def _scheduler(choice: str) -> str | None:
+    """``--scheduler`` as the study takes it: None runs here, ``"local"`` on a LocalCluster."""
+    if choice == "none":
+        return None
+    if choice == "auto":
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            return None
+        return "local"
+    return choice
+
+
 @main.command(epilog=STUDY_EPILOG)
 @click.argument("study_path", metavar="STUDY.toml", type=click.Path(dir_okay=False))
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), callback=_json_path,
@@ -254,8 +267,9 @@ brackets):
 @click.option("--null", "null_draws", type=click.IntRange(min=1), default=None,
               help="random categories of the null, per category  [default: the file's, or 1000]")
 @click.option("--seed", type=int, default=None, help="seed of the null  [default: the file's, or 0]")
-@click.option("--scheduler", default=None, metavar="ADDR|local",
-              help="run the pairs of models on Dask: a scheduler's address, or local for a LocalCluster")
+@click.option("--scheduler", default="auto", metavar="ADDR|local|none",
+              help="where the pairs of models run: a Dask scheduler's address, local for a LocalCluster, none "
+                   "for this process  [default: a LocalCluster when dask.distributed is installed, else none]")
 @click.option("--full", is_flag=True, help="also every cosine, the summary and details in the JSON report")
 def study(study_path, json_path, report_path, plot_dir, null_draws, seed, scheduler, full):
     """What linear structure several models share, and whether it is beyond chance:
@@ -273,6 +287,7 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
         except ImportError:
             raise InputFormatError("--plot needs matplotlib (pip install 'allornone[plot]')") from None
     s = load_study(study_path)
+    scheduler = _scheduler(scheduler)
 
     with _phases("study") as say:
         result = s.run(null_draws=null_draws, seed=seed, scheduler=scheduler, progress=lambda msg: say(msg))
