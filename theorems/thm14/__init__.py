@@ -419,9 +419,11 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             ("gamma", _as_matrix(model, gamma, "gamma"))
         on_products = fr.readout_fit(model, pairs, reading, targets)
         if on_products is not None and not on_products.undecided:
-            # a fit the regression did not show: its W (and Γ_q) are not to be read off Θ
+            # a fit the regression did not show: its W (and Γ_q) are not to be read off Θ;
+            # one it did show keeps what the regression knows of Θ's error
             unmapped = on_products.holds and not decision.holds
-            decision = on_products
+            decision = Decision(on_products.truth, on_products.residual, on_products.tolerance,
+                                {**decision.detail, **on_products.detail})
     if decision.undecided and not be.exact:
         # A fit left open by the propagated bounds may still be shown by a
         # witness: readouts spanning Γ exactly (the given basis, a token

@@ -159,7 +159,9 @@ def _analyse(models, params) -> _Analysis:
                 if on_products is not None and not on_products.undecided:
                     if on_products.holds and not r.decision.holds:
                         r.decided = False   # W and Γ~_q were not read off a fit that held
-                    r.decision, keep = on_products, True
+                    r.decision = Decision(on_products.truth, on_products.residual, on_products.tolerance,
+                                          {**r.decision.detail, **on_products.detail})
+                    keep = True
             results[(name, reading)] = r if keep else thm14._mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
     enough = a.backend.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
