@@ -379,3 +379,24 @@ def constant_readouts(model, pairs, readers: list[np.ndarray]) -> Decision | Non
             if d.truth is truth:
                 return Decision(truth, d.residual, d.tolerance, {**d.detail, "pair": i + 1})
     return max(ds, key=lambda d: d.residual)
+
+
+def token_readouts_vanish(model, T) -> Decision | None:
+    """``Γ_T = {0}`` for the readout named by the token pairs ``T``, decided on
+    the log-odds: ``P_N (g(a) - g(b)) = 0`` iff ``L[:, a] - L[:, b] = 0`` (F4 and
+    F6), so it holds iff every pair's log-odds difference vanishes at the size
+    of the logits it is the difference of (:func:`vanishes`). None when a form
+    does not fit binary64."""
+    pairs = list(T)
+    if not pairs:
+        return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
+    forms = Forms([np.asarray(model.F)], np.asarray(model.G), [(-1, model.pivot)], model.input_error)
+    out = forms.sized([[(1, a), (-1, b)] for a, b in pairs])
+    if out is None:
+        return None
+    ds = [vanishes(model.backend.tolerance, b) for b in out]
+    for truth in (Truth.FAILS, Truth.UNDECIDED):
+        for d in ds:
+            if d.truth is truth:
+                return d
+    return ds[0]

@@ -129,6 +129,9 @@ def _analyse(models, params) -> _Analysis:
     evidence = be.decision(len(pairs) >= 2 and min(dims) > 0,
                            decided=len(pairs) < 2 or (gt_decided and results["steered_T"].decided),
                            pairs=len(pairs), dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
+    on_products = thm14.record._seen_on_products(a, gamma, T, in_N, same) if len(pairs) >= 2 else None
+    if on_products is not None:
+        evidence = on_products
     if evidence.undecided and len(pairs) >= 2:
         evidence = thm14.record._seen_on_readouts(a, gamma, T, in_N, same, cert, evidence)
     transported = None

@@ -7,6 +7,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from sympy import And, Equivalent, Implies, Symbol
 
 from allornone.decision import Decision, Truth
@@ -177,12 +179,36 @@ def _analyse(models, params) -> _Analysis:
     # about the fit on it (the regressors' rank, Γ_q)
     seen = a.backend.decision(min(dims) > 0, decided=gt_decided and results[("T", "M")].gamma_decided,
                               dim_gamma_tilde=dims[0], dim_gamma_T=dims[1])
+    on_products = _seen_on_products(a, gamma, T, in_N, same)
+    if on_products is not None:
+        seen = on_products
     if seen.undecided:
         seen = _seen_on_readouts(a, gamma, T, in_N, same, cert, seen)
     out = _Analysis(gamma, gamma_t, cert, same, in_N, results, enough,
                     T, gamma_T, criteria, seen)
     _CACHE[a] = (weakref.ref(b), params, out)
     return out
+
+
+def _seen_on_products(model, gamma, T, in_N, same) -> Decision | None:
+    """Float side: ``Γ~ != {0}`` and ``Γ_T != {0}`` where they live. With ``Γ ⊆ N``
+    and ``L = L~``, ``B*`` maps ``Γ~`` onto ``Γ``, so ``Γ~ != {0}`` iff a column of the
+    given ``Γ`` is not zero (its numbers are exact); ``Γ_T = {0}`` iff every
+    log-odds difference of ``T`` vanishes
+    (:func:`allornone.numeric.parallel.token_readouts_vanish`). None where a
+    premise is not decided to hold or the forms do not fit binary64."""
+    from allornone.numeric.parallel import token_readouts_vanish
+
+    if model.backend.exact or not (in_N.holds and same.holds):
+        return None
+    empty_T = token_readouts_vanish(model, T)
+    if empty_T is None:
+        return None
+    if not np.any(np.asarray(gamma, dtype=float)):
+        return model.backend.decision(False, on_products=True, gamma="{0}")
+    if empty_T.undecided:
+        return None
+    return model.backend.decision(not empty_T.holds, on_products=True)
 
 
 def _seen_on_readouts(model, gamma, T, in_N, same, cert, seen: Decision) -> Decision:
