@@ -738,3 +738,20 @@ def gamma_in_N(model, basis: np.ndarray):
     if perp.fails or in_SG.undecided:
         return perp if perp.fails else in_SG
     return perp
+
+
+def regressor_rank(model, pairs, reading: str = "any"):
+    """``rank [f(s), 1]`` (or ``[L[s, :], 1]`` reading ``M``) over the pairs'
+    first contexts, as the rank of a product of the model's numbers balanced
+    by powers of two (:func:`~allornone.numeric.primitives.product_rank`):
+    ``(rank, decided)``, or None where the product is too large to be formed
+    correctly rounded. Full row rank means every readout fits: no evidence."""
+    from allornone.numeric.balance import balanced
+    from allornone.numeric.primitives import product_rank
+
+    model = balanced((model,))[0]
+    A, B = _regressors(model, [s for s, _ in pairs], reading)
+    eps = model.input_error
+    out = product_rank(A, B, eps * np.abs(A) if eps else None, eps * np.abs(B) if eps else None,
+                       model.backend.tolerance)
+    return None if out is None else out[:2]

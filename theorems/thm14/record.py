@@ -168,6 +168,12 @@ def _analyse(models, params) -> _Analysis:
     trivial = [results[(n, "any")] for n in ("", "~")]
     enough = a.backend.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
                                 ranks=[r.regressor_rank for r in trivial], pairs=len(pairs))
+    if not a.backend.exact:
+        # the regressors' rank as that of a product of each model's own numbers
+        ranks = [fr.regressor_rank(m, pairs) for m in (a, b)]
+        if all(x is not None and x[1] for x in ranks):
+            enough = a.backend.decision(all(x[0] < len(pairs) for x in ranks), ranks=[x[0] for x in ranks],
+                                        pairs=len(pairs), on_products=True)
     T = _params_tokens(a, params)
     gamma_T = tuple(readouts.token_readout(m, T) for m in (a, b))
     for name, model in (("", a), ("~", b)):
