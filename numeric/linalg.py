@@ -407,13 +407,6 @@ def scale_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.ldexp(X, -e[:, None])
 
 
-def _equilibrate(X: np.ndarray) -> np.ndarray:
-    """``X`` with rows, then columns, scaled by powers of two to size about one
-    (exact; the rank is unchanged)."""
-    Y = scale_rows(X, row_exponents(X))
-    return scale_rows(Y.T, row_exponents(Y.T)).T
-
-
 def difference_with_error(G: np.ndarray, pivot: int, input_error: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``G_0 = G - g(y_0)`` and an entrywise bound on its error: the exact
     rounding error of the subtraction (Knuth's TwoSum), plus

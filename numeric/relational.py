@@ -697,11 +697,6 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
     return consistent(AX, BX, AY, BY, model.backend.tolerance, max(model.input_error, source.input_error))
 
 
-def token_consistency(model, pairs, T, reading: str):
-    """:func:`readout_fit` on the readout named by the token pairs ``T``."""
-    return readout_fit(model, pairs, reading, ("tokens", T))
-
-
 def gamma_in_N(model, basis: np.ndarray):
     r"""``Γ ⊆ N`` for ``Γ`` spanned by the columns of ``basis``, by two
     consistencies of products (:func:`~allornone.numeric.primitives.consistent`),
