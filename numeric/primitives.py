@@ -160,10 +160,18 @@ def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB:
     n = B.shape[0]
     if 0 in (m, n, d):
         return 0, True, np.zeros(0), 0.0
-    # rows of the factors first scaled by powers of two (exact, the rank of the
-    # product unchanged), so that the product neither overflows nor underflows
+    # rows of the factors first scaled by powers of two (the rank of the product
+    # unchanged), so that the product neither overflows nor underflows -- where
+    # that is exact: a row whose large entries sit in coordinates the other
+    # factor does not use would push its small ones among the subnormals, and
+    # the correctly rounded product scales for itself
     ea, eb = row_exponents(A), row_exponents(B)
-    A, B = scale_rows(A, ea), scale_rows(B, eb)
+    with np.errstate(under="ignore"):
+        As, Bs = scale_rows(A, ea), scale_rows(B, eb)
+    if not (np.array_equal(scale_rows(As, -ea), A) and np.array_equal(scale_rows(Bs, -eb), B)):
+        ea, eb = np.zeros_like(ea), np.zeros_like(eb)
+        As, Bs = A, B
+    A, B = As, Bs
     EA = None if EA is None else scale_rows(EA, ea)
     EB = None if EB is None else scale_rows(EB, eb)
     out = _rounded_product(A, B, EA, EB)
@@ -174,10 +182,19 @@ def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB:
     if s is None:
         return 0, False, np.zeros(min(m, n)), math.inf
     top = float(s[0]) if s.size else 0.0
-    delta = float(np.linalg.norm(E)) + 4.0 * math.sqrt(max(m, n)) * UNIT_ROUNDOFF * top
+    delta = _frobenius(E) + 4.0 * math.sqrt(max(m, n)) * UNIT_ROUNDOFF * top
     delta *= 1 + 1e-10
     r, decided = product_rank_decision(s, delta, tol)
     return r, decided, s, delta
+
+
+def _frobenius(E: np.ndarray) -> float:
+    """``||E||_F`` rounded up, without the underflow of squares of tiny entries
+    (an error bound of ``1e-300`` per entry must not come out as zero)."""
+    top = float(np.max(np.abs(E))) if E.size else 0.0
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    return float(np.linalg.norm(E / top)) * top * (1 + 4 * UNIT_ROUNDOFF)
 
 
 def log_odds_rank(F: np.ndarray, G0: np.ndarray, E0: np.ndarray | None = None,

@@ -200,3 +200,17 @@ def test_token_readouts_decided_on_products_agree_with_the_exact_verdict(name, i
     for atom in ("rel_lin_T", "rel_lin_T~", "rel_lin_T_M", "rel_lin_T_M~"):
         assert flt[atom].undecided or flt[atom].truth is exact[atom].truth, atom
     assert sum(not flt[a].undecided for a in ("rel_lin_T", "rel_lin_T_M")) >= 1
+
+
+def test_an_error_bound_of_tiny_entries_is_not_lost_to_underflow():
+    """The rank bound is the Frobenius norm of an entrywise error bound: with
+    entries near 1e-300 their squares underflow, and a rank of 0 was decided on
+    a zero bound (Theorem 14's Γ ⊆ N on a model among the subnormals with hidden
+    coordinates of size 1e11). Now the bound is kept, and the verdict is not wrong."""
+    from allornone.numeric.primitives import _frobenius
+    from allornone.theorems.engine import invariance as inv
+
+    assert _frobenius(np.full((3, 3), 3e-300)) >= 9e-300
+    assert _frobenius(np.zeros((2, 2))) == 0.0
+    r = inv.check("thm14", "subnormal entries + hidden coordinates", 0, 0)
+    assert r["outcome"] != "contradict", r
