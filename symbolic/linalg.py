@@ -179,9 +179,21 @@ class QMatrix:
         return self._rows_of([Fraction(int(e.numerator), int(e.denominator)) for e in self._entries()])
 
     def to_numpy(self) -> np.ndarray:
-        """The float realisation (each entry rounded once)."""
+        """The float realisation (each entry rounded once).
+
+        Raises
+        ------
+        NonFiniteValueError
+            When an entry is beyond the range of binary64.
+        """
         # int / int is correctly rounded in Python, so each entry is rounded once.
-        values = [int(e.numerator) / int(e.denominator) for e in self._entries()]
+        try:
+            values = [int(e.numerator) / int(e.denominator) for e in self._entries()]
+        except OverflowError:
+            from allornone.errors import NonFiniteValueError
+
+            raise NonFiniteValueError("an entry is beyond the range of binary64 (about 1.8e308) and has no "
+                                      "float realisation") from None
         return np.array(values, dtype=float).reshape(self.shape)
 
     def represented_by(self, values: np.ndarray) -> bool:

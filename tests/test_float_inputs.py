@@ -127,3 +127,10 @@ def test_products_equal_sees_subnormal_differences():
     d = products_equal(A, B, A, B * 0.0)
     assert d.fails
     assert products_equal(A, B, 2 * A, B / 2).holds
+
+
+def test_an_exact_entry_beyond_binary64_has_no_float_realisation():
+    from allornone.errors import NonFiniteValueError
+
+    with pytest.raises(NonFiniteValueError, match="beyond the range of binary64"):
+        ExactModel([[2 ** 1100, 1]], [[0, 0], [1, 1]]).to_float()

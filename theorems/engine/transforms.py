@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from allornone.errors import NonFiniteValueError
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
@@ -182,7 +183,11 @@ def verify_representable(inst: Instance) -> None:
     ...     print(exc)
     model 0: F entry (0, 0) = 9007199254740993 is not a binary64 number
     """
-    for j, (em, fm) in enumerate(zip(inst.realise("exact"), inst.realise("float"))):
+    try:
+        floats = inst.realise("float")
+    except NonFiniteValueError as exc:
+        raise NotRepresentable(f"an entry is beyond binary64's range ({exc})") from None
+    for j, (em, fm) in enumerate(zip(inst.realise("exact"), floats)):
         for name, E, X in (("F", em.F, fm.F), ("G", em.G, fm.G)):
             for i, row in enumerate(E.to_fraction_rows()):
                 for c, v in enumerate(row):
