@@ -38,10 +38,10 @@ def cases(draw):
 
 
 #: Theorem 14's input subspace (``Γ_q = M``), read off the fitted map in the model's
-#: coordinates, and steering on the twin's transported readout, decided through the
-#: certificate's computed projectors, are still decided wrong now and then under a
-#: change of basis.
-INPUT_SUBSPACE = {"thm14": {"gamma_q_is_M"}, "steering": {"steered~"}}
+#: coordinates, and steering on the twin's transported readout and whether its
+#: transported map is literally the identity, decided through the certificate's
+#: computed projectors, are still decided wrong now and then under a change of basis.
+INPUT_SUBSPACE = {"thm14": {"gamma_q_is_M"}, "steering": {"steered~", "identity~"}}
 
 
 def _allowed(rid: str, name: str) -> set:
