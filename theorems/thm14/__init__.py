@@ -424,6 +424,12 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             unmapped = on_products.holds and not decision.holds
             decision = Decision(on_products.truth, on_products.residual, on_products.tolerance,
                                 {**decision.detail, **on_products.detail})
+        elif on_products is not None and decision.fails:
+            # where the products leave it open, the regression's residual (an a
+            # priori bound through the basis) is no proof of a misfit; a witness
+            # may still show a fit below
+            decision = Decision(Truth.UNDECIDED, decision.residual, decision.tolerance,
+                                {**decision.detail, "why": "the products' ranks are undecided"})
     if decision.undecided and not be.exact:
         # A fit left open by the propagated bounds may still be shown by a
         # witness: readouts spanning Γ exactly (the given basis, a token
