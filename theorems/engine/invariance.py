@@ -81,6 +81,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from allornone.errors import NonFiniteValueError
 from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
 from allornone.theorems import get_record, records
@@ -274,7 +275,8 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         floats = tf.realise_float(inst, how)
     except _Skip as exc:
         return {**out, "outcome": "skipped", "why": str(exc)}
-    except NotRepresentable as exc:
+    except (NotRepresentable, NonFiniteValueError) as exc:
+        # (an entry beyond binary64's range has no float realisation at all)
         return {**out, "outcome": "not representable", "why": str(exc)}
     out["kind"] = inst.kind
     out["dims"] = [m.d for m in inst.models]

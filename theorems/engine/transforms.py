@@ -642,6 +642,12 @@ def realise_float(inst: Instance, how: str = "binary64") -> Instance:
 
     if how == "binary64":
         return Instance(inst.kind, inst.realise("float"), inst.params, float_only=True)
+    gamma = inst.params.get("gamma")
+    if gamma is not None and hasattr(gamma, "to_numpy"):
+        try:
+            gamma.to_numpy()
+        except NonFiniteValueError:
+            raise NotRepresentable("a readout vector is beyond binary64's range") from None
     models = []
     for j, m in enumerate(inst.models):
         if how == "rounded":
