@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from allornone.errors import InputFormatError, ShapeError
+from allornone.numeric.rows import RowSource, npy_header
 
 __all__ = ["split_spec", "load_array", "load_names", "load_head", "array_names", "array_shape", "available_memory",
            "check_declared_size", "feature_source", "check_npz_member", "check_safetensors_header", "MEMORY_LIMIT_ENV",
@@ -160,22 +161,9 @@ def check_declared_size(where: str, shape, itemsize: int, stored: int | None, nu
 
 def _npy_header(fh, where: str) -> tuple:
     """``(shape, dtype, header_end)`` of the ``.npy`` stream ``fh`` (at its start),
-    read without reading the data."""
-    fmt = np.lib.format
-    try:
-        version = fmt.read_magic(fh)
-        if version == (1, 0):
-            shape, _, dtype = fmt.read_array_header_1_0(fh)
-        elif version == (2, 0):
-            shape, _, dtype = fmt.read_array_header_2_0(fh)
-        else:
-            from numpy.lib import _format_impl  # the 3.0 header (UTF-8) has no public reader
-
-            shape, _, dtype = _format_impl._read_array_header(fh, version)
-    except (ValueError, OSError, EOFError, SyntaxError, ImportError, AttributeError) as exc:
-        raise InputFormatError(f"{where}: not a readable .npy array ({str(exc).splitlines()[0] if str(exc) else exc})") \
-            from None
-    return shape, dtype, fh.tell()
+    read without reading the data (:func:`allornone.numeric.rows.npy_header`)."""
+    shape, _, dtype, end = npy_header(fh, where)
+    return shape, dtype, end
 
 
 def _check_npy_file(path: Path) -> None:
@@ -524,7 +512,6 @@ def feature_source(spec: str, what: str = "--features"):
 
     Its header is checked against the file as for every array; the entries are
     checked to be finite as they are read."""
-    from allornone.numeric.rows import RowSource
 
     path, key = split_spec(spec)
     if not path.is_file():

@@ -675,7 +675,7 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
     (:func:`~allornone.numeric.balance.balanced`), so neither does any such
     diagonal one. None where the products are too large to be formed correctly
     rounded."""
-    from allornone.numeric.balance import balanced
+    from allornone.numeric.balance import balanced, in_balanced_coordinates
     from allornone.numeric.primitives import consistent
 
     kind, what = targets
@@ -688,11 +688,8 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
         AY = np.hstack([F[Tt], F[Tt]])
         BY = np.vstack([np.concatenate([G[a], -G[b]]) for a, b in what]) if len(what) else np.zeros((0, 2 * src.d))
     else:
-        U = np.asarray(what, dtype=float)
-        t = getattr(src, "coordinate_exponents", None)
-        with np.errstate(under="ignore", over="ignore"):
-            U = U if t is None else np.ldexp(U, -t[:, None])   # the same functionals of the balanced f
-        AY, BY = F[Tt], U.T
+        # the same functionals of the balanced f
+        AY, BY = F[Tt], in_balanced_coordinates(src, what).T
     AX, BX = _regressors(model, S, reading)
     return consistent(AX, BX, AY, BY, model.backend.tolerance, max(model.input_error, source.input_error))
 

@@ -62,6 +62,27 @@ def row_block(width: int, rows: int) -> int:
     return max(1, min(max(rows, 1), block_entries() // max(int(width), 1)))
 
 
+def npy_header(fh, where: str) -> tuple:
+    """``(shape, fortran_order, dtype, header_end)`` of the ``.npy`` stream ``fh``
+    (at its start), read without reading the data; a header that cannot be read
+    is an :class:`~allornone.errors.InputFormatError` naming ``where``."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(fh)
+        else:
+            from numpy.lib import _format_impl  # the 3.0 header (UTF-8) has no public reader
+
+            shape, fortran, dtype = _format_impl._read_array_header(fh, version)
+    except (ValueError, OSError, EOFError, SyntaxError, ImportError, AttributeError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else exc
+        raise InputFormatError(f"{where}: not a readable .npy array ({why})") from None
+    return shape, fortran, dtype, fh.tell()
+
+
 class RowSource:
     """An ``m x d`` matrix read a block of rows at a time from a file.
 
@@ -86,25 +107,12 @@ class RowSource:
     def npy(cls, path, where: str | None = None) -> RowSource:
         """The array of a ``.npy`` file, from its header (which must declare a
         2-D C-ordered array of numbers that the file holds in full)."""
-        fmt = np.lib.format
         where = where or str(path)
         try:
             with open(path, "rb") as fh:
-                version = fmt.read_magic(fh)
-                if version == (1, 0):
-                    shape, fortran, dtype = fmt.read_array_header_1_0(fh)
-                elif version == (2, 0):
-                    shape, fortran, dtype = fmt.read_array_header_2_0(fh)
-                else:
-                    from numpy.lib import (
-                        _format_impl,  # the 3.0 header (UTF-8) has no public reader
-                    )
-
-                    shape, fortran, dtype = _format_impl._read_array_header(fh, version)
-                offset = fh.tell()
-        except (OSError, ValueError, EOFError, SyntaxError, ImportError, AttributeError) as exc:
-            raise InputFormatError(f"{where}: not a readable .npy array ({str(exc).splitlines()[0] if str(exc) else exc})"
-                                   ) from None
+                shape, fortran, dtype, offset = npy_header(fh, where)
+        except OSError as exc:
+            raise InputFormatError(f"{where}: not a readable .npy array ({exc})") from None
         if len(shape) != 2:
             raise InputFormatError(f"{where}: expected a 2-D array, got shape {tuple(shape)}")
         if dtype.kind not in "iuf" or dtype.hasobject:
