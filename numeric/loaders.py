@@ -271,6 +271,19 @@ def check_safetensors_header(path: Path, memory: bool = True) -> dict:
     return out
 
 
+def open_npz(path: Path):
+    """The ``.npz`` archive at ``path`` (``numpy.load``, no pickles), or a one-line
+    :class:`~allornone.errors.InputFormatError`. ``np.load`` reads anything that
+    is not a zip archive as a (possibly pickled) ``.npy`` array, and reports a
+    damaged archive only when a member is read, so the zip is checked first."""
+    if not zipfile.is_zipfile(path):
+        raise InputFormatError(f"{path}: not a .npz file (not a zip archive of .npy arrays)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
+
+
 def _open(path: Path) -> dict:
     """A mapping ``name -> loader`` for the arrays in ``path`` (read lazily)."""
     if not path.is_file():
@@ -284,12 +297,7 @@ def _open(path: Path) -> dict:
             raise InputFormatError(f"{path}: not a readable .npy file ({exc})") from None
         return {None: lambda: arr}
     if kind == "npz":
-        if not zipfile.is_zipfile(path):
-            raise InputFormatError(f"{path}: not a .npz file (not a zip archive of .npy arrays)")
-        try:
-            archive = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
+        archive = open_npz(path)
 
         def member(key):
             check_npz_member(path, archive.zip, key)

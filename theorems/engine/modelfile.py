@@ -232,16 +232,9 @@ def _read_npz(path: Path) -> dict:
 
     import numpy as np
 
-    # np.load reads anything that is not a zip archive as a (possibly pickled)
-    # .npy array, and reports a damaged archive only when a member is read.
-    if not zipfile.is_zipfile(path):
-        raise InputFormatError(f"{path}: not a .npz file (not a zip archive of .npy arrays)")
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
-    from allornone.numeric.loaders import check_npz_member
+    from allornone.numeric.loaders import check_npz_member, open_npz
 
+    archive = open_npz(path)
     data: dict = {"models": {}}
     with archive:
         for key in archive.files:
