@@ -105,6 +105,7 @@ class Forms:
         self.readers, self.base, self.eps = readers, list(base), float(input_error)
         self.p, self.d = readers[0].shape[0], X.shape[1]
         self.er = np.max([fl.row_exponents(R) for R in readers], axis=0)
+        self._abs_reader = sum(np.abs(R) for R in readers)   # |R|, for the a priori and underflow bounds
         top = float(np.max(np.abs(X))) if X.size else 0.0
         self.ew = int(np.frexp(top)[1]) if top > 0 else 0
         # the rows of X at size about one before a coefficient splits them, so that
@@ -149,10 +150,10 @@ class Forms:
             else:
                 back = -(self.units - self.shift)[:, None]
                 value = np.ldexp(sum(R @ W[k] for R in self.readers for k in range(K)), back)
-                mag = sum(np.abs(R) for R in self.readers) @ np.abs(W).sum(axis=0)
+                mag = self._abs_reader @ np.abs(W).sum(axis=0)
                 error = np.ldexp(1.01 * n * _U * mag + n * _TINY, back)
             # what underflow took from the split terms reaches each entry through |R|
-            reach = np.ldexp(sum(np.abs(R) for R in self.readers).sum(axis=1), -self.er)
+            reach = np.ldexp(self._abs_reader.sum(axis=1), -self.er)
             error = error + reach[:, None] * np.ldexp(lost, self.shift - self.ew)[None, :]
             if self.eps:
                 error = error + (2 + self.eps) * self.eps * (1 + 4 * n * _U) * self._magnitude(W)
@@ -357,6 +358,19 @@ def log_odds_differences(model, ab, ce, tokens: bool):
     return _pair_vectors(forms, ab, ce)
 
 
+def _all_vanish(tol, vectors: list[Bounded], what: str, first: int = 0) -> Decision:
+    """Every vector vanishes (:func:`vanishes`): the first that fails, else the
+    first left undecided, else the one closest to its bound; ``detail[what]``
+    says which (counted from ``first``)."""
+    ds = [vanishes(tol, b) for b in vectors]
+    for truth in (Truth.FAILS, Truth.UNDECIDED):
+        for i, d in enumerate(ds):
+            if d.truth is truth:
+                return Decision(truth, d.residual, d.tolerance, {**d.detail, what: i + first})
+    i = max(range(len(ds)), key=lambda i: ds[i].residual)
+    return Decision(Truth.HOLDS, ds[i].residual, ds[i].tolerance, {**ds[i].detail, what: i + first})
+
+
 def constant_readouts(model, pairs, readers: list[np.ndarray]) -> Decision | None:
     """Linear steering decided where it lives: the readouts ``R f(t) - R f(s)``
     are the same for every pair ``(s, t)`` (``R = sum readers``: the functionals
@@ -372,13 +386,7 @@ def constant_readouts(model, pairs, readers: list[np.ndarray]) -> Decision | Non
     out = forms.sized(combos)
     if out is None:
         return None
-    tol = model.backend.tolerance
-    ds = [vanishes(tol, b) for b in out]
-    for truth in (Truth.FAILS, Truth.UNDECIDED):
-        for i, d in enumerate(ds):
-            if d.truth is truth:
-                return Decision(truth, d.residual, d.tolerance, {**d.detail, "pair": i + 1})
-    return max(ds, key=lambda d: d.residual)
+    return _all_vanish(model.backend.tolerance, out, "pair", 1)
 
 
 def token_readouts_vanish(model, T) -> Decision | None:
@@ -394,9 +402,4 @@ def token_readouts_vanish(model, T) -> Decision | None:
     out = forms.sized([[(1, a), (-1, b)] for a, b in pairs])
     if out is None:
         return None
-    ds = [vanishes(model.backend.tolerance, b) for b in out]
-    for truth in (Truth.FAILS, Truth.UNDECIDED):
-        for d in ds:
-            if d.truth is truth:
-                return d
-    return ds[0]
+    return _all_vanish(model.backend.tolerance, out, "token pair")
