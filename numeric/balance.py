@@ -97,13 +97,20 @@ def balanced(models: tuple, coordinates: bool = True) -> tuple:
     return tuple(out)
 
 
-def in_balanced_coordinates(model, U: np.ndarray) -> np.ndarray:
+def in_balanced_coordinates(model, U: np.ndarray) -> np.ndarray | None:
     """Vectors of the token side (columns of ``U``: readout directions, rows of
     ``G``) given in a model's original coordinates, in the coordinates of its
-    balanced presentation (``2^-t`` per coordinate; a subspace they span is the
-    same subspace of that presentation)."""
+    balanced presentation (``2^-t`` per coordinate), each column then scaled by
+    a power of two of its own so that its largest entry is about one: the
+    subspace they span is the same subspace of that presentation. The scalings
+    are applied in one step, so a column far larger or smaller than ``g`` does
+    not overflow on the way; None where they would not be exact (an entry
+    pushed among the subnormals or beyond binary64)."""
+    U = np.asarray(U, dtype=float)
     t = getattr(model, "coordinate_exponents", None)
-    if t is None:
-        return U
-    with np.errstate(under="ignore", over="ignore"):
-        return np.ldexp(np.asarray(U, dtype=float), -t[:, None])
+    t = np.zeros(U.shape[0], dtype=int) if t is None else np.asarray(t, dtype=int)
+    e = np.frexp(U)[1] - t[:, None]
+    cols = np.max(np.where(U != 0, e, np.iinfo(np.int32).min), axis=0, initial=np.iinfo(np.int32).min)
+    shift = -t[:, None] - np.where(cols > np.iinfo(np.int32).min, cols, 0)[None, :]
+    out, ok = _exact(U, shift)
+    return out if ok else None

@@ -688,8 +688,13 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
         AY = np.hstack([F[Tt], F[Tt]])
         BY = np.vstack([np.concatenate([G[a], -G[b]]) for a, b in what]) if len(what) else np.zeros((0, 2 * src.d))
     else:
-        # the same functionals of the balanced f
-        AY, BY = F[Tt], in_balanced_coordinates(src, what).T
+        # the same functionals of the balanced f (a span: each column at its own scale)
+        U = in_balanced_coordinates(src, what)
+        if U is None:
+            # readout vectors spanning more binades than binary64 holds: their
+            # readouts cannot be formed, nor the fit decided on them
+            return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), {"why": "the readout vectors exceed binary64's range"})
+        AY, BY = F[Tt], U.T
     AX, BX = _regressors(model, S, reading)
     return consistent(AX, BX, AY, BY, model.backend.tolerance, max(model.input_error, source.input_error))
 
@@ -730,6 +735,53 @@ def gamma_in_N(model, basis: np.ndarray):
     if perp.fails or in_SG.undecided:
         return perp if perp.fails else in_SG
     return perp
+
+
+def meet_N_dimension(model, basis: np.ndarray):
+    r"""``dim (Γ ∩ N)`` for ``Γ`` spanned by the columns of ``basis`` (full
+    column rank), decided on the rank of one product of the model's numbers:
+    ``(dim, decided)``, or None where a product is too large to be formed
+    correctly rounded.
+
+    ``N = SG ∩ (SF + SG^⊥)``: for ``v ∈ SG``, ``v ⊥ (SG ∩ ker F)`` iff ``G_0 v``
+    lies in ``G_0(SF)``, the column span of ``L^T = G_0 F^T``. So ``Γ c ∈ N``
+    iff there are ``α``, ``z`` with ``Γ c = G_0^T α`` and
+    ``G_0 G_0^T α = G_0 F^T z``: the solutions ``(c, α, z)`` are the kernel of
+
+        K = [[I, 0], [0, G_0]] · [[Γ, -G_0^T, 0], [0, G_0^T, -F^T]],
+
+    and ``(c, α, z) ↦ Γ c`` maps that kernel onto ``Γ ∩ N`` with kernel
+    ``ker Γ × ker G_0^T × ker L^T``. So
+    ``dim (Γ ∩ N) = rank Γ + rank G_0 + k - rank K``. Each rank is that of a product
+    (:func:`~allornone.numeric.primitives.product_rank`), with ``G_0``'s
+    rounding and any declared input error entering the bounds; the dimension is
+    decided when the three ranks are."""
+    from allornone.numeric.primitives import log_odds_rank, product_rank
+
+    F, y0 = np.asarray(model.F, dtype=float), model.pivot
+    G0, E0 = fl.difference_with_error(np.asarray(model.G, dtype=float), y0, model.input_error)
+    (m, d), n, r = F.shape, G0.shape[0], basis.shape[1]
+    eps = model.input_error
+    EF = eps * np.abs(F) if eps else np.zeros_like(F)
+    EB = eps * np.abs(basis) if eps else np.zeros_like(basis)
+    A = np.zeros((d + n, 2 * d))
+    A[:d, :d], A[d:, d:] = np.eye(d), G0
+    EA = np.zeros_like(A)
+    EA[d:, d:] = E0
+    # the second factor, transposed: columns (c, α, z)
+    Bt = np.zeros((2 * d, r + n + m))
+    Bt[:d, :r], Bt[:d, r:r + n], Bt[d:, r:r + n], Bt[d:, r + n:] = basis, -G0.T, G0.T, -F.T
+    EBt = np.zeros_like(Bt)
+    EBt[:d, :r], EBt[:d, r:r + n], EBt[d:, r:r + n], EBt[d:, r + n:] = EB, E0.T, E0.T, EF.T
+    tol = model.backend.tolerance
+    rK = product_rank(A, Bt.T, EA, EBt.T, tol)
+    rG = None if rK is None else product_rank(G0, np.eye(d), E0, None, tol)
+    if rG is None:
+        return None
+    rL = log_odds_rank(F, G0, E0, tol, EF if eps else None)
+    rB = product_rank(basis, np.eye(r), EB, None, tol)
+    dim = rB[0] + rG[0] + rL[0] - rK[0]
+    return dim, bool(rK[1] and rG[1] and rL[1] and rB[1] and 0 <= dim <= rB[0])
 
 
 def regressor_rank(model, pairs, reading: str = "any"):

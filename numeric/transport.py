@@ -3,8 +3,7 @@ arguments behind the transported readout subspace ``Γ~`` and the transported
 map (docs/float-verdicts.md).
 
 * the transport's kernel ``ker (I - P_Γ) B* V`` (:func:`transported_kernel`,
-  :func:`kernel_residual`) and the dimension of ``Γ`` off ``N``
-  (:func:`gamma_off_N_rank`);
+  :func:`kernel_residual`);
 * the twin's readouts on ``Γ~``, measured through the original model's
   contexts (:func:`twin_readout_residual`);
 * steering's translations (:func:`translation`) and whether the transported
@@ -25,7 +24,7 @@ from allornone.numeric import linalg as fl
 from allornone.numeric import relational as fr
 from allornone.numeric import witness as fw
 
-__all__ = ["gamma_off_N_rank", "identity_by_inclusion", "kernel_residual", "map_error", "translation", "translation_witness", "transported_identity", "transported_kernel", "transported_readout_error", "twin_readout_residual"]
+__all__ = ["identity_by_inclusion", "kernel_residual", "map_error", "translation", "translation_witness", "transported_identity", "transported_kernel", "transported_readout_error", "twin_readout_residual"]
 
 
 # -- the transport's kernel ---------------------------------------------------------------
@@ -49,70 +48,43 @@ def transported_kernel(model, twin, K, P, V, B, B_error: float, G, equivalent, k
     scale = model.backend.scale(P, B, V)
     tol = twin.tolerance
     r, ok, sv, bound = fl._rank_of(K, scale, tol, noise)
-    is_equivalent = None
-    if not ok:
-        # The kernel's dimension is known when its premises are decided: EL3
-        # makes B* a bijection from Ñ onto N, so for Γ ⊆ N, dim Γ~ = dim Γ and
-        # the exact K has rank r* = dim Ñ - dim Γ. Then no tolerance has to
-        # tell its zero singular values from small ones: if the computed
-        # sigma_r* clears the noise, the computed kernel of dimension
-        # dim Ñ - r* is within bound / sigma_r* of the exact one (Wedin, with
-        # the exact sigma_{r*+1} = 0), whatever band the rank fell in.
-        is_equivalent = equivalent()
-        known = known_rank() if is_equivalent else None
+    # The kernel's dimension is that of Γ ∩ N where its premises are decided:
+    # EL3 makes B* a bijection from Ñ onto N, so dim Γ~ = dim (Γ ∩ N) and the
+    # exact K has rank r* = dim Ñ - dim (Γ ∩ N). No tolerance then has to tell
+    # its zero singular values from small ones: if the computed sigma_r*
+    # clears the noise, the computed kernel of dimension dim Ñ - r* is within
+    # bound / sigma_r* of the exact one (Wedin, with the exact sigma_{r*+1} = 0).
+    # Between equivalent models a computed rank without r* decides nothing;
+    # otherwise (no theorem ties Γ~ to Γ) only one whose noise the tolerance resolves.
+    is_equivalent = equivalent()
+    known = known_rank() if is_equivalent else None
+    if is_equivalent:
+        ok = False
         if known is not None:
             # the noise above leaves out the error of a computed basis of Γ
             # (a token readout's); count it here, where nothing else is checked
             wide = bound + gamma_error() * fl.norm2(B)
             if known == 0 or float(sv[known - 1]) > wide:
                 r, ok, bound = known, True, wide
+    elif r < min(K.shape) and not fr.resolves(tol, noise, scale):
+        ok = False
     Ut = V @ fl.svd(K, full_matrices=True)[2][r:].T
     # the kernel moves by the noise over the smallest singular value kept out of it
     error = eps_N + (bound / sv[r - 1] if r else 0.0)
     readout = error
     low = float(sv[r - 1]) - bound if r else np.inf
-    if Ut.shape[1] and low > 0:
+    if Ut.shape[1] and low > 0 and is_equivalent:
         # The a priori noise composes the worst cases of B*, P_N and P~; measure
         # instead how far the computed kernel is from the exact one
         # (:func:`kernel_residual`; it rests on EL1-EL3, which L = L~ gives by
         # Theorem 5): within the tolerance, the cut directions are zero, and the
         # kernel is off by that over sigma_r (Courant--Fischer, Weyl)
-        if is_equivalent is None:
-            is_equivalent = equivalent()
         with np.errstate(over="ignore", invalid="ignore"):
-            tau, eta = kernel_residual(model, twin, G, P, B, Ut) if is_equivalent else (np.inf, np.inf)
+            tau, eta = kernel_residual(model, twin, G, P, B, Ut)
         if np.isfinite(tau):
             error = min(error, eps_N + (tau / low if r else 0.0))
             readout = min(error, eta + (tau / low if r else 0.0))
-        if r < min(K.shape) and not fr.resolves(tol, noise, scale) and not fr.resolves(tol, tau, scale):
-            # The kernel's dimension is also known when Γ ⊆ N (or the
-            # dimension of Γ ∩ N) is decided: EL3 makes B* a bijection from Ñ
-            # onto N, so dim Γ~ = dim (Γ ∩ N); a computed rank that agrees
-            # with it (its kept singular values clear of the noise band) cuts
-            # no direction that might be merely small.
-            ok = is_equivalent and ok and r == known_rank()
-    elif r < min(K.shape) and not fr.resolves(tol, noise, scale):
-        ok = False
     return Ut, ok, float(error), float(readout)
-
-
-def gamma_off_N_rank(model, Q, G=None, token_error: float = 0.0) -> int | None:
-    """``rank (I - P_N) Q`` for an orthonormal basis ``Q`` of ``Γ``, decided and
-    resolved, or None: ``dim Γ - dim (Γ ∩ N)``.
-
-    ``P_N`` is off by the error of ``N``, and ``Q`` by the sine of its angle to
-    the exact ``Γ`` (an orthonormal basis of it is within twice that): for a
-    token readout its propagated error ``token_error``, for the given columns
-    ``G`` of a data matrix the SVD's backward error over its smallest kept
-    singular value (Wedin; its rank is decided)."""
-    eQ = token_error
-    if G is not None:
-        sG = fl.svd(G, compute_uv=False)
-        eQ = 4 * fl.svd_noise(max(G.shape), float(sG[0])) / float(sG[Q.shape[1] - 1])
-    R = Q - model.projector_N @ Q
-    eps = model.structure.errors.get("N", 0.0)
-    cut, ok, _, _ = fr.resolved_rank(R, 1.0, model.tolerance, eps * fl.norm2(Q) + 2 * eQ, 1.0)
-    return cut if ok else None
 
 
 def kernel_residual(model, twin, G, P, B, Ut) -> tuple[float, float]:

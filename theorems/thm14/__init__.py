@@ -566,18 +566,24 @@ def _known_kernel_rank(model, twin, gamma, cert, decided, n) -> int | None:
     inside = gamma_in_N(model, gamma)
     if inside.holds:
         meet = Q.shape[1]
-    elif inside.fails:
-        # B* maps Γ~ onto Γ ∩ N, of dimension dim Γ - rank (I - P_N) Q
-        named = isinstance(gamma, readouts.TokenPairs)
-        cut = ftr.gamma_off_N_rank(model, Q, None if named else _as_matrix(model, gamma, "gamma"),
-                                  _gamma_with_error(model, gamma)[3] if named else 0.0)
-        if cut is None:
+    elif inside.fails and not isinstance(gamma, readouts.TokenPairs):
+        # B* maps Γ~ onto Γ ∩ N, whose dimension is that of products of the
+        # model's numbers and the given columns
+        meet = _meet_N(model, gamma)
+        if meet is None:
             return None
-        meet = Q.shape[1] - cut
     else:
         return None
     known = n - meet
     return known if 0 <= known <= n else None
+
+
+def _meet_N(model, gamma) -> int | None:
+    """Float side: ``dim (Γ ∩ N)`` for a ``Γ`` given as numbers, decided on
+    products (:func:`allornone.numeric.relational.meet_N_dimension`), else None."""
+    G = np.asarray(_as_matrix(model, gamma, "gamma"), dtype=float)
+    out = fr.meet_N_dimension(model, G)
+    return out[0] if out is not None and out[1] else None
 
 
 def transport_gamma(model, twin, gamma, certificate=None):

@@ -197,22 +197,23 @@ def _analyse(models, params) -> _Analysis:
 
 
 def _seen_on_products(model, gamma, T, in_N, same) -> Decision | None:
-    """Float side: ``Γ~ != {0}`` and ``Γ_T != {0}`` where they live. With ``Γ ⊆ N``
-    and ``L = L~``, ``B*`` maps ``Γ~`` onto ``Γ``, so ``Γ~ != {0}`` iff a column of the
-    given ``Γ`` is not zero (its numbers are exact); ``Γ_T = {0}`` iff every
+    """Float side: ``Γ~ != {0}`` and ``Γ_T != {0}`` where they live. With
+    ``L = L~``, ``B*`` maps ``Γ~`` onto ``Γ ∩ N``: with ``Γ ⊆ N``, ``Γ~ != {0}`` iff a
+    column of the given ``Γ`` is not zero (its numbers are exact), otherwise iff
+    ``dim (Γ ∩ N)``, decided on products, is positive; ``Γ_T = {0}`` iff every
     log-odds difference of ``T`` vanishes
     (:func:`allornone.numeric.parallel.token_readouts_vanish`). None where a
     premise is not decided to hold or the forms do not fit binary64."""
     from allornone.numeric.parallel import token_readouts_vanish
 
-    if model.backend.exact or not (in_N.holds and same.holds):
+    if model.backend.exact or not same.holds or in_N.undecided:
         return None
+    # dim Γ~ = dim (Γ ∩ N): B* is a bijection from Ñ onto N where L = L~
+    meet = thm14._meet_N(model, gamma) if in_N.fails else int(np.any(np.asarray(gamma, dtype=float)))
+    if meet == 0:
+        return model.backend.decision(False, on_products=True, gamma_meet_N="{0}")
     empty_T = token_readouts_vanish(model, T)
-    if empty_T is None:
-        return None
-    if not np.any(np.asarray(gamma, dtype=float)):
-        return model.backend.decision(False, on_products=True, gamma="{0}")
-    if empty_T.undecided:
+    if meet is None or empty_T is None or empty_T.undecided:
         return None
     return model.backend.decision(not empty_T.holds, on_products=True)
 
