@@ -25,6 +25,37 @@ block). Two routes, chosen by a condition checked on the data:
   block, ``tpqrt`` folding block after block into ``R`` beyond that. Column-wise
   backward stable whatever the condition.
 
+``method="gram"`` asks for a third route first, for callers that need only
+the factor's Gram matrix to relative accuracy (the graded comparison):
+
+* **Gram** (one pass): ``R = chol(X^T X)``, the first pass of CholeskyQR2
+  alone. The computed ``X^T X`` and its Cholesky factorisation are exact for
+  ``X^T X + E`` with ``|E|_2 <= (gamma_(b + n_b + 2) + gamma_(D + 1)) D`` for
+  ``X`` with unit columns (``b`` rows per block, ``n_b`` blocks; ``|X|^T |X|``
+  and ``|R|^T |R|`` have norm at most their trace, ``D``). So ``R^T R =
+  R_X^T (I + Delta) R_X`` with ``|Delta|_2 <= eta = |E|_2 kappa(X)^2`` (the
+  smallest singular value of unit columns is at least ``1 / kappa``), and
+  ``R = O (I + Delta)^(1/2) R_X`` with ``O`` orthogonal: ``R`` is the exact
+  factor of ``(I + N) X`` for an ``N`` with ``|N|_2 <= eta / 2`` (to first
+  order) acting on the column space of ``X``. For a joint matrix ``[G_0, G~_0]``
+  every model's block gets the *same* ``I + N``: singular values of ``L``,
+  least-squares residuals and their ratios move by a relative ``eta`` at
+  most. The route is taken when
+  ``eta``, with ``kappa`` the doubled estimate below, is at most
+  :data:`GRAM_BOUND` (:func:`gram_perturbation`); otherwise the same pass
+  goes on as CholeskyQR2's first, with no work lost.
+
+Before the first pass runs over every block, the Gram matrix of the first
+block is factored (a Cholesky factorisation, no pass): when that breaks down,
+or the ratio of its largest to its smallest diagonal entry (a lower bound of
+the block's condition) is beyond ``PROBE_FACTOR`` times the condition
+CholeskyQR2 allows, the matrix is taken to be rank deficient or nearly so and
+Householder QR runs at once (a joint token matrix of two equivalent models
+costs then one pass, not a Gram pass and a Householder pass). The probe only
+chooses the route: a matrix that passes it is still checked as a whole, and
+a rank-deficient first block of a well-conditioned matrix only costs the
+faster route.
+
 :attr:`Tall.method` says which route was taken.
 
 >>> import numpy as np
@@ -46,9 +77,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-__all__ = ["METHODS", "Tall", "cholesky_qr2_condition", "condition_estimate", "tall_r"]
+__all__ = ["METHODS", "GRAM_BOUND", "Tall", "cholesky_qr2_condition", "condition_estimate", "gram_perturbation",
+           "tall_r"]
 
-METHODS = ("cholesky-qr2", "householder", "wide")
+METHODS = ("cholesky-qr2", "householder", "wide", "gram")
+#: The largest relative perturbation ``eta`` (module docstring) for which the Gram route is taken.
+GRAM_BOUND = 2.0 ** -23
+#: A first block whose diagonal ratio exceeds this many times CholeskyQR2's condition sends the matrix to Householder QR.
+PROBE_FACTOR = 16.0
 UNIT_ROUNDOFF = 2.0 ** -53
 #: Columns folded at once by ``tpqrt`` (its block size ``nb``).
 _TPQRT_NB = 64
@@ -65,6 +101,20 @@ def cholesky_qr2_condition(rows: int, cols: int) -> float:
     3015
     """
     return 1.0 / (8.0 * math.sqrt(UNIT_ROUNDOFF * (rows * cols + cols * (cols + 1))))
+
+
+def gram_perturbation(block_rows: int, blocks: int, cols: int, kappa: float) -> float:
+    """``eta = (gamma_(b + n_b + 2) + gamma_(D + 1)) D kappa^2``: the bound on the
+    relative perturbation of the Gram route's factor (module docstring) for
+    ``blocks`` blocks of at most ``block_rows`` rows, ``D = cols`` columns and
+    a condition ``kappa`` of the column-scaled matrix.
+
+    >>> gram_perturbation(4096, 4, 896, 3.2) < GRAM_BOUND < gram_perturbation(4096, 4, 896, 100.0)
+    True
+    """
+    def gamma(k):
+        return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
+    return (gamma(block_rows + blocks + 2) + gamma(cols + 1)) * cols * kappa ** 2
 
 
 def condition_estimate(R: np.ndarray, steps: int = 24) -> float:
@@ -123,8 +173,9 @@ class Tall:
 
 
 def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, progress=None,
-          fresh: bool = False) -> np.ndarray:
-    """``X^T X`` (``R1`` None) or ``(X R1^{-1})^T (X R1^{-1})``, a block at a time."""
+          fresh: bool = False, probe=None) -> np.ndarray | None:
+    """``X^T X`` (``R1`` None) or ``(X R1^{-1})^T (X R1^{-1})``, a block at a time.
+    ``probe(A)`` is asked after the first block of several; None when it says no."""
     A = np.zeros((D, D))
     part = np.empty((D, D))
     trsm = scipy.linalg.get_blas_funcs("trsm", (A,)) if R1 is not None else None
@@ -142,6 +193,8 @@ def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, pro
             X = trsm(1.0, R1f, X.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
         np.matmul(X.T, X, out=part)        # numpy hands X^T X to syrk
         A += part
+        if probe is not None and lo == 0 and hi < rows and not probe(A):
+            return None
         if progress is not None and lo > 0:
             progress(hi, rows)
     return A
@@ -154,27 +207,46 @@ def _cholesky(A: np.ndarray) -> np.ndarray | None:
         return None
 
 
-def _cholesky_qr2(block, rows: int, D: int, step: int, progress, fresh: bool = False
-                  ) -> tuple[np.ndarray | None, float | None]:
-    """``R`` by CholeskyQR2 when its accuracy condition holds, else ``(None, kappa)``."""
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        A = _gram(block, rows, D, step)
+def _probe(A: np.ndarray, rows: int, D: int) -> bool:
+    """Whether the Gram matrix ``A`` of a first block leaves CholeskyQR2 worth trying (module docstring)."""
     diag = np.diag(A).copy()
     if not (np.all(np.isfinite(A)) and np.all(diag >= _LOW) and np.all(diag <= _HIGH)):
-        return None, None
+        return True                     # the whole matrix is judged as before
+    s = np.sqrt(diag)
+    R = _cholesky(A / s / s[:, None])
+    if R is None:
+        return False
+    r = np.abs(np.diag(R))
+    with np.errstate(divide="ignore"):
+        return bool(r.max() / r.min() <= PROBE_FACTOR * cholesky_qr2_condition(rows, D))
+
+
+def _cholesky_qr2(block, rows: int, D: int, step: int, progress, fresh: bool = False, gram: bool = False
+                  ) -> tuple[np.ndarray | None, float | None, str]:
+    """``R`` by the Gram route (``gram``) or CholeskyQR2 when its accuracy
+    condition holds, else ``(None, kappa, _)``; the route's name last."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        A = _gram(block, rows, D, step, probe=lambda A: _probe(A, rows, D))
+    if A is None:
+        return None, None, "householder"
+    diag = np.diag(A).copy()
+    if not (np.all(np.isfinite(A)) and np.all(diag >= _LOW) and np.all(diag <= _HIGH)):
+        return None, None, "householder"
     s = np.sqrt(diag)
     R1 = _cholesky(A / s / s[:, None])
     if R1 is None or not np.all(np.isfinite(R1)):
-        return None, None
+        return None, None, "householder"
     kappa = condition_estimate(R1)
-    # twice the estimate: power iteration approaches the condition from below
-    if not 2.0 * kappa <= cholesky_qr2_condition(rows, D):
-        return None, kappa
     R1 *= s                                   # the factor of X itself: R1 diag(s)
+    # twice the estimate: power iteration approaches the condition from below
+    if gram and gram_perturbation(step, -(-rows // step), D, 2.0 * kappa) <= GRAM_BOUND:
+        return R1, kappa, "gram"
+    if not 2.0 * kappa <= cholesky_qr2_condition(rows, D):
+        return None, kappa, "householder"
     R2 = _cholesky(_gram(block, rows, D, step, R1, progress, fresh))
     if R2 is None:
-        return None, kappa
-    return R2 @ R1, kappa
+        return None, kappa, "householder"
+    return R2 @ R1, kappa, "cholesky-qr2"
 
 
 def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
@@ -216,10 +288,13 @@ def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int
     ``step`` rows are formed at a time (all at once when ``rows <= 2 step``);
     ``progress(done, rows)`` after each block of the last pass but the first.
     ``keep_q``: make :meth:`Tall.q` available (Householder QR then keeps its
-    reflectors, ``rows x D``; it needs the matrix in one block). ``method``
-    forces a route (``"householder"`` or ``"cholesky-qr2"``, the latter still
-    falling back when its condition fails). ``fresh``: ``block`` returns a new
-    float64 array on each call, which may then be overwritten."""
+    reflectors, ``rows x D``; it needs the matrix in one block; the other
+    routes solve ``X R^{-1}`` a block at a time). ``method`` forces a route
+    (``"householder"`` or ``"cholesky-qr2"``, the latter still falling back
+    when its condition fails) or asks for the Gram route first (``"gram"``:
+    CholeskyQR2, then Householder QR, where its bound fails). ``fresh``:
+    ``block`` returns a new float64 array on each call, which may then be
+    overwritten."""
     step = max(int(step), D, 1)
     if rows <= 2 * step:
         step = rows                    # one block: nothing to stream
@@ -228,7 +303,7 @@ def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int
         return Tall(X, "wide", None, lambda: np.eye(rows))
     kappa = None
     if method != "householder":
-        R, kappa = _cholesky_qr2(block, rows, D, step, progress, fresh)
+        R, kappa, route = _cholesky_qr2(block, rows, D, step, progress, fresh, gram=method == "gram")
         if R is not None:
             def q():
                 Q = np.empty((rows, D))
@@ -237,6 +312,6 @@ def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int
                     Q[lo:hi] = scipy.linalg.solve_triangular(R, np.asarray(block(lo, hi), dtype=float).T,
                                                              trans=1, check_finite=False).T
                 return Q
-            return Tall(R, "cholesky-qr2", kappa, q)
+            return Tall(R, route, kappa, q)
     R, q = _householder(block, rows, D, step, progress, keep_q and rows <= 2 * step)
     return Tall(R, "householder", kappa, q)

@@ -47,11 +47,15 @@ from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
 from allornone.numeric.rows import RowSource, block_entries, blocks
-from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_pair
+from allornone.numeric import spectra as _spectra
+from allornone.numeric.spectra import Factored, Spectra, analyse, factor
 
 #: Entries of the largest block of ``L`` formed at once (fewer under ``$ALLORNONE_MEMORY_LIMIT``:
 #: :func:`allornone.numeric.rows.block_entries`).
 BLOCK_ENTRIES = 1 << 22
+#: Entries of the rows of logits that the distances' elementwise work takes at once
+#: (three such arrays alive: about the size of a core's second-level cache).
+CACHE_ENTRIES = 1 << 15
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
@@ -160,57 +164,27 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     step = _rows_within(entries or BLOCK_ENTRIES, 3 * n, m)        # three n-wide buffers live at once
     (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
     GaT, GbT = Ga.T, Gb.T
-    worst, where = -1.0, (0, 0)
-    e2, l2 = [0.0, 0.0], [0.0, 0.0]
-    kl_sum = tv_sum = kl_max = tv_max = 0.0
     extra = {"kl_sum": 0.0, "kl_max": 0.0, "js_sum": 0.0, "sq": [0.0, 0.0]}
     bufa, bufb, diff = np.empty((step, n)), np.empty((step, n)), np.empty((step, n))
+    # the elementwise work goes through each block of logits a few rows at a time,
+    # so that its dozen passes read rows still in the cache, not the whole block
+    sub = max(1, min(step, CACHE_ENTRIES // max(n, 1)))
+    acc = {"worst": -1.0, "where": (0, 0), "e2": [0.0, 0.0], "l2": [0.0, 0.0], "kl_sum": 0.0, "tv_sum": 0.0,
+           "kl_max": 0.0, "tv_max": 0.0}
     # overflowing logits are reported below as an error, not as warnings
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for (i, Fa), (_, Fb) in zip(blocks(a.features, step), blocks(b.features, step)):
             r = Fa.shape[0]
-            La, Lb, D = bufa[:r], bufb[:r], diff[:r]
-            np.matmul(Fa, GaT, out=La)
-            np.matmul(Fb, GbT, out=Lb)
-            if shift_a:
-                La -= La[:, p].copy()[:, None]
-            if shift_b:
-                Lb -= Lb[:, p].copy()[:, None]
-            np.subtract(La, Lb, out=D)
-            hi, lo = float(D.max()), float(D.min())
-            if not (math.isfinite(hi) and math.isfinite(lo)):
-                j = int(np.flatnonzero(~np.isfinite(D))[0])
-                raise NonFiniteValueError(f"the log-odds of context {i + j // n}, token {j % n} overflow binary64 "
-                                          "(not finite: |f(x)| |g_0(y)| beyond 1.8e308): no distance can be "
-                                          "computed")
-            if max(hi, -lo) > worst:
-                j = int(np.argmax(D)) if hi >= -lo else int(np.argmin(D))
-                worst, where = max(hi, -lo), (i + j // n, j % n)
-            _add_sumsq(e2, D)
-            _add_sumsq(l2, La)
-            lse, tot = [], []
-            for X in (La, Lb):  # X becomes e = exp(L - max L): one exponential per entry
-                top = X.max(axis=1, keepdims=True)
-                X -= top
-                np.exp(X, out=X)
-                total = X.sum(axis=1)
-                tot.append(total)
-                lse.append(top[:, 0] + np.log(total))
-            pD = np.einsum("ij,ij->i", La, D) / tot[0]
-            kl = np.maximum(pD - lse[0] + lse[1], 0.0)
-            if both_ways:
-                _more_distances(extra, La, Lb, D, tot, lse, n)
-            # |p - p~| summed, with p~ = e~ / t~ brought to p's scale t: one division per context
-            Lb *= (tot[0] / tot[1])[:, None]
-            np.subtract(La, Lb, out=D)
-            np.abs(D, out=D)
-            tv = 0.5 * D.sum(axis=1) / tot[0]
-            kl_sum += float(kl.sum())
-            tv_sum += float(tv.sum())
-            kl_max = max(kl_max, float(kl.max()))
-            tv_max = max(tv_max, float(tv.max()))
+            np.matmul(Fa, GaT, out=bufa[:r])
+            np.matmul(Fb, GbT, out=bufb[:r])
+            for j in range(0, r, sub):
+                h = min(r, j + sub)
+                _block_distances(acc, extra if both_ways else None, bufa[j:h], bufb[j:h], diff[j:h],
+                                 i + j, n, p if shift_a else None, p if shift_b else None)
             if progress is not None:
                 progress(i + r, m)
+    worst, where, e2, l2 = acc["worst"], acc["where"], acc["e2"], acc["l2"]
+    kl_sum, tv_sum, kl_max, tv_max = acc["kl_sum"], acc["tv_sum"], acc["kl_max"], acc["tv_max"]
     out = {"max_abs_log_odds_diff": worst, "witness": {"x": where[0], "y": where[1],
                                                        "context": a.contexts[where[0]], "token": a.tokens[where[1]]},
            "rel_log_odds_diff": (e2[0] / l2[0]) * math.sqrt(e2[1] / l2[1]) if l2[1] > 0 else
@@ -221,6 +195,50 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
         out.update(kl_mean_reverse=extra["kl_sum"] / m, kl_max_reverse=extra["kl_max"], js_mean=extra["js_sum"] / m,
                    centred_log_odds_distance=sq[0] * math.sqrt(sq[1] / (m * n)) if sq[1] > 0 else 0.0)
     return out
+
+
+def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb) -> None:
+    """The distances' work on rows ``i, i + 1, ...`` of both models' logits
+    (``La``, ``Lb``, overwritten; ``D`` a buffer of their shape): accumulated
+    into ``acc`` (and ``extra``, the study's, when given). ``pa``, ``pb``: the
+    pivot's column to subtract, or None."""
+    if pa is not None:
+        La -= La[:, pa].copy()[:, None]
+    if pb is not None:
+        Lb -= Lb[:, pb].copy()[:, None]
+    np.subtract(La, Lb, out=D)
+    hi, lo = float(D.max()), float(D.min())
+    if not (math.isfinite(hi) and math.isfinite(lo)):
+        j = int(np.flatnonzero(~np.isfinite(D))[0])
+        raise NonFiniteValueError(f"the log-odds of context {i + j // n}, token {j % n} overflow binary64 "
+                                  "(not finite: |f(x)| |g_0(y)| beyond 1.8e308): no distance can be "
+                                  "computed")
+    if max(hi, -lo) > acc["worst"]:
+        j = int(np.argmax(D)) if hi >= -lo else int(np.argmin(D))
+        acc["worst"], acc["where"] = max(hi, -lo), (i + j // n, j % n)
+    _add_sumsq(acc["e2"], D)
+    _add_sumsq(acc["l2"], La)
+    lse, tot = [], []
+    for X in (La, Lb):  # X becomes e = exp(L - max L): one exponential per entry
+        top = X.max(axis=1, keepdims=True)
+        X -= top
+        np.exp(X, out=X)
+        total = X.sum(axis=1)
+        tot.append(total)
+        lse.append(top[:, 0] + np.log(total))
+    pD = np.einsum("ij,ij->i", La, D) / tot[0]
+    kl = np.maximum(pD - lse[0] + lse[1], 0.0)
+    if extra is not None:
+        _more_distances(extra, La, Lb, D, tot, lse, n)
+    # |p - p~| summed, with p~ = e~ / t~ brought to p's scale t: one division per context
+    Lb *= (tot[0] / tot[1])[:, None]
+    np.subtract(La, Lb, out=D)
+    np.abs(D, out=D)
+    tv = 0.5 * D.sum(axis=1) / tot[0]
+    acc["kl_sum"] += float(kl.sum())
+    acc["tv_sum"] += float(tv.sum())
+    acc["kl_max"] = max(acc["kl_max"], float(kl.max()))
+    acc["tv_max"] = max(acc["tv_max"], float(tv.max()))
 
 
 def _more_distances(acc: dict, Ea, Eb, D, tot, lse, n: int) -> None:
@@ -259,6 +277,19 @@ def _angles(Qa, Wa, Qb, Wb) -> np.ndarray:
     cos = np.clip(scipy.linalg.svdvals(C), 0.0, 1.0)[::-1]          # ascending: largest angle first
     sin = scipy.linalg.svdvals(B - A @ C)                            # descending
     return np.arctan2(np.minimum(sin, 1.0), cos)
+
+
+def factor_pair(a, b, progress=None) -> tuple[Factored, Factored]:
+    """:func:`allornone.numeric.spectra.factor_pair` with the Gram route asked for
+    first (:func:`allornone.numeric.factor.tall_r`, ``method="gram"``): each
+    triangular factor is the Cholesky factor of the joint Gram matrix where the
+    bound on its relative perturbation holds (:data:`~allornone.numeric.factor.GRAM_BOUND`),
+    by CholeskyQR2 or Householder QR otherwise. Every quantity of the graded
+    comparison is a function of the two joint Gram matrices, and the Gram
+    route's factor is exact for the pair with both models' token (context)
+    matrices multiplied by one ``I + N``, ``|N|_2 <= GRAM_BOUND / 2``: singular
+    values and residuals move by that relative amount at most."""
+    return _spectra.factor_pair(a, b, progress, method="gram")
 
 
 def _joint(a, b, fa: Factored | None, fb: Factored | None) -> tuple[Factored, Factored]:
@@ -335,7 +366,28 @@ def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = 
 
 
 def _spectral_norm(X: np.ndarray) -> float:
-    return float(scipy.linalg.svdvals(X)[0]) if X.size else 0.0
+    """``|X|_2`` (an upper bound up to second-order rounding): the square root of
+    the largest eigenvalue of the smaller Gram matrix of ``X`` (``r x c``, ``r >= c``,
+    scaled by a power of two to entries about one), whose computed value is
+    within ``gamma_r |X|_F^2 <= gamma_r c |X|_2^2`` of the true one, times
+    ``1 + r c u``. A third of an SVD's work on the ``(d + d~) x k`` residuals."""
+    if not X.size:
+        return 0.0
+    if X.shape[0] < X.shape[1]:
+        X = X.T
+    e = _pow2(X)
+    Y = np.ldexp(X, -e)
+    c = Y.shape[1]
+    top = scipy.linalg.eigh(Y.T @ Y, eigvals_only=True, subset_by_index=[c - 1, c - 1], driver="evx",
+                            check_finite=False)[0]
+    r = X.shape[0]
+    return float(np.ldexp(math.sqrt(max(float(top), 0.0)) * (1.0 + r * c * 2.0 ** -53), e))
+
+
+def _pow2(X: np.ndarray) -> int:
+    """The exponent of the largest entry of ``X`` (0 for a zero or non-finite one)."""
+    top = float(np.abs(X).max()) if X.size else 0.0
+    return math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0
 
 
 def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
