@@ -55,7 +55,7 @@ from allornone.numeric.spectra import Factored, Spectra, analyse, factor
 BLOCK_ENTRIES = 1 << 22
 #: Entries of the rows of logits that the distances' elementwise work takes at once
 #: (three such arrays alive: about the size of a core's second-level cache).
-CACHE_ENTRIES = 1 << 15
+CACHE_ENTRIES = 1 << 16
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
