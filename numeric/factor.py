@@ -46,12 +46,14 @@ the factor's Gram matrix to relative accuracy (the graded comparison):
   goes on as CholeskyQR2's first, with no work lost.
 
 Before the first pass runs over every block, the Gram matrix of the first
-block is factored (a Cholesky factorisation, no pass): when that breaks down,
-or the ratio of its largest to its smallest diagonal entry (a lower bound of
-the block's condition) is beyond ``PROBE_FACTOR`` times the condition
-CholeskyQR2 allows, the matrix is taken to be rank deficient or nearly so and
-Householder QR runs at once (a joint token matrix of two equivalent models
-costs then one pass, not a Gram pass and a Householder pass). The probe only
+blocks (at least ``2 D`` rows: a random matrix of half as many columns as
+rows is well conditioned, a square one is not) is factored (a Cholesky
+factorisation, no pass): when that breaks down, or the ratio of its largest to
+its smallest diagonal entry (a lower bound of the condition of those rows) is
+beyond ``PROBE_FACTOR`` times the condition CholeskyQR2 allows, the matrix is
+taken to be rank deficient or nearly so and Householder QR runs at once (a
+joint token matrix of two equivalent models costs then a Gram product of
+``2 D`` rows and a Householder pass, not a Gram pass and a Householder pass). The probe only
 chooses the route: a matrix that passes it is still checked as a whole, and
 a rank-deficient first block of a well-conditioned matrix only costs the
 faster route.
@@ -175,7 +177,8 @@ class Tall:
 def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, progress=None,
           fresh: bool = False, probe=None) -> np.ndarray | None:
     """``X^T X`` (``R1`` None) or ``(X R1^{-1})^T (X R1^{-1})``, a block at a time.
-    ``probe(A)`` is asked after the first block of several; None when it says no."""
+    ``probe(A)`` is asked once, on the Gram matrix of the first blocks that hold
+    ``2 D`` rows or more, unless that is all of them; None when it says no."""
     A = np.zeros((D, D))
     part = np.empty((D, D))
     trsm = scipy.linalg.get_blas_funcs("trsm", (A,)) if R1 is not None else None
@@ -193,8 +196,10 @@ def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, pro
             X = trsm(1.0, R1f, X.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
         np.matmul(X.T, X, out=part)        # numpy hands X^T X to syrk
         A += part
-        if probe is not None and lo == 0 and hi < rows and not probe(A):
-            return None
+        if probe is not None and hi >= 2 * D and hi < rows:
+            if not probe(A):
+                return None
+            probe = None
         if progress is not None and lo > 0:
             progress(hi, rows)
     return A
@@ -208,7 +213,7 @@ def _cholesky(A: np.ndarray) -> np.ndarray | None:
 
 
 def _probe(A: np.ndarray, rows: int, D: int) -> bool:
-    """Whether the Gram matrix ``A`` of a first block leaves CholeskyQR2 worth trying (module docstring)."""
+    """Whether the Gram matrix ``A`` of the first rows leaves CholeskyQR2 worth trying (module docstring)."""
     diag = np.diag(A).copy()
     if not (np.all(np.isfinite(A)) and np.all(diag >= _LOW) and np.all(diag <= _HIGH)):
         return True                     # the whole matrix is judged as before

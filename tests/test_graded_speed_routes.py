@@ -178,6 +178,18 @@ def test_the_probe_lets_a_well_conditioned_matrix_through():
     assert t.method == "cholesky-qr2" and len(calls) == 40       # both passes over all 20 blocks
 
 
+def test_the_probe_judges_twice_as_many_rows_as_columns():
+    """Blocks as short as the matrix is wide: the first block alone is square (here
+    singular), so the probe waits for the Gram matrix of ``2 D`` rows, which is
+    well conditioned, and CholeskyQR2 runs."""
+    X = _ill(2000, 10, 10.0)
+    X[:10] = X[:10] @ np.diag([1.0] * 9 + [0.0]) @ np.linalg.qr(np.random.default_rng(2).standard_normal((10, 10)))[0]
+    assert np.linalg.matrix_rank(X[:10]) == 9 and np.linalg.matrix_rank(X[:20]) == 10
+    t = _tall(X, 10)
+    assert t.method == "cholesky-qr2"
+    assert np.allclose(t.R.T @ t.R, X.T @ X, rtol=0, atol=1e-13 * np.abs(X.T @ X).max())
+
+
 def test_a_rank_deficient_first_block_of_a_full_rank_matrix_is_only_slower():
     """The probe chooses a route, not an answer: a first block of rank one
     sends a well-conditioned matrix to Householder QR, whose factor is right."""
