@@ -9,8 +9,11 @@ ratios against floors measured in the same run.
 Pairs: ``twin`` is the float benchmark's (benchmarks/float_bench.py), a random
 rank-deficient model and its B.5 twin (an equivalent pair: its joint token
 matrix is rank deficient, so the triangular factors take the Householder
-route); ``independent`` two unrelated Gaussian models of full rank (the
-CholeskyQR2 route). Each measurement runs in a fresh subprocess that builds
+route, the token side sent there by the probe on its first block);
+``independent`` two unrelated Gaussian models of full rank (the context
+side takes the Gram route, the token side -- whose pivot row, subtracted from
+every token, makes its condition about 65 -- CholeskyQR2). The routes taken
+are printed. Each measurement runs in a fresh subprocess that builds
 the pair, with ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and
 ``MKL_NUM_THREADS`` set to the thread count, so that one cannot inflate the
 next. The worker times ``allornone.numeric.graded.compare`` (peak of live
