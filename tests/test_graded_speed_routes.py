@@ -6,11 +6,14 @@
   the answer is CholeskyQR2's or Householder's) on ill-conditioned matrices;
 * the probe on the first block, which sends a rank-deficient matrix to
   Householder QR before the Gram pass runs over every block;
-* the distances' elementwise work taken a few rows at a time.
+* the distances' elementwise work taken a few rows at a time;
+* Wedin's residual norms from the top eigenvalue of a Gram matrix.
 
 Each check was run against a variant built to break it (the Gram route's
-bound switched off, the probe switched off, rows of a block skipped by the
-distances' inner loop); each variant failed the checks below.
+bound switched off, the probe switched off, the probe judging the first
+block alone, a row of each block skipped by the distances' inner loop, the
+residual norm without its scaling or without its rounding up); each variant
+failed the checks below.
 """
 import numpy as np
 import pytest
@@ -215,3 +218,16 @@ def test_distances_do_not_depend_on_the_rows_taken_at_once(monkeypatch, rows):
         for key, value in want.items():
             if key != "witness":
                 assert got[key] == pytest.approx(value, rel=1e-13, abs=1e-15), key
+
+
+# -- Wedin's residual norms --------------------------------------------------------------
+
+@pytest.mark.parametrize("scale", [1e-200, 1.0, 1e200])
+@pytest.mark.parametrize("shape", [(40, 7), (7, 40), (30, 30)])
+def test_the_residual_norm_is_the_largest_singular_value_rounded_up(scale, shape):
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal(shape) * np.geomspace(1.0, 1e-8, shape[1]) * scale
+    want = np.linalg.svd(X, compute_uv=False)[0]
+    got = graded._spectral_norm(X)
+    assert want <= got <= want * (1 + 1e-12)
+    assert graded._spectral_norm(np.zeros(shape)) == 0.0 and graded._spectral_norm(np.zeros((0, 3))) == 0.0
