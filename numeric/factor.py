@@ -4,7 +4,8 @@ r"""Triangular factors of tall matrices read a block of rows at a time.
 ``Q`` orthonormal, for an ``N x D`` matrix ``X`` given by a function that
 forms rows ``lo:hi`` (the joint token matrix ``[G_0, G~_0]`` or the joint
 context matrix ``[F, F~]``, never formed whole when it is larger than a
-block). Two routes, chosen by a condition checked on the data:
+block). Two routes, chosen by a condition checked on the data (a third on
+request, below):
 
 * **CholeskyQR2** (Fukaya, Nakatsukasa, Yanagisawa, Yamamoto 2014): the Gram
   matrix ``A = X^T X`` (a ``syrk`` per block), ``R_1 = chol(A)``, then the Gram
@@ -53,10 +54,10 @@ its smallest diagonal entry (a lower bound of the condition of those rows) is
 beyond ``PROBE_FACTOR`` times the condition CholeskyQR2 allows, the matrix is
 taken to be rank deficient or nearly so and Householder QR runs at once (a
 joint token matrix of two equivalent models costs then a Gram product of
-``2 D`` rows and a Householder pass, not a Gram pass and a Householder pass). The probe only
-chooses the route: a matrix that passes it is still checked as a whole, and
-a rank-deficient first block of a well-conditioned matrix only costs the
-faster route.
+``2 D`` rows and a Householder pass, not a Gram pass and a Householder
+pass). The probe only chooses the route: a matrix that passes it is still
+checked as a whole, and rank-deficient first rows of a well-conditioned
+matrix only cost the faster route.
 
 :attr:`Tall.method` says which route was taken.
 
@@ -85,7 +86,7 @@ __all__ = ["METHODS", "GRAM_BOUND", "Tall", "cholesky_qr2_condition", "condition
 METHODS = ("cholesky-qr2", "householder", "wide", "gram")
 #: The largest relative perturbation ``eta`` (module docstring) for which the Gram route is taken.
 GRAM_BOUND = 2.0 ** -23
-#: A first block whose diagonal ratio exceeds this many times CholeskyQR2's condition sends the matrix to Householder QR.
+#: First rows whose diagonal ratio exceeds this many times CholeskyQR2's condition send the matrix to Householder QR.
 PROBE_FACTOR = 16.0
 UNIT_ROUNDOFF = 2.0 ** -53
 #: Columns folded at once by ``tpqrt`` (its block size ``nb``).
