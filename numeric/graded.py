@@ -54,7 +54,8 @@ from allornone.numeric.spectra import Factored, Spectra, analyse, factor
 #: :func:`allornone.numeric.rows.block_entries`).
 BLOCK_ENTRIES = 1 << 22
 #: Entries of the rows of logits that the distances' elementwise work takes at once
-#: (three such arrays alive: about the size of a core's second-level cache).
+#: (three such arrays alive, 1.5 MiB, read from the cache by each of its passes; measured
+#: faster than half as many and than the whole block of :data:`BLOCK_ENTRIES`).
 CACHE_ENTRIES = 1 << 16
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
