@@ -8,8 +8,7 @@ the numbers to this module, which bounds what rounding can have done to each
 quantity a verdict rests on:
 
 * the readouts ``F_{S⊕q} P_Γ`` (:func:`readout_error`), measured through ``F``
-  where the readout is a token readout ``Γ_T`` (:func:`token_through`) or a
-  transported ``Γ~`` (:func:`twin_readout_residual`);
+  where the readout is a token readout ``Γ_T`` (:func:`token_through`);
 * the regression of the readouts on ``[F_S P_M, 1]`` or ``[F_S, 1]``
   (:func:`regress`), decided on the logits of the contexts where ``P_M``'s error
   leaves it open (:func:`regress_logits`), and shown by a witness where the a
@@ -44,7 +43,7 @@ from allornone.numeric import witness as fw
 
 __all__ = ["REDO_LIMIT", "resolves", "resolved_rank", "silent_coordinates", "readout_error", "token_basis",
            "token_parts", "token_readout_residual", "token_through", "token_direct", "readouts_with_error",
-           "witness_regressors", "witness_readouts", "input_dimension_on_readouts", "readouts_nonzero",
+           "witness_regressors", "witness_readouts", "input_dimension_on_readouts",
            "witnessed_fit", "regress", "regress_logits", "largest_column_norm", "unscaled_minimum_norm",
            "input_subspace"]
 
@@ -210,8 +209,8 @@ def token_readout_residual(model, G, pairs, basis):
 
 
 def token_through(model, G, pairs, basis):
-    r"""``(FQ, R, R_err)`` as :func:`twin_readout_residual` gives them, for the
-    computed basis ``Q`` of a token readout ``Γ_T``: ``FQ = F Q`` correctly
+    r"""``(FQ, R, R_err)`` for the computed basis ``Q`` of a token readout
+    ``Γ_T``: ``FQ = F Q`` correctly
     rounded and ``|F[x] (Q - Z)| <= |R[x]| + R_err[x]`` for the basis
     ``Z = P_N D C`` of the exact ``Γ_T`` of :func:`token_readout_residual`
     (within ``1/gap`` of ``Q`` by the rank decision). ``F P_N D = F D`` exactly
@@ -267,8 +266,7 @@ def token_direct(model, G, pairs, basis, plus, minus=()):
     return float(fl.norm2(Rr @ C) + fl.norm2(Er) * fl.norm2(C)), delta
 
 
-def readouts_with_error(model, targets, FT, Y, basis, P, gamma_error: float, in_N: bool, token=None,
-                        through=None):
+def readouts_with_error(model, targets, FT, Y, basis, P, gamma_error: float, in_N: bool, token=None):
     """The readouts ``Y = F_T P`` of the contexts ``targets`` (rows ``FT``) and a
     bound on their error, ``(Y, y_error)``: the rounding of ``F P_Γ`` and the
     error ``gamma_error`` of ``Γ`` itself (:func:`readout_error`; ``in_N``: the
@@ -276,19 +274,14 @@ def readouts_with_error(model, targets, FT, Y, basis, P, gamma_error: float, in_
 
     ``token = (G, pairs)`` for a token readout whose error is its own: what the
     contexts see of it is measured (:func:`token_direct`), and the readouts are
-    formed through ``F`` (:func:`token_through`). ``through`` (a function of the
-    basis, :func:`twin_readout_residual`) does the same for a transported
-    ``Γ~``. Either way the readouts become ``(F_T Q) Q^T`` from correctly rounded
+    formed through ``F`` (:func:`token_through`): the readouts become ``(F_T Q) Q^T`` from correctly rounded
     ``F_T Q``, against a basis ``Z`` of the exact readout: ``Y' = F_T Z Q^T``
     fits exactly when the exact readouts do (``Q^T Q`` is invertible), and
     ``|Y - Y'| <= |F_T Q_computed - F_T Z| |Q|`` plus the rounding of the
     product; they are used where that bound is the smaller."""
     direct = token_direct(model, *token, basis, targets) if token is not None else None
     y_error = readout_error(model, FT, basis, P, gamma_error, in_N=in_N, direct=direct)
-    if token is not None:
-        tw = token_through(model, *token, basis)
-    else:
-        tw = through(basis) if through is not None else None
+    tw = token_through(model, *token, basis) if token is not None else None
     if tw is not None:
         FQ, R, Rerr = tw[:3]
         idx = list(targets)
@@ -404,27 +397,6 @@ def input_dimension_on_readouts(model, pairs, B=None, tokens=None) -> int | None
         return None                     # 1 may lie in the span of the inputs
     r_D, ok_D = rank(*D)
     return r_D if ok_D else None
-
-
-def readouts_nonzero(model, B=None, tokens=None) -> bool | None:
-    """Whether a readout (of ``B`` or ``tokens``, as in :func:`witness_readouts`)
-    is not ``{0}``, decided on its readouts over every context; None when that
-    cannot be told.
-
-    For ``Γ ⊆ N`` (a token readout always), ``u -> (f(x)^T u)_x`` is injective
-    (F6), so ``Γ != {0}`` exactly when some readout ``f(x)^T u`` is non-zero. The
-    readouts are formed correctly rounded with an error bound
-    (:func:`witness_readouts`): an entry larger than its bound is non-zero
-    exactly, and entries that are all zero with a zero bound are exactly zero."""
-    out = witness_readouts(model, range(model.m), B, tokens)
-    if out is None:
-        return None
-    Y, err = out
-    if np.any(np.abs(Y) > err):
-        return True
-    if not np.any(Y) and not np.any(err):
-        return False
-    return None
 
 
 def witnessed_fit(model, pairs, reading, readout, decision: Decision) -> Decision | None:

@@ -4,8 +4,6 @@ map (docs/float-verdicts.md).
 
 * the transport's kernel ``ker (I - P_Γ) B* V`` (:func:`transported_kernel`,
   :func:`kernel_residual`);
-* the twin's readouts on ``Γ~``, measured through the original model's
-  contexts (:func:`twin_readout_residual`);
 * steering's translations (:func:`translation`) and whether the transported
   map is ``P_Γ~`` (:func:`transported_identity`, :func:`identity_by_inclusion`).
 
@@ -24,7 +22,7 @@ from allornone.numeric import linalg as fl
 from allornone.numeric import relational as fr
 from allornone.numeric import witness as fw
 
-__all__ = ["identity_by_inclusion", "kernel_residual", "map_error", "translation", "translation_witness", "transported_identity", "transported_kernel", "transported_readout_error", "twin_readout_residual"]
+__all__ = ["identity_by_inclusion", "kernel_residual", "map_error", "translation", "translation_witness", "transported_identity", "transported_kernel", "transported_readout_error"]
 
 
 # -- the transport's kernel ---------------------------------------------------------------
@@ -201,100 +199,12 @@ def kernel_residual(model, twin, G, P, B, Ut) -> tuple[float, float]:
     return (tau if math.isfinite(tau) else math.inf), (eta if math.isfinite(eta) else math.inf)
 
 
-def twin_readout_residual(model, twin, G, basis):
-    r"""The twin's readouts on a computed basis ``Q`` of ``Γ~``, measured
-    through the original model's contexts (``G`` the given columns of ``Γ``;
-    None for a readout named by tokens). Returns ``(FQ, R, R_err, Rc)`` (one
-    row per context) or None: ``FQ`` is ``F~ Q``, each entry correctly rounded,
-    and ``|F~[x] (Q - Z)| <= |R[x]| + R_err[x]`` (entrywise) for a basis ``Z`` of
-    the exact ``Γ~`` within ``1/gap`` of ``Q``.
-
-    Needs ``Γ ⊆ N`` and EL1--EL3 (the caller checks them, or ``L = L~``). Then
-    ``B*`` maps ``Ñ`` onto ``N``, and for ``ũ ∈ Ñ`` the exact ``F B* ũ = F~ ũ``
-    (:func:`kernel_residual`). For any ``Rc`` the columns ``w = G Rc`` of the
-    given ``G`` lie in ``Γ ⊆ N``, so ``Z = (B*|Ñ)^{-1}(G Rc)`` lies in ``Γ~`` and
-    ``F~ Z = (F G) Rc`` exactly: the twin's readouts are the original model's,
-    and ``F~ (Q - Z) = F~ Q - (F G) Rc`` is measured with correctly rounded dot
-    products -- neither the certificate's error nor that of ``Γ~`` enters.
-    ``Rc`` is the least-squares fit of ``F~ Q`` by ``F G``.
-
-    ``Z`` is close to ``Q``: ``e = P_Ñ P_SG~ Q - Z`` lies in ``Ñ``, on which
-    ``F~`` is injective, with ``F~ e = F~ (Q - Z) - F~ (I - P_SG~) Q`` (``F~`` does
-    not see ``SG~ ∩ Ñ^⊥``), and ``Q - Z = e + (I - P_Ñ P_SG~) Q``; the parts off
-    ``Ñ`` and ``SG~`` are measured off the computed bases plus their angles. So
-    ``Z`` has the dimension of ``Q`` and the fit of ``F~ Z`` has the misfit of
-    the exact readouts up to that factor; beyond ``1/gap`` the bound is not used."""
-    if G is None or model.input_error or twin.input_error or basis.shape[1] == 0:
-        return None
-    u = fl.UNIT_ROUNDOFF
-    F, Ft = model.F, twin.F
-    r, rg = basis.shape[1], G.shape[1]
-    if rg == 0 or Ft.shape[0] * (r + rg) > fr.REDO_LIMIT:
-        return None
-
-    def dots(A, X):
-        # A X, each entry correctly rounded; (values, underflow bound)
-        out, tiny = np.empty((A.shape[0], X.shape[1])), 0.0
-        for j in range(X.shape[1]):
-            got = fl.rounded_dots([(A, np.broadcast_to(X[:, j], A.shape))])
-            if got is None:
-                return None, 0.0
-            out[:, j], tiny = got[0], tiny + got[1]
-        return out, tiny
-
-    with np.errstate(over="ignore", invalid="ignore"):
-        FQ, t1 = dots(Ft, basis)
-        H, t2 = dots(F, G)
-        if FQ is None or H is None:
-            return None
-        Rc = np.linalg.lstsq(H, FQ, rcond=None)[0]
-        HR = H @ Rc
-        R = FQ - HR
-        # FQ and H to half an ulp (and underflow), the product H Rc (Higham) with
-        # H's own error carried by |Rc|, and the subtraction's rounding
-        Rerr = 1.01 * u * (np.abs(FQ) + np.abs(R)) + 1.01 * (rg + 3) * u * (np.abs(H) @ np.abs(Rc)) \
-            + t1 + t2 * float(np.abs(Rc).sum())
-        if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Rerr))):
-            return None
-        # how far Z is from Q, in rows scaled by powers of two (exact; any scaling
-        # of the contexts keeps F~ injective on Ñ)
-        ex = fl.row_exponents(Ft)
-        Fs = fl.scale_rows(Ft, ex)
-        Rs = fl.scale_rows(np.abs(R) + Rerr, ex)
-        sb = twin.structure
-        V, dt = twin.basis_N, twin.d
-        if V.shape[1] < r:
-            return None
-        silent = fr.silent_coordinates(twin)
-        # (F~ reads vectors that vanish where g~_0 does only in the other coordinates)
-        confined = np.any(silent) and not np.any(basis[silent]) and not np.any(V[silent])
-        live = Fs[:, ~silent] if confined else Fs
-        BG = sb.basis_SG
-        nQ = float(np.linalg.norm(basis))
-        eta = float(np.linalg.norm(basis - BG.T @ (BG @ basis))) \
-            + (sb.errors.get("SG", 0.0) + 4 * (dt + 2) * u) * nQ * 1.01
-        e_v = sb.errors.get("N", 0.0) + 4 * math.sqrt(dt) * u
-        FV = Fs @ V
-        s_min = float(fl.svd(FV, compute_uv=False)[-1]) - 1.01 * (dt + 2) * u * float(
-            np.linalg.norm(np.abs(Fs) @ np.abs(V)))
-        n_live = fl.norm2(live)
-        low = s_min * (1 - 2 * e_v) - n_live * e_v
-        if not low > 0:
-            return None
-        e = (float(np.linalg.norm(Rs)) * 1.01 + n_live * eta) / low
-        off_N = float(np.linalg.norm(basis - V @ (V.T @ basis))) + (e_v + 4 * (dt + 2) * u) * nQ * 1.01
-        close = e + off_N + eta
-    if not (math.isfinite(close) and close * twin.tolerance.gap <= 1.0):
-        return None
-    return FQ, R, Rerr, Rc
-
-
 # -- steering (W = I) ---------------------------------------------------------------------
 
-def translation(model, pairs, FS, FT, D, basis, P, gamma_error: float, in_N: bool, token=None, through=None):
+def translation(model, pairs, FS, FT, D, basis, P, gamma_error: float, in_N: bool, token=None):
     """Whether every row of the readouts' differences ``D = (F_T - F_S) P`` is
     the same, ``(decision, D)`` (``D`` formed through ``F`` where that bounds it
-    better; ``gamma_error``, ``in_N``, ``token`` and ``through`` as in
+    better; ``gamma_error``, ``in_N`` and ``token`` as in
     :func:`readouts_with_error`).
 
     Each row of ``D`` carries the error of ``Γ`` (a token readout's ``P_N``, a
@@ -316,15 +226,12 @@ def translation(model, pairs, FS, FT, D, basis, P, gamma_error: float, in_N: boo
     per_row = fr.readout_error(model, diff, basis, P, gamma_error, in_N=in_N, direct=direct) \
         + 1.01 * u * (fl.norm2(np.abs(diff) @ np.abs(P))
                       + fl.norm2(diff) * (2 * gamma_error + 4 * math.sqrt(model.d) * u))
-    # A transported Γ~ (``through``: :func:`twin_readout_residual`): the
-    # differences (F~_T Q - F~_S Q) Q^T from correctly rounded F~ Q, against
-    # (F~_T - F~_S) Z Q^T for a basis Z of the exact Γ~ within 1/gap of Q,
-    # which is steered exactly when the exact readouts are; each F~ Q is off
-    # F~ Z by |R| + R_err and its half ulp, the subtraction rounds once
-    if token is not None:
-        tw = fr.token_through(model, *token, basis)
-    else:
-        tw = through(basis) if through is not None else None
+    # A token readout: the differences (F_T Q - F_S Q) Q^T from correctly
+    # rounded F Q, against (F_T - F_S) Z Q^T for a basis Z of the exact Γ_T
+    # within 1/gap of Q, which is steered exactly when the exact readouts are;
+    # each F Q is off F Z by |R| + R_err and its half ulp, the subtraction
+    # rounds once
+    tw = fr.token_through(model, *token, basis) if token is not None else None
     if tw is not None:
         FQ, R, Rerr = tw[:3]
         dQ = FQ[targets] - FQ[sources]

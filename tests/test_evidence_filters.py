@@ -5,7 +5,6 @@ the rank of ``[F_S, 1]`` and one above. Each expectation is derived here from
 the raw ``F`` and ``G`` with SymPy (the ``exact`` fixture of ``conftest``),
 exactly, and the float realisation must agree where it decides."""
 import random
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -113,31 +112,4 @@ def test_trivial_is_full_row_rank_of_the_regressors(exact, n):
 def test_the_edge_cases_of_the_records_cover_one_pair():
     assert not _atoms("steering", (MODEL, TWIN), PAIRS[:1], E0, READ_E0)["evidence"].holds
     assert _atoms("steering", (MODEL, TWIN), PAIRS[:2], E0, READ_E0)["evidence"].holds
-
-
-# -- the float side: seen on the readouts where the dimensions are not decided ------------
-
-FLOAT = MODEL.to_float()
-HOLDS = SimpleNamespace(holds=True)
-FAILS = SimpleNamespace(holds=False)
-UNDECIDED = FLOAT.backend.decision(True, decided=False)
-
-
-@pytest.mark.parametrize("gamma, toks, premises, want", [
-    (E0, READ_E0, True, True),          # both readouts non-zero on every context
-    (E0, READ_E2, True, False),         # Γ_T = {0}: its readouts are exactly 0
-    (ZERO, READ_E0, True, False),       # Γ = {0}
-    (ZERO, READ_E2, True, False),
-    (E0, READ_E0, False, None),         # without Γ ⊆ N and L = L~ (or EL), Γ~ is not seen through Γ
-    (E0, READ_E2, False, False),        # ... but Γ_T = {0} is enough to say no
-])
-def test_seen_on_readouts(gamma, toks, premises, want):
-    in_N = HOLDS if premises else FAILS
-    cert = SimpleNamespace(decision=HOLDS if premises else FAILS)
-    got = thm14_record._seen_on_readouts(FLOAT, np.array(gamma, dtype=float), tokens(toks), in_N,
-                                         HOLDS if premises else FAILS, cert, UNDECIDED)
-    if want is None:
-        assert got is UNDECIDED
-    else:
-        assert got.truth.value == ("holds" if want else "fails") and got.detail.get("on_readouts")
 

@@ -251,9 +251,8 @@ def test_reading_M_undecided_whatever_k_is_missed(monkeypatch):
 def test_evidence_never_seen_on_readouts_is_missed(monkeypatch):
     from allornone.theorems.thm14 import record
 
-    # both routes that decide it where the dimensions do not: the given numbers
-    # and log-odds, and the readouts
-    monkeypatch.setattr(record, "_seen_on_readouts", lambda *args: args[-1])
+    # the route that decides it where the dimensions do not: the given numbers,
+    # dim (Γ ∩ N) and the log-odds
     monkeypatch.setattr(record, "_seen_on_products", lambda *args: None)
     missed = _missed("evidence filters")
     assert any("in floats" in m for m in missed)

@@ -247,37 +247,14 @@ def test_largest_column_norm_neither_underflows_nor_overflows():
             assert not (6 * size <= naive < np.inf)     # the unscaled form fails here
 
 
-# -- the twin's readouts on a transported Γ~, through the original model ---------------
+# -- the twin's readouts on a transported Γ~, as the original model reads Γ ------------
 
 def _twin_case(index: int = 10):
     """A planted relational linearity (Γ = N) after a change of basis, with its B.5
-    twin: the twin's readouts on Γ~ are decided only when measured through f."""
+    twin: the twin's readouts on Γ~ are the original model's on Γ (L = L~, Γ ⊆ N),
+    and its fit is decided on those products."""
     _, inst = transform_instance("thm14", "change of basis", 0, index)
     return inst
-
-
-def test_twin_readout_residual_bounds_the_exact_residual():
-    # (an instance whose residual is not exactly zero: its rounding must be bounded)
-    inst = _twin_case(2)
-    ea, eb = inst.models
-    a, b = inst.realise("float")
-    gamma = thm14._as_matrix(a, inst.params["gamma"], "gamma")
-    basis = thm14._gamma(b, thm14._transport_gamma(a, b, gamma, thm5.el_certificate(a, b))[0])[0]
-    out = ftr.twin_readout_residual(a, b, gamma, basis)
-    assert out is not None
-    FQ, R, Rerr, Rc = out
-    # exactly: F~ Q - F (G Rc), with the computed Q and Rc taken as the rationals they are
-    Ft = [[Fraction(v) for v in row] for row in eb.F.to_fractions()]
-    F = [[Fraction(v) for v in row] for row in ea.F.to_fractions()]
-    GR = _matmul(_fractions(gamma), _fractions(Rc))
-    exact = [[x - y for x, y in zip(r1, r2)] for r1, r2 in zip(_matmul(Ft, _fractions(basis)), _matmul(F, GR))]
-    ex_FQ = _matmul(Ft, _fractions(basis))
-    assert np.any(R)
-    for i, row in enumerate(exact):
-        for j, v in enumerate(row):
-            assert abs(v - Fraction(float(R[i, j]))) <= Fraction(float(Rerr[i, j]))
-            # F~ Q is correctly rounded
-            assert abs(ex_FQ[i][j] - Fraction(float(FQ[i, j]))) <= abs(Fraction(float(FQ[i, j]))) * Fraction(1, 2 ** 53)
 
 
 def test_twin_readouts_through_f_decide_the_twin(monkeypatch):
@@ -288,24 +265,10 @@ def test_twin_readouts_through_f_decide_the_twin(monkeypatch):
     assert got["rel_lin~"].truth is Truth.HOLDS
 
 
-def test_twin_readouts_through_f_need_the_closeness_of_z(monkeypatch):
-    # a basis far from Γ~ (a column rotated into Ñ^⊥ ∩ SG~ or off it) has no Z
-    # within 1/gap: the measured residual is then not used
-    inst = _twin_case()
-    a, b = inst.realise("float")
-    gamma = thm14._as_matrix(a, inst.params["gamma"], "gamma")
-    basis = thm14._gamma(b, thm14._transport_gamma(a, b, gamma, thm5.el_certificate(a, b))[0])[0]
-    assert ftr.twin_readout_residual(a, b, gamma, basis) is not None
-    rng = np.random.default_rng(0)
-    far = basis + 1e-2 * rng.standard_normal(basis.shape)
-    far /= np.linalg.norm(far, axis=0)
-    assert ftr.twin_readout_residual(a, b, gamma, far) is None
-
-
 @pytest.mark.parametrize("index, truth", [(24, Truth.HOLDS), (19, Truth.FAILS)])
 def test_twin_steering_through_f_decides_the_twin(index, truth):
-    # steering in the twin on Γ~ after a change of basis of the pair: decided only
-    # with the twin's readouts measured through f
+    # steering in the twin on Γ~ after a change of basis of the pair: decided on
+    # the original model's readouts of Γ
     _, inst = transform_instance("steering", "change of basis", 0, index)
     rec = get_record("steering")
     assert rec.evaluate(inst, "exact").atoms["steered~"].truth is truth

@@ -108,19 +108,6 @@ def test_witness_readouts_of_tokens_need_no_projector():
             assert abs(exact - Fraction(float(Y[x, j]))) <= Fraction(float(err[x, j]))
 
 
-def test_readouts_seen_are_decided_exactly_on_the_readouts():
-    """``Γ_T != {0}`` when some log-odds of ``T`` is non-zero, ``= {0}`` when every
-    one is exactly zero (a token identical to the pivot)."""
-    F = [[1.0, 2.0], [3.0, -1.0]]
-    G = [[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]]
-    m = FloatModel(F, G, 0)
-    assert fr.readouts_nonzero(m, **thm14._functionals(m, tokens([(1, 0)]))) is True
-    assert fr.readouts_nonzero(m, **thm14._functionals(m, tokens([(2, 0)]))) is False
-    # a difference lost below the smallest subnormal is neither
-    tiny = FloatModel([[2.0 ** -600]], [[0.0], [2.0 ** -600]], 0)
-    assert fr.readouts_nonzero(tiny, **thm14._functionals(tiny, tokens([(1, 0)]))) is None
-
-
 # -- steering --------------------------------------------------------------------------------
 
 def test_steering_witness_decides_a_translation_through_an_ill_conditioned_basis(monkeypatch):

@@ -103,8 +103,7 @@ def _constant_rows(be, D, *factors):
     return be.vanishes(be.minus_row(D, 0), *factors)
 
 
-def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False, _through=None,
-             _readouts=None) -> Steering:
+def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = False) -> Steering:
     r"""Decide linear steering for the query ``pairs`` on
     ``Γ = span(columns of gamma)``: is there ``v`` with
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma (f(s) + v)` for every pair?
@@ -155,12 +154,11 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
     if be.exact:
         dec = _constant_rows(be, D, be.vstack(FS, FT), P)
     else:
-        # (a token readout's own error is measured through F, a transported
-        # Γ~'s through the original model: numeric.transport.translation)
+        # (a token readout's own error is measured through F:
+        # numeric.transport.translation)
         named = isinstance(gamma, TokenPairs)
         token = (readouts.token_readout(model, gamma), gamma.pairs) if named and not gamma_error else None
-        dec, D = ftr.translation(model, pairs, FS, FT, D, basis, P, g_error, named or gamma_in_N, token,
-                                None if named else _through)
+        dec, D = ftr.translation(model, pairs, FS, FT, D, basis, P, g_error, named or gamma_in_N, token)
     if not decided:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
     if not be.exact and not gamma_error and not gamma_in_N:
@@ -180,7 +178,7 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
         # a translation left open by the propagated bounds may still be shown by
         # a witness: the differences of readouts spanning Γ exactly, fitted by a
         # constant (numeric.transport.translation_witness; "holds" only)
-        shown = _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, _readouts, dec)
+        shown = _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, dec)
         if shown is not None:
             dec = shown
     out = Steering(dec, pairs, dec.residual, len(pairs) == 1, basis, P, decided=decided)
@@ -189,13 +187,12 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
     return out
 
 
-def _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, readouts_of, dec):
+def _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, dec):
     """Float side: "steered", shown by a witness, or None. The readouts of
     ``f(s⊕q) - f(s)`` on functionals spanning ``Γ`` exactly
-    (:func:`thm14._witness_source`, or ``readouts_of`` for a transported
-    ``Γ~`` seen through the original model) are constant over the pairs when
-    the constant column fits them (:func:`allornone.numeric.transport.translation_witness`)."""
-    source = thm14._witness_source(model, gamma, gamma_error, gamma_in_N, readouts_of)
+    (:func:`thm14._witness_source`) are constant over the pairs when the
+    constant column fits them (:func:`allornone.numeric.transport.translation_witness`)."""
+    source = thm14._witness_source(model, gamma, gamma_error, gamma_in_N)
     readout = source([t for _, t in pairs], [s for s, _ in pairs]) if source is not None else None
     return ftr.translation_witness(model, pairs, readout, dec)
 

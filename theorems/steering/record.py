@@ -102,17 +102,9 @@ def _analyse(models, params) -> _Analysis:
     gamma_t, gt_decided, gt_error, gt_readout = thm14._transport_gamma(a, b, gamma, cert)
     be = a.backend
     same, in_N = thm5.same_distribution(a, b), thm14.gamma_in_N(a, gamma)
-    # (the twin's readouts measured through the original model's contexts need
-    # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
-    through = None
-    if not be.exact and in_N.holds and (cert.decision.holds or same.holds):
-        def through(basis):
-            return ftr.twin_readout_residual(a, b, gamma, basis)
-    seen_through = thm14._seen_through(a, b, gamma, in_N, same, cert)
     results = {
         "steered": steering.steering(a, pairs, gamma),
-        "steered~": steering.steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True, _through=through,
-                             _readouts=seen_through),
+        "steered~": steering.steering(b, pairs, gamma_t, gt_readout, gamma_in_N=True),
         "steered_T": steering.steering(a, pairs, T),
         "steered_T~": steering.steering(b, pairs, T),
         "raw_steered": steering.steering(a, pairs, be.eye(a.d)),
@@ -142,8 +134,6 @@ def _analyse(models, params) -> _Analysis:
     on_products = thm14.record._seen_on_products(a, gamma, T, in_N, same) if len(pairs) >= 2 else None
     if on_products is not None:
         evidence = on_products
-    if evidence.undecided and len(pairs) >= 2:
-        evidence = thm14.record._seen_on_readouts(a, gamma, T, in_N, same, cert, evidence)
     transported = None
     if same.holds and cert.decision.holds and in_N.holds and results["steered"].holds:
         transported = steering.transport_steering(a, b, results["steered"], cert)

@@ -197,28 +197,15 @@ def _functionals(model, gamma) -> dict:
 
 # -- a posteriori witnesses of a fit ------------------------------------------------------
 
-def _witness_source(model, gamma, gamma_error: float, gamma_in_N: bool, seen=None):
+def _witness_source(model, gamma, gamma_error: float, gamma_in_N: bool):
     """Float side: the readouts a witness may use for ``gamma`` on ``model``, as a
     function ``(rows, minus=None) -> (Y, Y_err) or None``; None when there are
-    none. ``seen`` (:func:`_seen_through`) gives a transported ``Γ~``'s; a
-    readout named by tokens, or a ``Γ`` given exactly (no ``gamma_error``, not a
-    computed ``Γ~``), gives its own
+    none. A readout named by tokens, or a ``Γ`` given exactly (no
+    ``gamma_error``, not a computed ``Γ~``), gives its own
     (:func:`allornone.numeric.relational.witness_readouts`)."""
-    if seen is not None:
-        return seen
     if isinstance(gamma, readouts.TokenPairs) or not (gamma_error or gamma_in_N):
         return lambda rows, minus=None: fr.witness_readouts(model, rows, minus=minus, **_functionals(model, gamma))
     return None
-
-
-def _seen_through(model, twin, gamma, in_N, same, cert):
-    """Float side: the twin's readouts on ``Γ~`` for a witness, where ``Γ ⊆ N``
-    and ``L = L~`` (or EL1--EL3) are decided: ``ũ^T f~(x) = (B* ũ)^T f(x)``, so
-    they are the original model's readouts on ``Γ``, whichever basis of ``Γ~``
-    was computed. None otherwise (and on the exact side)."""
-    if model.backend.exact or not (in_N.holds and (cert.decision.holds or same.holds)):
-        return None
-    return lambda rows, minus=None: fr.witness_readouts(model, rows, minus=minus, **_functionals(model, gamma))
 
 
 def _check_result(model, result, cls=None, what: str = "result"):
@@ -346,7 +333,7 @@ class RelationalLinearity:
 
 
 def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: float = 0.0,
-                         gamma_in_N: bool = False, _through=None, _readouts=None) -> RelationalLinearity:
+                         gamma_in_N: bool = False) -> RelationalLinearity:
     r"""Decide whether ``model`` is relationally linear for the query given by
     ``pairs`` on ``Γ = span(columns of gamma)``:
     :math:`P_\Gamma f(s\oplus q) = P_\Gamma(W f(s) + b)` for all ``(s, s⊕q)``.
@@ -394,12 +381,10 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         # the readouts carry the rounding of F P_Γ and the error of Γ itself (a
         # token readout lies in N by construction; a given Γ when the caller
         # says so), measured through F where a token readout's error is its own
-        # and through the original model for a transported Γ~ (``_through``)
         named = isinstance(gamma, readouts.TokenPairs)
         token = _token(model, gamma) if named and not gamma_error else None
         Y, y_error = fr.readouts_with_error(model, [t for _, t in pairs], FT, Y, basis, P,
-                                            float(gamma_error) + own_error, named or gamma_in_N, token,
-                                            None if named else _through)
+                                            float(gamma_error) + own_error, named or gamma_in_N, token)
     # The modelling tolerance is relative to the readouts themselves: |F_{S⊕q}| |P_Γ|
     # counts a hidden component of f that P_Γ cancels (a change of basis of
     # condition 1e8 makes it 1e8 times the readouts), which would let rtol
@@ -433,10 +418,9 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     if decision.undecided and not be.exact:
         # A fit left open by the propagated bounds may still be shown by a
         # witness: readouts spanning Γ exactly (the given basis, a token
-        # readout's log-odds, or -- ``_readouts`` -- a transported Γ~'s as the
-        # original model sees them), no rank decided. "Holds" only: a witness
-        # that cannot be found says nothing.
-        source = _witness_source(model, gamma, gamma_error, gamma_in_N, _readouts)
+        # readout's log-odds), no rank decided. "Holds" only: a witness that
+        # cannot be found says nothing.
+        source = _witness_source(model, gamma, gamma_error, gamma_in_N)
         readout = source([t for _, t in pairs]) if source is not None else None
         shown = fr.witnessed_fit(model, pairs, reading, readout, decision)
         if shown is not None:

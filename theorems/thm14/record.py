@@ -139,18 +139,9 @@ def _analyse(models, params) -> _Analysis:
     # (the twin's readouts on Γ~ carry what its contexts can see of Γ~'s error)
     same = thm5.same_distribution(a, b)
     in_N = thm14.gamma_in_N(a, gamma)
-    # (the twin's readouts measured through the original model's contexts need
-    # Γ ⊆ N and EL1--EL3, which L = L~ gives by Theorem 5)
-    through = None
-    if not a.backend.exact and in_N.holds and (cert.decision.holds or same.holds):
-        def through(basis):
-            return ftr.twin_readout_residual(a, b, gamma, basis)
-    seen_through = thm14._seen_through(a, b, gamma, in_N, same, cert)
     for name, model, g, g_err in (("", a, gamma, 0.0), ("~", b, gamma_t, gt_readout)):
         for reading in thm14.READINGS:
-            r = thm14.relational_linearity(model, pairs, g, reading, gamma_error=g_err, gamma_in_N=bool(name),
-                                     _through=through if name else None,
-                                     _readouts=seen_through if name else None)
+            r = thm14.relational_linearity(model, pairs, g, reading, gamma_error=g_err, gamma_in_N=bool(name))
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             # (a witness's does not rest on that basis)
             keep = gt_decided or not name or "witness" in r.decision.detail
@@ -188,8 +179,6 @@ def _analyse(models, params) -> _Analysis:
     on_products = _seen_on_products(a, gamma, T, in_N, same)
     if on_products is not None:
         seen = on_products
-    if seen.undecided:
-        seen = _seen_on_readouts(a, gamma, T, in_N, same, cert, seen)
     out = _Analysis(gamma, gamma_t, cert, same, in_N, results, enough,
                     T, gamma_T, criteria, seen)
     _CACHE[a] = (weakref.ref(b), params, out)
@@ -216,22 +205,6 @@ def _seen_on_products(model, gamma, T, in_N, same) -> Decision | None:
     if meet is None or empty_T is None or empty_T.undecided:
         return None
     return model.backend.decision(not empty_T.holds, on_products=True)
-
-
-def _seen_on_readouts(model, gamma, T, in_N, same, cert, seen: Decision) -> Decision:
-    """Float side: ``Γ~ != {0}`` and ``Γ_T != {0}`` decided on readouts
-    (:func:`allornone.numeric.relational.readouts_nonzero`) where the
-    dimensions were not. ``Γ_T ⊆ N`` always; ``dim Γ~ = dim Γ`` needs ``Γ ⊆ N``
-    and ``L = L~`` (``B*`` a bijection from ``Ñ`` onto ``N``). Returns ``seen``
-    when it cannot be told."""
-    sides = [fr.readouts_nonzero(model, **thm14._functionals(model, T))]
-    if in_N.holds and (cert.decision.holds or same.holds):
-        sides.append(fr.readouts_nonzero(model, **thm14._functionals(model, gamma)))
-    if False in sides:
-        return model.backend.decision(False, on_readouts=True)
-    if len(sides) == 2 and all(sides):
-        return model.backend.decision(True, on_readouts=True)
-    return seen
 
 
 def _params_tokens(model, params) -> TokenPairs:
