@@ -728,11 +728,13 @@ def meet_N_dimension(model, basis: np.ndarray):
     (:func:`~allornone.numeric.primitives.product_rank`), with ``G_0``'s
     rounding and any declared input error entering the bounds; the dimension is
     decided when the three ranks are."""
-    from allornone.numeric.primitives import log_odds_rank, product_rank
+    from allornone.numeric.primitives import ROUNDED_LIMIT, log_odds_rank, product_rank
 
+    (m, d), n, r = model.F.shape, model.G.shape[0], basis.shape[1]
+    if (d + n) * (r + n + m) * 2 * d > ROUNDED_LIMIT:
+        return None     # (checked before the factors are built: they would not fit a model at scale)
     F, y0 = np.asarray(model.F, dtype=float), model.pivot
     G0, E0 = fl.difference_with_error(np.asarray(model.G, dtype=float), y0, model.input_error)
-    (m, d), n, r = F.shape, G0.shape[0], basis.shape[1]
     eps = model.input_error
     EF = eps * np.abs(F) if eps else np.zeros_like(F)
     EB = eps * np.abs(basis) if eps else np.zeros_like(basis)

@@ -272,3 +272,14 @@ def test_meet_N_dimension_agrees_with_the_exact_one_on_transformed_instances(nam
             decided += 1
             assert out[0] == _exact_meet_N(inst.models[0], gamma), index
     assert decided >= 5
+
+
+def test_meet_N_dimension_declines_a_model_at_scale_before_building_its_factors(monkeypatch):
+    """Beyond what can be formed correctly rounded the dimension is not decided
+    (None), and the (d + n) x (r + n + m) factors are never allocated."""
+    from allornone.numeric import relational as fr
+
+    rng = np.random.default_rng(0)
+    m = FloatModel(rng.standard_normal((40, 64)), rng.standard_normal((2000, 64)))
+    monkeypatch.setattr(fr.np, "zeros", lambda *a, **k: pytest.fail("factors built"))
+    assert fr.meet_N_dimension(m, np.eye(64)[:, :2]) is None
