@@ -19,18 +19,7 @@ import numpy as np
 import pytest
 
 from allornone.numeric import FloatModel, factor, graded, spectra
-
-
-def _ill(n, D, kappa, seed=0):
-    """An ``n x D`` matrix with singular values from 1 down to ``1 / kappa``."""
-    rng = np.random.default_rng(seed)
-    U = np.linalg.qr(rng.standard_normal((n, D)))[0]
-    V = np.linalg.qr(rng.standard_normal((D, D)))[0]
-    return (U * np.geomspace(1.0, 1.0 / kappa, D)) @ V.T
-
-
-def _tall(X, step=64, method=None):
-    return factor.tall_r(lambda lo, hi: X[lo:hi], X.shape[0], X.shape[1], step, method=method)
+from test_graded_scale import _ill, _tall
 
 
 def _relative_perturbation(R, R_exact):
