@@ -110,6 +110,7 @@ def _analyse(models, params) -> _Analysis:
         "raw_steered": steering.steering(a, pairs, be.eye(a.d)),
         "raw_steered~": steering.steering(b, pairs, b.backend.eye(b.d)),
     }
+    on_forms = None
     if not be.exact and in_N.holds and same.holds:
         # with L = L~ and Γ ⊆ N the twin reads on Γ~ what the model reads on Γ
         # (u~^T f~(x) = (B* u~)^T f(x)): steering on Γ~ is decided on those readouts,
@@ -117,8 +118,8 @@ def _analyse(models, params) -> _Analysis:
         from allornone.numeric.parallel import constant_readouts
 
         on_forms = constant_readouts(a, pairs, [np.asarray(gamma, dtype=float).T])
-        if on_forms is not None and not on_forms.undecided:
-            results["steered~"].decision = on_forms
+    if on_forms is not None and not on_forms.undecided:
+        results["steered~"].decision = on_forms
     elif not gt_decided and "witness" not in results["steered~"].decision.detail:
         # a readout of undecided dimension may be too large (steering fails
         # spuriously) or too small (holds spuriously): neither verdict stands
