@@ -710,10 +710,9 @@ def gamma_in_N(model, basis: np.ndarray):
 
 
 def meet_N_dimension(model, basis: np.ndarray):
-    r"""``dim (Γ ∩ N)`` for ``Γ`` spanned by the columns of ``basis`` (full
-    column rank), decided on the rank of one product of the model's numbers:
-    ``(dim, decided)``, or None where a product is too large to be formed
-    correctly rounded.
+    r"""``dim (Γ ∩ N)`` for ``Γ`` spanned by the columns of ``basis``, decided
+    on the rank of one product of the model's numbers: ``(dim, decided)``, or
+    None where a product is too large to be formed correctly rounded.
 
     ``N = SG ∩ (SF + SG^⊥)``: for ``v ∈ SG``, ``v ⊥ (SG ∩ ker F)`` iff ``G_0 v``
     lies in ``G_0(SF)``, the column span of ``L^T = G_0 F^T``. So ``Γ c ∈ N``
@@ -727,7 +726,15 @@ def meet_N_dimension(model, basis: np.ndarray):
     ``dim (Γ ∩ N) = rank Γ + rank G_0 + k - rank K``. Each rank is that of a product
     (:func:`~allornone.numeric.primitives.product_rank`), with ``G_0``'s
     rounding and any declared input error entering the bounds; the dimension is
-    decided when the three ranks are."""
+    decided when the four ranks are.
+
+    >>> from allornone.numeric import FloatModel
+    >>> m = FloatModel([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]], [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    >>> meet_N_dimension(m, np.array([[1.0], [0.0], [1.0]]))   # e0 + e2 spans N
+    (1, True)
+    >>> meet_N_dimension(m, np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]))   # e0, e1: in SG only e0, not in N
+    (0, True)
+    """
     from allornone.numeric.primitives import ROUNDED_LIMIT, log_odds_rank, product_rank
 
     (m, d), n, r = model.F.shape, model.G.shape[0], basis.shape[1]
