@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["balanced", "in_balanced_coordinates"]
+__all__ = ["balanced", "in_balanced_coordinates", "span_columns"]
 
 
 def _column_exponents(X: np.ndarray) -> np.ndarray:
@@ -114,3 +114,25 @@ def in_balanced_coordinates(model, U: np.ndarray) -> np.ndarray | None:
     shift = -t[:, None] - np.where(cols > np.iinfo(np.int32).min, cols, 0)[None, :]
     out, ok = _exact(U, shift)
     return out if ok else None
+
+
+def span_columns(U: np.ndarray) -> np.ndarray:
+    """The columns of ``U`` (vectors spanning a subspace, e.g. the readout
+    directions of ``Γ``) each scaled by a power of two of its own so that its
+    largest entry lies in ``[1/2, 1)``: the same span, with no column so large
+    or so small next to another that a decision taken on the span (its basis,
+    its rank, the readouts it gives) loses it. A column whose scaling would not
+    be exact (an entry pushed among the subnormals) keeps its scale.
+
+    >>> span_columns(np.array([[2.0 ** 600, 3.0], [0.0, 2.0 ** -600]])).tolist()
+    [[0.5, 0.75], [0.0, 6.02479966275721e-182]]
+    """
+    U = np.asarray(U, dtype=float)
+    if U.size == 0:
+        return U
+    top = np.max(np.abs(U), axis=0)
+    e = np.where(top > 0, np.frexp(top)[1], 0)
+    with np.errstate(under="ignore", over="ignore"):
+        out = np.ldexp(U, -e[None, :])
+        exact = np.all(np.ldexp(out, e[None, :]) == U, axis=0)
+    return np.where(exact[None, :], out, U)

@@ -15,7 +15,8 @@ from allornone.numeric import linalg as fl
 from allornone.numeric import relational as fr
 from allornone.numeric.scale import b5_twin, random_model
 from allornone.symbolic import ExactModel
-from allornone.theorems import cor6, lem8, thm5, thm14
+from allornone.theorems import cor6, get_record, lem8, thm5, thm14
+from allornone.theorems.engine.record import Instance
 
 
 def exact_of(model: FloatModel) -> ExactModel:
@@ -395,3 +396,26 @@ def test_tiled_comparison_gives_the_same_verdicts(monkeypatch, seed):
         if plain.fails:   # a witness where the log-odds differ (ties may pick another)
             x, y = tiled.detail["witness"]
             assert exact_of(a).log_odds()[x, y] != exact_of(b).log_odds()[x, y]
+
+
+# -- a readout subspace given by columns of very different sizes -----------------------
+
+@pytest.mark.parametrize("rid,index,e", [("thm14", 15, -600), ("thm14", 31, -600), ("thm14", 38, 600),
+                                         ("steering", 21, -600), ("steering", 37, 600)])
+def test_scaling_the_columns_of_gamma_moves_no_decided_verdict(rid, index, e):
+    """Γ is a span: scaling its columns by 2^e and 2^-e in turn changes no claim.
+    Each of these instances was decided wrongly when the columns were used at
+    their given sizes (an orthonormal basis lost the small column; a product's
+    rank or the transported readout's dimension followed)."""
+    import random
+
+    from allornone.symbolic import linalg as ql
+
+    rec = get_record(rid)
+    inst = rec.sample(random.Random(f"adv/{rid}/{index}"), index)
+    exact = rec.evaluate(inst, "exact").atoms
+    rows = inst.params["gamma"].to_fraction_rows()
+    scaled = [[v * Fraction(2) ** (e if j % 2 == 0 else -e) for j, v in enumerate(r)] for r in rows]
+    moved = Instance(inst.kind, inst.models, {**inst.params, "gamma": ql.as_qmatrix(scaled)})
+    got = rec.evaluate(moved, "float").atoms
+    assert not [k for k, d in got.items() if not d.undecided and d.truth is not exact[k].truth]

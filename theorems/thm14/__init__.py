@@ -50,6 +50,7 @@ from allornone.errors import (AllOrNoneError, InputFormatError, RealisationMisma
                               VocabularyError)
 from allornone.model import Model
 from allornone.numeric import relational as fr
+from allornone.numeric.balance import span_columns
 from allornone.numeric import transport as ftr
 from allornone.numeric.relational import readout_error  # noqa: F401 (its public path: thm14.readout_error)
 from allornone.symbolic import linalg as ql
@@ -143,13 +144,16 @@ def _check_pairs(model, pairs) -> tuple:
 
 
 def _as_matrix(model, X, name: str):
-    """``X`` on ``model``'s realisation: exact rationals for an exact model
-    (floats rejected), floats for a float model (an exact matrix is rounded)."""
+    """``X`` (columns spanning a readout subspace) on ``model``'s realisation:
+    exact rationals for an exact model (floats rejected), floats for a float
+    model (an exact matrix is rounded), each column then brought to size one by
+    a power of two (:func:`allornone.numeric.balance.span_columns`: the same
+    span, and no column lost next to a far larger one)."""
     if model.exact:
         return ql.as_qmatrix(X, name)
     if isinstance(X, ql.QMatrix):
         X = X.to_numpy()
-    return model.backend.as_matrix(X, name)
+    return span_columns(model.backend.as_matrix(X, name))
 
 
 def _gamma(model, gamma):
