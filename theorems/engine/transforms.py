@@ -487,6 +487,16 @@ def _power_of_two_basis(rng, raw: _Raw, rid: str) -> None:
                [[Fraction(2) ** -e[r] if r == c else Fraction(0) for c in range(d)] for r in range(d)])
 
 
+def _readout_columns(rng, raw: _Raw, rid: str) -> None:
+    """Each column of the readout directions given as numbers (``Γ``) times a
+    power of two of its own, ``|e| <= 500``: the same span, so the same claims."""
+    g = _gamma_rows(raw)
+    if not g or not g[0]:
+        raise _Skip("no readout directions given as numbers")
+    e = [rng.randint(-MAX_POW2, MAX_POW2) for _ in range(len(g[0]))]
+    _set_gamma(raw, [[v * Fraction(2) ** e[c] for c, v in enumerate(row)] for row in g], len(g))
+
+
 def _subnormal_scaling(rng, raw: _Raw, rid: str) -> None:
     """``F`` of every model times one power of two that puts its largest entry
     between ``2^-1030`` and ``2^-1000``: the smaller entries (and the logits)
@@ -569,6 +579,8 @@ TRANSFORMS: tuple[Transform, ...] = (
               _integer_shear, _ALL, {"steering": _STEERING_EDGES}, gamma_like_g=True),
     Transform("power-of-two basis", "f -> D f, g -> D^-1 g, D = diag(2^e), |e| <= 500, one coordinate or mixed",
               _power_of_two_basis, _ALL, {"steering": _STEERING_EDGES}, gamma_like_g=True),
+    Transform("readout columns scaled", "each column of Γ times its own 2^e, |e| <= 500 (the same span)",
+              _readout_columns, frozenset(("thm14", "steering"))),
     Transform("subnormal entries", "F of every model times 2^-e: entries and logits among the subnormals",
               _subnormal_scaling, _ALL),
     Transform("integers beyond 2^53", "F of every model times an odd integer of 54 to 62 bits, rounded on input",
