@@ -230,3 +230,14 @@ def test_input_dimension_needs_the_ones_outside_the_inputs():
     # what the rule would say without its check: rank of the readouts' differences
     D, _ = fr.witness_readouts(m, [4, 5, 6, 7][1:], B=np.eye(2), minus=[4, 4, 4])
     assert np.linalg.matrix_rank(D) == 1 != exact.dim_gamma_q
+
+
+def test_input_dimension_is_decided_on_columns_of_any_sizes():
+    """Scaling the columns of Γ by powers of two changes no readout's span:
+    ``dim Γ_q`` decided on the readouts is the same (each column of the readouts'
+    differences is brought to size one before their rank is decided)."""
+    ex, m, pairs = _sheared()
+    exact = thm14.relational_linearity(ex, pairs, GAMMA, "M")
+    for e in (0, 80, -80):
+        B = np.eye(2) * np.array([2.0 ** e, 2.0 ** -e])
+        assert fr.input_dimension_on_readouts(m, pairs, B=B) == exact.dim_gamma_q, e
