@@ -116,23 +116,29 @@ def in_balanced_coordinates(model, U: np.ndarray) -> np.ndarray | None:
     return out if ok else None
 
 
-def span_columns(U: np.ndarray) -> np.ndarray:
+def span_columns(U: np.ndarray, E: np.ndarray | None = None):
     """The columns of ``U`` (vectors spanning a subspace, e.g. the readout
     directions of ``Γ``) each scaled by a power of two of its own so that its
     largest entry lies in ``[1/2, 1)``: the same span, with no column so large
     or so small next to another that a decision taken on the span (its basis,
     its rank, the readouts it gives) loses it. A column whose scaling would not
-    be exact (an entry pushed among the subnormals) keeps its scale.
+    be exact (an entry pushed among the subnormals) keeps its scale. With
+    ``E`` (an entrywise error bound of ``U``) returns ``(U, E)``, both scaled
+    alike, and a column whose bound would not scale exactly keeps its scale too.
 
     >>> span_columns(np.array([[2.0 ** 600, 3.0], [0.0, 2.0 ** -600]])).tolist()
     [[0.5, 0.75], [0.0, 6.02479966275721e-182]]
     """
     U = np.asarray(U, dtype=float)
     if U.size == 0:
-        return U
+        return U if E is None else (U, E)
     top = np.max(np.abs(U), axis=0)
-    e = np.where(top > 0, np.frexp(top)[1], 0)
+    e = np.where(top > 0, np.frexp(top)[1], 0)[None, :]
     with np.errstate(under="ignore", over="ignore"):
-        out = np.ldexp(U, -e[None, :])
-        exact = np.all(np.ldexp(out, e[None, :]) == U, axis=0)
-    return np.where(exact[None, :], out, U)
+        out = np.ldexp(U, -e)
+        exact = np.all(np.ldexp(out, e) == U, axis=0)
+        if E is not None:
+            out_E = np.ldexp(E, -e)
+            exact &= np.all(np.ldexp(out_E, e) == E, axis=0)
+    out = np.where(exact[None, :], out, U)
+    return out if E is None else (out, np.where(exact[None, :], out_E, E))

@@ -40,6 +40,7 @@ import numpy as np
 from allornone.decision import Decision, Truth
 from allornone.numeric import linalg as fl
 from allornone.numeric import witness as fw
+from allornone.numeric.balance import span_columns
 
 __all__ = ["REDO_LIMIT", "resolves", "resolved_rank", "silent_coordinates", "readout_error", "token_basis",
            "token_parts", "token_readout_residual", "token_through", "token_direct", "readouts_with_error",
@@ -385,12 +386,7 @@ def input_dimension_on_readouts(model, pairs, B=None, tokens=None) -> int | None
         # each column scaled by a power of two of its own (exact, the rank
         # unchanged), so that a column far smaller than another is not taken
         # for noise; then the whole, so that no square overflows
-        c = np.frexp(np.max(np.abs(A), axis=0))[1]
-        with np.errstate(under="ignore"):
-            As, Es = np.ldexp(A, -c[None, :]), np.ldexp(err, -c[None, :])
-        if not np.array_equal(np.ldexp(As, c[None, :]), A):
-            As, Es = A, err
-        A, err = As, Es
+        A, err = span_columns(A, err)
         e = float(np.ldexp(1.0, int(np.frexp(float(np.max(np.abs(A))) or 1.0)[1])))
         sv = fl.svd(A / e, compute_uv=False)
         noise = float(np.linalg.norm(err / e)) * (1 + 1e-6) \
