@@ -24,69 +24,28 @@ entries whose bound is not ``gap`` times below the logits compared
 back to be recomputed with correctly rounded dot products
 (:func:`allornone.numeric.equivalence._conclude`).
 
-**Threads.** Token blocks are independent, and NumPy releases the interpreter
-lock in its products and elementwise loops, so the blocks are shared among
-``workers`` threads (default: the BLAS thread count), each block's products
-then run on one BLAS thread: the elementwise test, a third of the work,
-runs in parallel too, which BLAS threads alone would leave serial. Where the
-BLAS thread count cannot be set (a BLAS other than OpenBLAS), one thread runs
-the blocks and BLAS keeps its own threads (no oversubscription). The count is
-process-wide: another thread's BLAS call during the pass runs on one thread
-too (slower, never different). The results
-of the blocks are merged in their order, so the verdict, the witness and the
-residual are those of one thread.
+**Threads.** Token blocks are independent, so they are shared among
+threads (:mod:`allornone.numeric.threads`: the BLAS thread count by default,
+each block's products on one BLAS thread, so the elementwise test, a third of
+the work, runs in parallel too). The results of the blocks are merged in their
+order, so the verdict, the witness and the residual are those of one thread.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 from allornone.numeric import linalg as fl
+from allornone.numeric import threads as th
 
-__all__ = ["WORKERS", "TileResult", "common_exponents", "compare_tiles", "pow2_rows", "workers"]
+__all__ = ["TileResult", "common_exponents", "compare_tiles", "pow2_rows"]
 
 _U = fl.UNIT_ROUNDOFF
 _TINY = np.finfo(float).tiny
-#: Threads for the token blocks; None: :func:`workers`.
-WORKERS: int | None = None
-
-
-_BLAS: list = []
-
-
-def _openblas():
-    """``(get, set)`` of the loaded OpenBLAS's thread count, or None."""
-    if not _BLAS:
-        found = None
-        try:
-            import ctypes
-
-            with open("/proc/self/maps") as f:
-                paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.lower() and ".so" in ln})
-            for path in paths:
-                lib = ctypes.CDLL(path)
-                for stem in ("scipy_openblas_", "openblas_"):
-                    for tail in ("64_", ""):
-                        get = getattr(lib, f"{stem}get_num_threads{tail}", None)
-                        put = getattr(lib, f"{stem}set_num_threads{tail}", None)
-                        if get is not None and put is not None and found is None:
-                            found = (get, put)
-        except (OSError, AttributeError, IndexError):
-            found = None
-        _BLAS.append(found)
-    return _BLAS[0]
-
-
-def workers() -> int:
-    """Threads the comparison uses: :data:`WORKERS`, else the BLAS thread count
-    (1 where it cannot be set: BLAS then keeps its threads)."""
-    if WORKERS is not None:
-        return max(1, int(WORKERS))
-    blas = _openblas()
-    return max(1, int(blas[0]())) if blas is not None else 1
-
-
+#: Entries of the rows of a tile that the elementwise test takes at once.
+CACHE_ENTRIES = 1 << 16
+_LOCAL = threading.local()
 def pow2_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
     """``diag(2^-e) X``, as :func:`~allornone.numeric.linalg.scale_rows`: one
     multiplication by an exact power of two per entry (correctly rounded like
@@ -146,67 +105,87 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     any_fail, max_res = False, 0.0
     rows, cols = [], []
     scale_y = np.ldexp(1.0, e)[None, :] if int(np.max(np.abs(e), initial=0)) < 1000 else None
-    for i in range(0, m, nc):
-        sl = slice(i, i + nc)
-        La = Fa[sl] @ G0a.T
-        Lb = Fb[sl] @ G0b.T
-        diff = np.subtract(La, Lb)
-        np.abs(diff, out=diff)
-        np.abs(La, out=La)
-        np.abs(Lb, out=Lb)
-        nat = np.maximum(La, Lb, out=La)
-        rnd = np.matmul(left[sl], right, out=Lb)
-        bound = nat * tol.rtol
-        bound += rnd
-        dec = None
-        if dright is not None:
-            dec = dleft[sl] @ dright
-            rnd += dec           # rounding and declared error: what the logits may hide
-            fbound = bound + dec
-            bound -= 1.01 * dec  # "holds" pays for the declared error
-            used_up = (dec > 0) & (bound <= 0)
-            np.maximum(fbound, _TINY, out=fbound)
-        np.maximum(bound, _TINY, out=bound)
-        ratio = np.divide(diff, bound)
-        if dec is not None:
-            # a bound the declared error used up holds nothing
-            ratio[used_up] = np.inf
-            del used_up
-            fratio = np.divide(diff, fbound)
-            del fbound
-        else:
-            fratio = ratio
-        top = float(fratio.max()) if fratio.size else 0.0
-        any_fail |= top > tol.gap
-        redo = None
-        if float(ratio.max(initial=0.0)) > 1:
-            redo = (ratio > 1) & (fratio <= tol.gap)
-        rnd *= tol.gap
-        blind = rnd > nat
-        if blind.any():
-            blind &= ratio <= 1
-            redo = blind if redo is None else (redo | blind)
-        del nat, rnd, blind, dec, fratio
-        if redo is not None and redo.any():
-            r, c = np.nonzero(redo)
-            rows.append(r + i)
-            cols.append(c + j)
-            ratio[redo] = -1.0
-        k = int(np.argmax(ratio))
-        x, y = divmod(k, ratio.shape[1])
-        if ratio.flat[k] > worst[0]:
-            worst = (float(ratio.flat[k]), (i + x, j + y), float(diff.flat[k]), float(bound.flat[k]))
-        if diff.size:
-            # the largest difference in the models' own units: per row, the
-            # largest over the tokens scaled back, then the row's scale
-            with np.errstate(over="ignore"):
-                if scale_y is not None:
-                    diff *= scale_y
-                else:
-                    diff = np.ldexp(diff, e[None, :])
-                max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[sl]).max()))
-        del La, Lb, diff, bound, ratio
+    # the products a tile of nc contexts at a time, into buffers kept by the
+    # thread; the elementwise test a few rows at a time (its dozen passes then
+    # read rows still in the cache, and its temporaries are small enough to be
+    # reused, not faulted in afresh by every thread); each row's test is the same
+    if not hasattr(_LOCAL, "tiles") or _LOCAL.tiles[0].shape != (nc, G0a.shape[0]):
+        _LOCAL.tiles = (np.empty((nc, G0a.shape[0])), np.empty((nc, G0a.shape[0])))
+    bufa, bufb = _LOCAL.tiles
+    step = max(1, min(nc, CACHE_ENTRIES // max(G0a.shape[0], 1)))
+    for i0 in range(0, m, nc):
+        h0 = min(m, i0 + nc) - i0
+        np.matmul(Fa[i0:i0 + h0], G0a.T, out=bufa[:h0])
+        np.matmul(Fb[i0:i0 + h0], G0b.T, out=bufb[:h0])
+        for i in range(i0, i0 + h0, step):
+            sl = slice(i, min(i0 + h0, i + step))
+            La, Lb = bufa[i - i0:sl.stop - i0], bufb[i - i0:sl.stop - i0]
+            any_fail, worst, max_res = _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol,
+                                              any_fail, worst, max_res, rows, cols)
     return e, any_fail, worst, max_res, rows, cols
+
+
+def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_fail, worst, max_res, rows, cols):
+    """The entrywise test on rows ``sl`` of the contexts and the block of tokens
+    from ``j`` (``La``, ``Lb``: their logits, overwritten), folded into the
+    block's running results (``rows``, ``cols``: entries handed back)."""
+    i = sl.start
+    diff = np.subtract(La, Lb)
+    np.abs(diff, out=diff)
+    np.abs(La, out=La)
+    np.abs(Lb, out=Lb)
+    nat = np.maximum(La, Lb, out=La)
+    rnd = np.matmul(left[sl], right, out=Lb)
+    bound = nat * tol.rtol
+    bound += rnd
+    dec = None
+    if dright is not None:
+        dec = dleft[sl] @ dright
+        rnd += dec           # rounding and declared error: what the logits may hide
+        fbound = bound + dec
+        bound -= 1.01 * dec  # "holds" pays for the declared error
+        used_up = (dec > 0) & (bound <= 0)
+        np.maximum(fbound, _TINY, out=fbound)
+    np.maximum(bound, _TINY, out=bound)
+    ratio = np.divide(diff, bound)
+    if dec is not None:
+        # a bound the declared error used up holds nothing
+        ratio[used_up] = np.inf
+        del used_up
+        fratio = np.divide(diff, fbound)
+        del fbound
+    else:
+        fratio = ratio
+    top = float(fratio.max()) if fratio.size else 0.0
+    any_fail |= top > tol.gap
+    redo = None
+    if float(ratio.max(initial=0.0)) > 1:
+        redo = (ratio > 1) & (fratio <= tol.gap)
+    rnd *= tol.gap
+    blind = rnd > nat
+    if blind.any():
+        blind &= ratio <= 1
+        redo = blind if redo is None else (redo | blind)
+    del nat, rnd, blind, dec, fratio
+    if redo is not None and redo.any():
+        r, c = np.nonzero(redo)
+        rows.append(r + i)
+        cols.append(c + j)
+        ratio[redo] = -1.0
+    k = int(np.argmax(ratio))
+    x, y = divmod(k, ratio.shape[1])
+    if ratio.flat[k] > worst[0]:
+        worst = (float(ratio.flat[k]), (i + x, j + y), float(diff.flat[k]), float(bound.flat[k]))
+    if diff.size:
+        # the largest difference in the models' own units: per row, the
+        # largest over the tokens scaled back, then the row's scale
+        with np.errstate(over="ignore"):
+            if scale_y is not None:
+                diff *= scale_y
+            else:
+                diff = np.ldexp(diff, e[None, :])
+            max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[sl]).max()))
+    return any_fail, worst, max_res
 
 
 def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int | None = None):
@@ -223,26 +202,10 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
         dleft = np.column_stack([2 * a.input_error * nFa, 2 * b.input_error * nFb, nFa, nFb])
     n = a.n
     starts = list(range(0, n, tile_tokens))
-    threads = workers() if threads is None else max(1, int(threads))
+    threads = th.workers() if threads is None else max(1, int(threads))
     threads = min(threads, len(starts)) if starts else 1
-
-    def run(j):
-        return _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol)
-
-    blas = _openblas()
-    if threads > 1:
-        # one BLAS thread per worker while they run (restored after)
-        before = int(blas[0]()) if blas is not None else None
-        try:
-            if before is not None:
-                blas[1](1)
-            with ThreadPoolExecutor(threads) as pool:
-                parts = list(pool.map(run, starts))
-        finally:
-            if before is not None:
-                blas[1](before)
-    else:
-        parts = [run(j) for j in starts]
+    parts = th.run_all(lambda j: _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol),
+                       starts, threads)
     out = TileResult(np.zeros(n, dtype=int))
     for j, (e, fail, worst, res, rows, cols) in zip(starts, parts):
         out.ey[j:j + e.size] = e

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from allornone.numeric import FloatModel, logit_tiles
+from allornone.numeric import FloatModel, logit_tiles, threads
 from allornone.numeric import equivalence as feq
 from allornone.numeric import linalg as fl
 from allornone.numeric.scale import b5_twin, random_model
@@ -134,7 +134,7 @@ def test_threads_give_the_verdict_witness_and_residual_of_one(monkeypatch):
     monkeypatch.setattr(feq, "_TILE_CONTEXTS", 64)
     out = {}
     for w in (1, 2, 5):
-        monkeypatch.setattr(logit_tiles, "WORKERS", w)
+        monkeypatch.setattr(threads, "WORKERS", w)
         out[w] = thm5.same_distribution(a, b)
     assert out[1].fails and out[1].detail["witness"][1] == 1234
     for w in (2, 5):

@@ -1,0 +1,188 @@
+"""The block passes on threads (``numeric.threads``): results in the tasks' order,
+one BLAS thread per task while a pool runs, and the same answers from the graded
+distances, the streamed Householder factor and the comparison whatever the
+number of threads."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+from allornone.numeric import FloatModel, factor, graded, threads
+from allornone.numeric.scale import random_model
+
+
+def test_results_come_in_the_order_of_the_tasks():
+    def slow_first(i):
+        if i == 0:
+            threading.Event().wait(0.05)
+        return i * i
+    assert threads.run_all(slow_first, range(7), 3) == [i * i for i in range(7)]
+    assert threads.run_all(slow_first, [], 3) == []
+
+
+def test_the_first_failing_task_in_order_raises():
+    def task(i):
+        if i in (2, 5):
+            raise ValueError(f"task {i}")
+        return i
+    with pytest.raises(ValueError, match="task 2"):
+        threads.run_all(task, range(8), 2)
+    with pytest.raises(ValueError, match="task 2"):
+        threads.run_all(task, range(8), 1)
+
+
+class _Controller:
+    """Stands for threadpoolctl's controller: records every count set."""
+
+    def __init__(self, n=4):
+        self.n, self.calls = n, []
+
+    def info(self):
+        return [{"num_threads": self.n}]
+
+    def limit(self, limits):
+        self.n = limits if isinstance(limits, int) else limits[0]["num_threads"]
+        self.calls.append(self.n)
+
+
+def test_a_pool_runs_blas_on_one_thread_and_restores_the_count(monkeypatch):
+    ctl = _Controller(4)
+    monkeypatch.setattr(threads, "_CONTROLLER", [ctl])
+    assert threads.workers() == 4
+    seen = threads.run_all(lambda _: ctl.n, range(6), 2)
+    assert seen == [1] * 6
+    assert ctl.calls == [1, 4] and ctl.n == 4
+    # one worker: the tasks run here and BLAS keeps its threads
+    assert threads.run_all(lambda _: ctl.n, range(3), 1) == [4, 4, 4]
+
+
+def test_the_real_blas_count_is_restored_after_a_pool():
+    before = threads.blas_threads()
+    if before is None:
+        pytest.skip("no BLAS that threadpoolctl can control")
+    threads.run_all(lambda x: x, range(4), 2)
+    assert threads.blas_threads() == before
+
+
+def test_pools_in_several_threads_at_once_restore_the_count(monkeypatch):
+    """Pools started and ended out of step (a threaded Dask cluster running
+    comparisons side by side): the count is one while any runs and what it was
+    once all are done -- not left at one by a pool that saved another's limit."""
+    ctl = _Controller(3)
+    monkeypatch.setattr(threads, "_CONTROLLER", [ctl])
+    go = [threading.Event() for _ in range(3)]
+    inside = [threading.Event() for _ in range(3)]
+
+    def worker(i):
+        with threads.one_blas_thread():
+            inside[i].set()
+            go[i].wait(5)
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    seen = []
+    for t, e in zip(ts, inside):
+        t.start()
+        e.wait(5)
+    for i in (1, 0, 2):              # leave in another order than they came
+        seen.append(ctl.n)
+        go[i].set()
+        ts[i].join()
+    assert seen == [1, 1, 1]
+    assert ctl.n == 3 and ctl.calls == [1, 3]
+
+
+def test_a_pool_inside_a_pool_sizes_itself_by_the_outer_count(monkeypatch):
+    monkeypatch.setattr(threads, "_CONTROLLER", [_Controller(4)])
+    inner = threads.run_all(lambda _: threads.workers(), range(2), 2)
+    assert inner == [4, 4]
+
+
+def _pair(seed=0, m=90, n=700, d=7, d2=9):
+    rng = np.random.default_rng(seed)
+    F, G = random_model(m, n, d, d - 1, d - 2, seed=rng)
+    F2 = rng.standard_normal((m, d2))
+    G2 = rng.standard_normal((n, d2))
+    return FloatModel(F, G), FloatModel(F2, G2)
+
+
+def test_distances_do_not_depend_on_the_number_of_threads(monkeypatch):
+    a, b = _pair()
+    out = {}
+    for w in (1, 2, 3):
+        monkeypatch.setattr(threads, "WORKERS", w)
+        # small blocks: many of them, merged in order
+        out[w] = graded.distances(a, b, both_ways=True, entries=3 * a.n * 4 * w)
+    ref = out[1]
+    for w in (2, 3):
+        d = out[w]
+        for key in ("max_abs_log_odds_diff", "witness", "kl_max", "tv_max", "kl_max_reverse"):
+            assert d[key] == ref[key], key
+        for key in ("rel_log_odds_diff", "kl_mean", "tv_mean", "kl_mean_reverse", "js_mean",
+                    "centred_log_odds_distance"):
+            assert d[key] == pytest.approx(ref[key], rel=1e-12), key
+    # and they are the distances of the whole logits at once
+    La = a.F @ a.G0.T
+    Lb = b.F @ b.G0.T
+    D = La - Lb
+    assert ref["max_abs_log_odds_diff"] == pytest.approx(np.abs(D).max(), rel=1e-12)
+    assert ref["rel_log_odds_diff"] == pytest.approx(np.linalg.norm(D) / np.linalg.norm(La), rel=1e-12)
+    lpa = La - scipy.special.logsumexp(La, axis=1, keepdims=True)
+    lpb = Lb - scipy.special.logsumexp(Lb, axis=1, keepdims=True)
+    kl = np.sum(np.exp(lpa) * (lpa - lpb), axis=1)
+    tv = 0.5 * np.abs(np.exp(lpa) - np.exp(lpb)).sum(axis=1)
+    assert ref["kl_mean"] == pytest.approx(kl.mean(), rel=1e-10)
+    assert ref["kl_max"] == pytest.approx(kl.max(), rel=1e-10)
+    assert ref["tv_mean"] == pytest.approx(tv.mean(), rel=1e-10)
+
+
+def test_streamed_householder_factor_is_the_same_on_any_number_of_threads(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((1000, 12))
+    X[:, 11] = X[:, 0] - X[:, 3]            # rank deficient: the Householder route
+    out = {}
+    for w in (1, 2):
+        monkeypatch.setattr(threads, "WORKERS", w)
+        t = factor.tall_r(lambda lo, hi: X[lo:hi].copy(), 1000, 12, step=64)
+        assert t.method == "householder"
+        out[w] = t.R
+    assert np.array_equal(out[1], out[2])
+    # a factor of X: R^T R = X^T X to rounding, and the same up to signs as one QR
+    assert np.allclose(out[1].T @ out[1], X.T @ X, rtol=0, atol=1e-11 * np.linalg.norm(X) ** 2)
+    R = scipy.linalg.qr(X, mode="r")[0][:12]
+    assert np.allclose(np.abs(out[1][:11]), np.abs(R[:11]), rtol=1e-9, atol=1e-9 * np.abs(R).max())
+
+
+def test_tpqrt_through_the_capsule_is_lapacks(monkeypatch):
+    rng = np.random.default_rng(4)
+    D = 9
+    for tri, rows in ((0, 40), (D, D)):
+        B = rng.standard_normal((rows, D))
+        if tri:
+            B = np.triu(B)
+        R0 = np.asfortranarray(np.triu(rng.standard_normal((D, D))))
+        ours = factor._tpqrt(tri, R0.copy(order="F"), np.asfortranarray(B.copy()))
+        ref, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R0,))
+        theirs = ref(tri, min(factor._TPQRT_NB, D), R0.copy(order="F"), np.asfortranarray(B.copy()))[0]
+        assert np.array_equal(np.triu(ours), np.triu(theirs))
+        # and it is a QR factorisation of [R0; B]
+        S = np.vstack([R0, B])
+        assert np.allclose(np.triu(ours).T @ np.triu(ours), S.T @ S, atol=1e-10 * np.linalg.norm(S) ** 2)
+
+
+def test_compare_gives_one_answer_on_any_number_of_threads(monkeypatch):
+    a, b = _pair(seed=5, m=120, n=900)
+    rng = np.random.default_rng(6)
+    T = rng.standard_normal((a.d, a.d))
+    c = FloatModel(a.F @ T, a.G @ np.linalg.inv(T).T)
+    out = {}
+    for w in (1, 2):
+        monkeypatch.setattr(threads, "WORKERS", w)
+        out[w] = (graded.compare(a, b), graded.compare(a, c))
+    for r1, r2 in zip(out[1], out[2]):
+        assert (r1.k, r1.k_decided, r1.el_verdicts, r1.witness) == (r2.k, r2.k_decided, r2.el_verdicts, r2.witness)
+        assert r1.max_abs_log_odds_diff == r2.max_abs_log_odds_diff
+        assert r1.wedin_bound == pytest.approx(r2.wedin_bound, rel=1e-9)
+    assert out[1][1].el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+    assert out[1][0].el_verdicts["EL2"] == "fails"
