@@ -37,6 +37,7 @@ True
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -46,7 +47,8 @@ import scipy.linalg
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
-from allornone.numeric.rows import RowSource, block_entries, blocks
+from allornone.numeric import threads as th
+from allornone.numeric.rows import RowSource, block_entries, read_rows
 from allornone.numeric import spectra as _spectra
 from allornone.numeric.spectra import Factored, Spectra, analyse, factor
 
@@ -114,13 +116,20 @@ def _add_sumsq(acc: list, X: np.ndarray) -> None:
     1e154 or 1e-160 neither overflow nor vanish."""
     v = float(np.vdot(X, X))
     if math.isfinite(v) and v >= 2.0 ** -900:
-        t, q = 1.0, v
-    else:
-        t = float(np.abs(X).max()) if X.size else 0.0
-        if t == 0.0:
-            return
-        Y = X / t
-        q = float(np.vdot(Y, Y))
+        _merge_sumsq(acc, [1.0, v])
+        return
+    t = float(np.abs(X).max()) if X.size else 0.0
+    if t == 0.0:
+        return
+    Y = X / t
+    _merge_sumsq(acc, [t, float(np.vdot(Y, Y))])
+
+
+def _merge_sumsq(acc: list, part: list) -> None:
+    """``acc += part``, both sums of squares in ``lassq``'s form ``[t, q]``."""
+    t, q = part
+    if q == 0.0:
+        return
     if acc[1] == 0.0:
         acc[:] = [t, q]
     elif t > acc[0]:
@@ -162,28 +171,40 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     """
     a.check_comparable(b)
     m, n, p = a.m, a.n, a.pivot
-    step = _rows_within(entries or BLOCK_ENTRIES, 3 * n, m)        # three n-wide buffers live at once
+    nw = th.workers()
+    # three n-wide buffers live at once per thread, within one budget for all of them
+    step = _rows_within((entries or BLOCK_ENTRIES) // nw, 3 * n, m)
     (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
     GaT, GbT = Ga.T, Gb.T
-    extra = {"kl_sum": 0.0, "kl_max": 0.0, "js_sum": 0.0, "sq": [0.0, 0.0]}
-    bufa, bufb, diff = np.empty((step, n)), np.empty((step, n)), np.empty((step, n))
     # the elementwise work goes through each block of logits a few rows at a time,
     # so that its dozen passes read rows still in the cache, not the whole block
     sub = max(1, min(step, CACHE_ENTRIES // max(n, 1)))
-    acc = {"worst": -1.0, "where": (0, 0), "e2": [0.0, 0.0], "l2": [0.0, 0.0], "kl_sum": 0.0, "tv_sum": 0.0,
-           "kl_max": 0.0, "tv_max": 0.0}
-    # overflowing logits are reported below as an error, not as warnings
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        for (i, Fa), (_, Fb) in zip(blocks(a.features, step), blocks(b.features, step)):
-            r = Fa.shape[0]
-            np.matmul(Fa, GaT, out=bufa[:r])
-            np.matmul(Fb, GbT, out=bufb[:r])
+    local = threading.local()
+
+    def block(i):
+        # a block of contexts on its own: its accumulators start empty and are
+        # merged in the blocks' order, so any number of threads gives one answer
+        if not hasattr(local, "bufs"):
+            local.bufs = tuple(np.empty((step, n)) for _ in range(3))
+        bufa, bufb, diff = local.bufs
+        r = min(m, i + step) - i
+        acc = _fresh_distances()
+        extra = _fresh_extra() if both_ways else None
+        # overflowing logits are reported below as an error, not as warnings
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            np.matmul(read_rows(a.features, i, i + r), GaT, out=bufa[:r])
+            np.matmul(read_rows(b.features, i, i + r), GbT, out=bufb[:r])
             for j in range(0, r, sub):
                 h = min(r, j + sub)
-                _block_distances(acc, extra if both_ways else None, bufa[j:h], bufb[j:h], diff[j:h],
-                                 i + j, n, p if shift_a else None, p if shift_b else None)
-            if progress is not None:
-                progress(i + r, m)
+                _block_distances(acc, extra, bufa[j:h], bufb[j:h], diff[j:h], i + j, n,
+                                 p if shift_a else None, p if shift_b else None)
+        return r, acc, extra
+
+    acc, extra = _fresh_distances(), _fresh_extra()
+    for i, (r, part, more) in zip(range(0, m, step), th.run_in_order(block, range(0, m, step), nw)):
+        _merge_distances(acc, part, extra, more)
+        if progress is not None:
+            progress(i + r, m)
     worst, where, e2, l2 = acc["worst"], acc["where"], acc["e2"], acc["l2"]
     kl_sum, tv_sum, kl_max, tv_max = acc["kl_sum"], acc["tv_sum"], acc["kl_max"], acc["tv_max"]
     out = {"max_abs_log_odds_diff": worst, "witness": {"x": where[0], "y": where[1],
@@ -196,6 +217,33 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
         out.update(kl_mean_reverse=extra["kl_sum"] / m, kl_max_reverse=extra["kl_max"], js_mean=extra["js_sum"] / m,
                    centred_log_odds_distance=sq[0] * math.sqrt(sq[1] / (m * n)) if sq[1] > 0 else 0.0)
     return out
+
+
+def _fresh_distances() -> dict:
+    return {"worst": -1.0, "where": (0, 0), "e2": [0.0, 0.0], "l2": [0.0, 0.0], "kl_sum": 0.0, "tv_sum": 0.0,
+            "kl_max": 0.0, "tv_max": 0.0}
+
+
+def _fresh_extra() -> dict:
+    return {"kl_sum": 0.0, "kl_max": 0.0, "js_sum": 0.0, "sq": [0.0, 0.0]}
+
+
+def _merge_distances(acc: dict, part: dict, extra: dict, more: dict | None) -> None:
+    """Adds a block's accumulators to the running ones (a later block's maximum
+    replaces an earlier one only when larger, as in one pass)."""
+    if part["worst"] > acc["worst"]:
+        acc["worst"], acc["where"] = part["worst"], part["where"]
+    for key in ("e2", "l2"):
+        _merge_sumsq(acc[key], part[key])
+    for key in ("kl_sum", "tv_sum"):
+        acc[key] += part[key]
+    for key in ("kl_max", "tv_max"):
+        acc[key] = max(acc[key], part[key])
+    if more is not None:
+        extra["kl_sum"] += more["kl_sum"]
+        extra["js_sum"] += more["js_sum"]
+        extra["kl_max"] = max(extra["kl_max"], more["kl_max"])
+        _merge_sumsq(extra["sq"], more["sq"])
 
 
 def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb) -> None:
@@ -554,13 +602,14 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     dist = distances(a, b, both_ways=both_ways)
     say("factoring both models (joint QR of the context and the token matrices)")
     fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
-    sa = analyse(a, tol, cut, k, fa)
-    sb = analyse(b, tol, "tolerance", None, fb)
+    # the rest is (d + d~)-sized: independent parts side by side where there are
+    # threads, each on one BLAS thread (two BLAS threads were slower on them)
+    sa, sb = th.run_all(lambda job: job(), [lambda: analyse(a, tol, cut, k, fa),
+                                            lambda: analyse(b, tol, "tolerance", None, fb)])
     kk = min(sa.k, fb.s.size)
-    say(f"subspace angles and Wedin bound at k = {kk}")
-    w = wedin_bound(a, b, kk, fa, fb)
-    say(f"certificate at k = {kk}")
-    cert = _certificate(a, b, kk, fa, fb)
+    say(f"subspace angles, Wedin bound and certificate at k = {kk}")
+    w, cert = th.run_all(lambda job: job(), [lambda: wedin_bound(a, b, kk, fa, fb),
+                                             lambda: _certificate(a, b, kk, fa, fb)])
     # a relative least-squares residual carries rounding of about u * size * condition
     size = max(a.m, a.n, a.d, b.d)
     conds = {n: (cert[n]["condition"] or 1.0) for n in ("A", "B")}

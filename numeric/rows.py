@@ -34,7 +34,7 @@ import os
 import numpy as np
 from allornone.errors import InputFormatError, NonFiniteValueError
 
-__all__ = ["BLOCK_ENTRIES", "RowSource", "block_entries", "blocks", "row_block"]
+__all__ = ["BLOCK_ENTRIES", "RowSource", "block_entries", "blocks", "read_rows", "row_block"]
 
 #: Entries of the largest block of rows (or of logits) formed at once.
 BLOCK_ENTRIES = 1 << 22
@@ -225,14 +225,18 @@ def check_finite(X: np.ndarray, where: str, first_row: int = 0) -> None:
                                   "allowed")
 
 
+def read_rows(F, lo: int, hi: int) -> np.ndarray:
+    """Rows ``lo:hi`` of ``F`` (a :class:`RowSource` or an array) as float64: a
+    view of a float64 array, a converted copy otherwise. Safe to call from
+    several threads at once (a file is opened per call)."""
+    if isinstance(F, RowSource):
+        return F.block(lo, hi)
+    return np.asarray(F[lo:hi], dtype=np.float64)
+
+
 def blocks(F, step: int):
-    """``(lo, block)`` over row blocks of ``step`` rows of ``F`` (a
-    :class:`RowSource` or an array), each block float64: a view of a float64
-    array, a converted copy otherwise."""
+    """``(lo, block)`` over row blocks of ``step`` rows of ``F``
+    (:func:`read_rows`)."""
     m = F.shape[0]
     for lo in range(0, m, step):
-        hi = min(m, lo + step)
-        if isinstance(F, RowSource):
-            yield lo, F.block(lo, hi)
-        else:
-            yield lo, np.asarray(F[lo:hi], dtype=np.float64)
+        yield lo, read_rows(F, lo, min(m, lo + step))
