@@ -74,11 +74,13 @@ matrix only cost the faster route.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+from allornone.numeric import threads as th
 
 __all__ = ["METHODS", "GRAM_BOUND", "Tall", "cholesky_qr2_condition", "condition_estimate", "gram_perturbation",
            "tall_r"]
@@ -91,6 +93,10 @@ PROBE_FACTOR = 16.0
 UNIT_ROUNDOFF = 2.0 ** -53
 #: Columns folded at once by ``tpqrt`` (its block size ``nb``).
 _TPQRT_NB = 64
+#: Row chunks of a Householder QR read in blocks: each folded into a triangle of
+#: its own (in parallel on :mod:`~allornone.numeric.threads`), then the triangles
+#: into one. Fixed, so that the factor does not depend on the number of threads.
+HOUSEHOLDER_CHUNKS = 2
 # the Gram matrix's entries must stay well inside binary64's normal range
 _LOW, _HIGH = 2.0 ** -900, 2.0 ** 900
 
@@ -272,17 +278,83 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
                 raise RuntimeError("Householder QR did not repeat its R on the same data")
             return Q
         return R, q
-    R = np.zeros((D, D), order="F")
-    tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))
-    for lo in range(0, rows, step):
-        hi = min(rows, lo + step)
-        B = np.array(block(lo, hi), dtype=np.float64, order="F")
-        R, _, _, info = tpqrt(0, min(_TPQRT_NB, D), R, B, overwrite_a=1, overwrite_b=1)
-        if info != 0:  # pragma: no cover - LAPACK argument errors only
-            raise RuntimeError(f"tpqrt failed (info = {info})")
-        if progress is not None and lo > 0:
-            progress(hi, rows)
+    # the blocks in a fixed number of chunks, each folded into a triangle of its
+    # own (on threads where there are several) and the triangles then into one:
+    # the factor is the same whatever the number of threads
+    nb = -(-rows // step)
+    c = max(1, min(HOUSEHOLDER_CHUNKS, nb // 2))
+    cuts = [min(rows, (j * nb // c) * step) for j in range(c + 1)]
+    lock = threading.Lock()
+    done = [0]
+
+    def fold(part):
+        lo0, hi0 = part
+        R = np.zeros((D, D), order="F")
+        for lo in range(lo0, hi0, step):
+            hi = min(hi0, lo + step)
+            R = _tpqrt(0, R, np.array(block(lo, hi), dtype=np.float64, order="F"))
+            if progress is not None:
+                with lock:
+                    done[0] += hi - lo
+                    if done[0] > hi - lo:
+                        progress(done[0], rows)
+        return R
+
+    parts = th.run_all(fold, list(zip(cuts[:-1], cuts[1:])))
+    R = parts[0]
+    for R2 in parts[1:]:
+        R = _tpqrt(D, R, np.asfortranarray(np.triu(R2)))   # R2 triangular: l = D rows of its pentagon
     return np.triu(R), None
+
+
+_LAPACK_TPQRT: list = []
+
+
+def _lapack_tpqrt():
+    """LAPACK's ``dtpqrt`` as SciPy links it (``scipy.linalg.cython_lapack``),
+    called through ctypes, which releases the interpreter lock during the call
+    (SciPy's own wrapper holds it, so two threads folding blocks ran one at a
+    time); None where the capsule cannot be read."""
+    if not _LAPACK_TPQRT:
+        fn = None
+        try:
+            import ctypes
+            from scipy.linalg import cython_lapack
+
+            cap = cython_lapack.__pyx_capi__["dtpqrt"]
+            name, ptr = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
+            name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+            ptr.restype, ptr.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+            i, p = ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
+            # dtpqrt(m, n, l, nb, a, lda, b, ldb, t, ldt, work, info), every int by reference
+            fn = ctypes.CFUNCTYPE(None, i, i, i, i, p, i, p, i, p, i, p, i)(ptr(cap, name(cap)))
+        except Exception:  # pragma: no cover - a SciPy without the capsule
+            fn = None
+        _LAPACK_TPQRT.append(fn)
+    return _LAPACK_TPQRT[0]
+
+
+def _tpqrt(tri: int, R: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """The triangle of the QR factorisation of ``[R; B]`` (LAPACK ``tpqrt``; the
+    last ``tri`` rows of ``B`` upper trapezoidal), into ``R``'s storage (``R``
+    Fortran-ordered ``D x D``; ``B`` is overwritten)."""
+    m, D = B.shape
+    nb = max(1, min(_TPQRT_NB, D))
+    fn = _lapack_tpqrt()
+    if fn is not None and R.flags.f_contiguous and R.dtype == np.float64 and m > 0 and D > 0:
+        import ctypes
+
+        B = np.asfortranarray(B, dtype=np.float64)
+        T, work, info = np.empty((nb, D), order="F"), np.empty(nb * D), ctypes.c_int(0)
+        ints = [ctypes.byref(ctypes.c_int(v)) for v in (m, D, tri, nb, D, m, nb)]
+        fn(*ints[:4], R.ctypes.data, ints[4], B.ctypes.data, ints[5], T.ctypes.data, ints[6], work.ctypes.data,
+           ctypes.byref(info))
+    else:
+        tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))
+        R, _, _, info = tpqrt(tri, nb, R, B, overwrite_a=1, overwrite_b=1)
+    if int(getattr(info, "value", info)) != 0:  # pragma: no cover - LAPACK argument errors only
+        raise RuntimeError(f"tpqrt failed (info = {getattr(info, 'value', info)})")
+    return R
 
 
 def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int,

@@ -120,6 +120,7 @@ import numpy as np
 from allornone.decision import Decision, Truth
 from allornone.numeric import equivalence as feq
 from allornone.numeric import linalg as fl
+from allornone.numeric import threads as th
 
 __all__ = ["BLOCK", "LAST_TIMES", "MIN_TOKENS", "PRODUCT_BOUND", "ROUTE", "WITNESS_TOKENS", "equivalence_parts", "use_gram"]
 
@@ -502,9 +503,9 @@ def _factor(a, b, tol) -> _Pair:
     del H
     ia, ib = np.arange(d), np.arange(d, D)
     clock("pass 1: Gram of [G_0, G~_0]")
-    spa = _split(He[:d, :d], colsq_e[ia], nz[ia], nblocks, tol)
-    spb = _split(He[d:, d:], colsq_e[ib], nz[ib], nblocks, tol)
-    joint = _split(He, colsq_e, nz, nblocks, tol)
+    # three independent eigen-decompositions: side by side where there are threads
+    spa, spb, joint = th.run_all(lambda args: _split(*args, nblocks, tol), [
+        (He[:d, :d], colsq_e[ia], nz[ia]), (He[d:, d:], colsq_e[ib], nz[ib]), (He, colsq_e, nz)])
     # The joint null estimate contains the two models' own ((V_2a; 0), (0; V_2b))
     # up to the Gram's accuracy: those are measured by the models' own products,
     # and only the rest ("cross") by a joint product. (The models' own V_2 are
@@ -550,8 +551,8 @@ def _factor(a, b, tol) -> _Pair:
         joint.y2 = math.sqrt(spa.y2 ** 2 + spb.y2 ** 2 + joint.y2 ** 2)
         joint.products = 3
     clock("eigen-splits")
-    sa = _structure(a, spa, ec[ia], colsq_e[ia], errsq_e[ia], n, tol)
-    sb = _structure(b, spb, ec[ib], colsq_e[ib], errsq_e[ib], n, tol)
+    sa, sb = th.run_all(lambda args: _structure(*args, n, tol), [
+        (a, spa, ec[ia], colsq_e[ia], errsq_e[ia]), (b, spb, ec[ib], colsq_e[ib], errsq_e[ib])])
     clock("structures (F sides, k, M, N)")
     return _Pair(Ea, Eb, ec, colsq_e, errsq_e, joint, sa, sb, n, ey_max, spa, spb, cross_sq)
 

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.linalg
 
 from allornone.errors import InputFormatError, NonFiniteValueError
+from allornone.numeric import threads as th
 from allornone.numeric.factor import Tall, tall_r
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance, svd_noise
 from allornone.numeric.rows import RowSource, row_block
@@ -280,17 +281,20 @@ def factor_pair(a, b, progress=None, method: str | None = None) -> tuple[Factore
     """
     a.check_comparable(b)
     d1 = a.d
-    tc = _context_factor([a.features, b.features], a.m, method)
-    tt = _token_factor([a, b], progress, method)
+    # the two sides at once where there are threads (the token side's row chunks
+    # on threads of their own): each is the same as when made alone
+    tc, tt = th.run_all(lambda side: side(), [lambda: _context_factor([a.features, b.features], a.m, method),
+                                              lambda: _token_factor([a, b], progress, method)])
     R_c, R_t = tc.R, tt.R
-    out = []
-    for cols in (slice(0, d1), slice(d1, None)):
+
+    def model(cols):
         W_F, R_F = _thin_qr(R_c[:, cols])
         W_G, R_G = _thin_qr(R_t[:, cols])
         U, s, Vt, s0, e = _core_svd(R_F, R_G)
-        out.append(Factored(s, R_F, R_G, U, Vt, W_F, W_G, s0, e, q_context=tc.q,
-                            methods={"context": tc.method, "token": tt.method}))
-    return out[0], out[1]
+        return Factored(s, R_F, R_G, U, Vt, W_F, W_G, s0, e, q_context=tc.q,
+                        methods={"context": tc.method, "token": tt.method})
+    fa, fb = th.run_all(model, [slice(0, d1), slice(d1, None)])
+    return fa, fb
 
 
 def rank_profile(s: np.ndarray, taus=None) -> list[tuple[float, int]]:
