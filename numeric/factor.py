@@ -185,31 +185,61 @@ def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, pro
           fresh: bool = False, probe=None) -> np.ndarray | None:
     """``X^T X`` (``R1`` None) or ``(X R1^{-1})^T (X R1^{-1})``, a block at a time.
     ``probe(A)`` is asked once, on the Gram matrix of the first blocks that hold
-    ``2 D`` rows or more, unless that is all of them; None when it says no."""
-    A = np.zeros((D, D))
-    part = np.empty((D, D))
-    trsm = scipy.linalg.get_blas_funcs("trsm", (A,)) if R1 is not None else None
+    ``2 D`` rows or more, unless that is all of them; None when it says no.
+    The blocks after those run in the chunks of :func:`_chunks` (on threads
+    where there are several), each summed apart and the sums then added in
+    order: the same matrix whatever the number of threads."""
     R1f = np.asfortranarray(R1) if R1 is not None else None
-    for lo in range(0, rows, step):
-        hi = min(rows, lo + step)
-        X = block(lo, hi)
-        if R1 is None or (fresh and X.dtype == np.float64 and X.flags.c_contiguous):
-            X = np.asarray(X, dtype=np.float64)
-        else:
-            X = np.array(X, dtype=np.float64, order="C")   # a copy: solved in place
-        if R1 is not None:
-            # X R1^{-1} in place: X is C-ordered, so X^T is Fortran-ordered and
-            # R1^{-T} X^T is one trsm from the left on it
-            X = trsm(1.0, R1f, X.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
-        np.matmul(X.T, X, out=part)        # numpy hands X^T X to syrk
-        A += part
-        if probe is not None and hi >= 2 * D and hi < rows:
-            if not probe(A):
+    lock, done = threading.Lock(), [0]
+
+    def add(A, lo0, hi0):
+        part = np.empty((D, D))
+        for lo in range(lo0, hi0, step):
+            hi = min(hi0, lo + step)
+            X = block(lo, hi)
+            if R1 is None or (fresh and X.dtype == np.float64 and X.flags.c_contiguous):
+                X = np.asarray(X, dtype=np.float64)
+            else:
+                X = np.array(X, dtype=np.float64, order="C")   # a copy: solved in place
+            if R1 is not None:
+                # X R1^{-1} in place: X is C-ordered, so X^T is Fortran-ordered and
+                # R1^{-T} X^T is one trsm from the left on it
+                _trsm_left_upper_t(R1f, X.T)
+            np.matmul(X.T, X, out=part)        # numpy hands X^T X to syrk
+            A += part
+            if progress is not None:
+                with lock:
+                    done[0] += hi - lo
+                    if done[0] > hi - lo:
+                        progress(done[0], rows)
+        return A
+
+    A0 = np.zeros((D, D))
+    start = 0
+    if probe is not None:
+        first = min(rows, -(-2 * D // step) * step)     # the first block boundary at 2 D rows or more
+        if first < rows:
+            add(A0, 0, first)
+            if not probe(A0):
                 return None
-            probe = None
-        if progress is not None and lo > 0:
-            progress(hi, rows)
+            start = first
+    cuts = [max(c, start) for c in _chunks(rows, step)]
+    cuts[0] = start
+    parts = th.run_all(lambda k: add(A0 if k == 0 else np.zeros((D, D)), cuts[k], cuts[k + 1]),
+                       range(len(cuts) - 1))
+    A = parts[0]
+    for P in parts[1:]:
+        A += P
     return A
+
+
+def _chunks(rows: int, step: int) -> list[int]:
+    """Row boundaries of the chunks a pass in blocks of ``step`` rows is split
+    into (:data:`HOUSEHOLDER_CHUNKS` of them when there are at least twice as
+    many blocks), on block boundaries: they depend on the sizes alone."""
+    nb = -(-rows // step)
+    c = max(1, min(HOUSEHOLDER_CHUNKS, nb // 2))
+    return [min(rows, (j * nb // c) * step) for j in range(c + 1)]
 
 
 def _cholesky(A: np.ndarray) -> np.ndarray | None:
@@ -281,9 +311,7 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
     # the blocks in a fixed number of chunks, each folded into a triangle of its
     # own (on threads where there are several) and the triangles then into one:
     # the factor is the same whatever the number of threads
-    nb = -(-rows // step)
-    c = max(1, min(HOUSEHOLDER_CHUNKS, nb // 2))
-    cuts = [min(rows, (j * nb // c) * step) for j in range(c + 1)]
+    cuts = _chunks(rows, step)
     lock = threading.Lock()
     done = [0]
 
@@ -307,31 +335,63 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
     return np.triu(R), None
 
 
-_LAPACK_TPQRT: list = []
+_CAPSULES: dict = {}
 
 
-def _lapack_tpqrt():
-    """LAPACK's ``dtpqrt`` as SciPy links it (``scipy.linalg.cython_lapack``),
-    called through ctypes, which releases the interpreter lock during the call
-    (SciPy's own wrapper holds it, so two threads folding blocks ran one at a
-    time); None where the capsule cannot be read."""
-    if not _LAPACK_TPQRT:
+def _capsule(module: str, name: str, *args):
+    """The BLAS or LAPACK routine ``name`` as SciPy links it (its
+    ``cython_blas`` / ``cython_lapack`` capsule), as a ctypes function with
+    arguments ``args``, or None where the capsule cannot be read. A ctypes call
+    releases the interpreter lock, where SciPy's own wrappers of ``tpqrt`` and
+    ``trsm`` hold it (two threads folding blocks ran one at a time)."""
+    key = (module, name)
+    if key not in _CAPSULES:
         fn = None
         try:
             import ctypes
-            from scipy.linalg import cython_lapack
+            import importlib
 
-            cap = cython_lapack.__pyx_capi__["dtpqrt"]
-            name, ptr = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
-            name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-            ptr.restype, ptr.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-            i, p = ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
-            # dtpqrt(m, n, l, nb, a, lda, b, ldb, t, ldt, work, info), every int by reference
-            fn = ctypes.CFUNCTYPE(None, i, i, i, i, p, i, p, i, p, i, p, i)(ptr(cap, name(cap)))
+            cap = importlib.import_module(f"scipy.linalg.{module}").__pyx_capi__[name]
+            get_name, get_ptr = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
+            get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+            get_ptr.restype, get_ptr.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+            fn = ctypes.CFUNCTYPE(None, *args)(get_ptr(cap, get_name(cap)))
         except Exception:  # pragma: no cover - a SciPy without the capsule
             fn = None
-        _LAPACK_TPQRT.append(fn)
-    return _LAPACK_TPQRT[0]
+        _CAPSULES[key] = fn
+    return _CAPSULES[key]
+
+
+def _ints(*values):
+    import ctypes
+
+    return [ctypes.byref(ctypes.c_int(int(v))) for v in values]
+
+
+def _lapack_tpqrt():
+    import ctypes
+
+    i, p = ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
+    # dtpqrt(m, n, l, nb, a, lda, b, ldb, t, ldt, work, info), every int by reference
+    return _capsule("cython_lapack", "dtpqrt", i, i, i, i, p, i, p, i, p, i, p, i)
+
+
+def _trsm_left_upper_t(R: np.ndarray, B: np.ndarray) -> None:
+    """``B <- R^{-T} B`` in place (BLAS ``dtrsm``: left, upper, transposed),
+    ``R`` ``D x D`` and ``B`` ``D x k`` both Fortran-ordered."""
+    import ctypes
+
+    c, i, p = ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
+    fn = _capsule("cython_blas", "dtrsm", c, c, c, c, i, i, ctypes.POINTER(ctypes.c_double), p, i, p, i)
+    D, k = B.shape
+    if fn is None or not (B.flags.f_contiguous and R.flags.f_contiguous) or 0 in (D, k):
+        trsm = scipy.linalg.get_blas_funcs("trsm", (R,))
+        out = trsm(1.0, R, B, side=0, lower=0, trans_a=1, overwrite_b=1)
+        if out is not B and B.size:
+            B[...] = out
+        return
+    m_, n_, lda, ldb = _ints(D, k, R.shape[0], D)
+    fn(b"L", b"U", b"T", b"N", m_, n_, ctypes.byref(ctypes.c_double(1.0)), R.ctypes.data, lda, B.ctypes.data, ldb)
 
 
 def _tpqrt(tri: int, R: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -346,8 +406,8 @@ def _tpqrt(tri: int, R: np.ndarray, B: np.ndarray) -> np.ndarray:
 
         B = np.asfortranarray(B, dtype=np.float64)
         T, work, info = np.empty((nb, D), order="F"), np.empty(nb * D), ctypes.c_int(0)
-        ints = [ctypes.byref(ctypes.c_int(v)) for v in (m, D, tri, nb, D, m, nb)]
-        fn(*ints[:4], R.ctypes.data, ints[4], B.ctypes.data, ints[5], T.ctypes.data, ints[6], work.ctypes.data,
+        m_, n_, l_, nb_, lda, ldb, ldt = _ints(m, D, tri, nb, D, m, nb)
+        fn(m_, n_, l_, nb_, R.ctypes.data, lda, B.ctypes.data, ldb, T.ctypes.data, ldt, work.ctypes.data,
            ctypes.byref(info))
     else:
         tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))

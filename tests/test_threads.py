@@ -171,6 +171,34 @@ def test_tpqrt_through_the_capsule_is_lapacks(monkeypatch):
         assert np.allclose(np.triu(ours).T @ np.triu(ours), S.T @ S, atol=1e-10 * np.linalg.norm(S) ** 2)
 
 
+def test_trsm_through_the_capsule_is_blas():
+    rng = np.random.default_rng(7)
+    R = np.asfortranarray(np.triu(rng.standard_normal((11, 11))) + 4 * np.eye(11))
+    X = rng.standard_normal((50, 11))
+    Y = X.copy()
+    factor._trsm_left_upper_t(R, Y.T)          # Y <- Y R^{-1}
+    ref, = scipy.linalg.get_blas_funcs(("trsm",), (R,))
+    Z = ref(1.0, R, np.asfortranarray(X.T), side=0, lower=0, trans_a=1).T
+    assert np.array_equal(Y, Z)
+    assert np.allclose(Y @ R, X, atol=1e-12)
+
+
+@pytest.mark.parametrize("second", [False, True])
+def test_gram_passes_are_the_same_on_any_number_of_threads(monkeypatch, second):
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((1000, 12))
+    R1 = np.linalg.cholesky(X.T @ X).T if second else None
+    out = {}
+    for w in (1, 2):
+        monkeypatch.setattr(threads, "WORKERS", w)
+        out[w] = factor._gram(lambda lo, hi: X[lo:hi].copy(), 1000, 12, 64, R1=R1, probe=lambda A: True)
+    assert np.array_equal(out[1], out[2])
+    Q = X if R1 is None else X @ np.linalg.inv(R1)
+    assert np.allclose(out[1], Q.T @ Q, rtol=1e-12, atol=1e-10)
+    # a probe that says no stops the pass on the first blocks
+    assert factor._gram(lambda lo, hi: X[lo:hi].copy(), 1000, 12, 64, probe=lambda A: False) is None
+
+
 def test_compare_gives_one_answer_on_any_number_of_threads(monkeypatch):
     a, b = _pair(seed=5, m=120, n=900)
     rng = np.random.default_rng(6)
