@@ -302,8 +302,10 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
 
         def q():
             # Householder QR again on the same block: the same R, and its Q (the
-            # reflectors are not held meanwhile, an array of the matrix's size)
-            Q, R2 = qr("economic")
+            # reflectors are not held meanwhile, an array of the matrix's size),
+            # on one BLAS thread as the first
+            with th.one_blas_thread():
+                Q, R2 = qr("economic")
             if not np.array_equal(R2[:D], R):
                 raise RuntimeError("Householder QR did not repeat its R on the same data")
             return Q
@@ -433,6 +435,14 @@ def tall_r(block: Callable[[int, int], np.ndarray], rows: int, D: int, step: int
     CholeskyQR2, then Householder QR, where its bound fails). ``fresh``:
     ``block`` returns a new float64 array on each call, which may then be
     overwritten."""
+    # every route on one BLAS thread (its row chunks on threads of their own):
+    # LAPACK's rounding depends on BLAS's thread count, and the factor -- and Q,
+    # made again later from the same rows -- must not
+    with th.one_blas_thread():
+        return _tall_r(block, rows, D, step, progress, keep_q, method, fresh)
+
+
+def _tall_r(block, rows, D, step, progress, keep_q, method, fresh) -> Tall:
     step = max(int(step), D, 1)
     if rows <= 2 * step:
         step = rows                    # one block: nothing to stream

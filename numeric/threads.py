@@ -73,7 +73,8 @@ def workers() -> int:
     thread count (1 where it cannot be set: BLAS then keeps its threads)."""
     if WORKERS is not None:
         return max(1, int(WORKERS))
-    n = _OUTER[0] if _OUTER else blas_threads()
+    outer = _OUTER[:1]               # one read: another pool may end meanwhile
+    n = outer[0] if outer else blas_threads()
     return max(1, n) if n is not None else 1
 
 
@@ -104,13 +105,17 @@ def one_blas_thread(active: bool = True):
 def run_in_order(task: Callable, items: Iterable, workers_: int | None = None) -> Iterator:
     """``task(item)`` for every item, yielded in the items' order as each is
     done; on ``workers_`` threads (default :func:`workers`), each BLAS call on
-    one thread. At most ``2 workers_`` tasks are started ahead of the one
+    one thread (also when ``workers_`` is one, so that the results do not
+    depend on the count). At most ``2 workers_`` tasks are started ahead of the one
     yielded, so what they hold stays bounded. An exception is raised where its
     task's result would have been yielded."""
     n = workers() if workers_ is None else max(1, int(workers_))
     if n == 1:
-        for item in items:
-            yield task(item)
+        # one BLAS thread here too: LAPACK's and BLAS's rounding may depend on
+        # their thread count, and the tasks must not
+        with one_blas_thread():
+            for item in items:
+                yield task(item)
         return
     with one_blas_thread(), ThreadPoolExecutor(n) as pool:
         pending = []
