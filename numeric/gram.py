@@ -197,41 +197,46 @@ def _token_exponents(Ga: np.ndarray, Gb: np.ndarray, Ea: int, Eb: int) -> np.nda
     return np.maximum(ra, rb).astype(int)
 
 
-def _blocks(a, b, Ea: int, Eb: int, ey_all: np.ndarray | None = None):
-    """Blocks ``(i, e_y, X, Isq)`` of the scaled ``X = [G_0, G~_0]``; ``Isq``: per
-    column, the sum over the block of the squared declared input error
-    ``input_error (|g(y)| + |g(y_0)|)`` (None when no model declares one; the
-    subtraction's own error, at most ``u / (1 - u) |G_0|``, is added from the
-    column norms by :func:`_factor`). With ``ey_all`` (the token exponents of a
-    first pass) only ``X`` is formed."""
+def _blocks(a, b, Ea: int, Eb: int, work, ey_all: np.ndarray | None = None):
+    """``work(i, e_y, X, Isq)`` on every block of the scaled ``X = [G_0, G~_0]``,
+    its results yielded in the blocks' order; ``Isq``: per column, the sum over
+    the block of the squared declared input error ``input_error (|g(y)| +
+    |g(y_0)|)`` (None when no model declares one; the subtraction's own error,
+    at most ``u / (1 - u) |G_0|``, is added from the column norms by
+    :func:`_factor`). With ``ey_all`` (the token exponents of a first pass) only
+    ``X`` is formed. The blocks run on threads (:mod:`~allornone.numeric.threads`);
+    the callers fold the results in order, as one pass would."""
+    return th.run_in_order(lambda i: work(*_block_at(a, b, Ea, Eb, i, ey_all)), range(0, a.n, BLOCK))
+
+
+def _block_at(a, b, Ea: int, Eb: int, i: int, ey_all: np.ndarray | None):
     ga, gb = a.G[a.pivot], b.G[b.pivot]
     d, D = a.d, a.d + b.d
-    for i in range(0, a.n, BLOCK):
-        Ga, Gb = a.G[i:i + BLOCK], b.G[i:i + BLOCK]
-        X = np.empty((Ga.shape[0], D))
-        np.subtract(Ga, ga, out=X[:, :d])
-        np.subtract(Gb, gb, out=X[:, d:])
-        if ey_all is None:
-            ey = _token_exponents(X[:, :d], X[:, d:], Ea, Eb)
-        else:
-            ey = ey_all[i:i + BLOCK]
-        ta, tb = -ey - Ea, -ey - Eb
-        if np.all(np.abs(ta) < 1000) and np.all(np.abs(tb) < 1000):
-            # multiplying by a power of two is exact (and much faster than ldexp)
-            X[:, :d] *= np.ldexp(1.0, ta)[:, None]
-            X[:, d:] *= np.ldexp(1.0, tb)[:, None]
-        else:
-            X[:, :d] = np.ldexp(X[:, :d], ta[:, None])
-            X[:, d:] = np.ldexp(X[:, d:], tb[:, None])
-        Isq = None
-        if ey_all is None and (a.input_error or b.input_error):
-            Isq = np.zeros(D)
-            for M, g, ie, t, cols in ((Ga, ga, a.input_error, ta, slice(0, d)),
-                                      (Gb, gb, b.input_error, tb, slice(d, D))):
-                if ie:
-                    In = np.ldexp(ie * (np.abs(M) + np.abs(g)), t[:, None])
-                    Isq[cols] = np.einsum("ij,ij->j", In, In)
-        yield i, ey, X, Isq
+    Ga, Gb = a.G[i:i + BLOCK], b.G[i:i + BLOCK]
+    X = np.empty((Ga.shape[0], D))
+    np.subtract(Ga, ga, out=X[:, :d])
+    np.subtract(Gb, gb, out=X[:, d:])
+    if ey_all is None:
+        ey = _token_exponents(X[:, :d], X[:, d:], Ea, Eb)
+    else:
+        ey = ey_all[i:i + BLOCK]
+    ta, tb = -ey - Ea, -ey - Eb
+    if np.all(np.abs(ta) < 1000) and np.all(np.abs(tb) < 1000):
+        # multiplying by a power of two is exact (and much faster than ldexp)
+        X[:, :d] *= np.ldexp(1.0, ta)[:, None]
+        X[:, d:] *= np.ldexp(1.0, tb)[:, None]
+    else:
+        X[:, :d] = np.ldexp(X[:, :d], ta[:, None])
+        X[:, d:] = np.ldexp(X[:, d:], tb[:, None])
+    Isq = None
+    if ey_all is None and (a.input_error or b.input_error):
+        Isq = np.zeros(D)
+        for M, g, ie, t, cols in ((Ga, ga, a.input_error, ta, slice(0, d)),
+                                  (Gb, gb, b.input_error, tb, slice(d, D))):
+            if ie:
+                In = np.ldexp(ie * (np.abs(M) + np.abs(g)), t[:, None])
+                Isq[cols] = np.einsum("ij,ij->j", In, In)
+    return i, ey, X, Isq
 
 
 @dataclass
@@ -479,9 +484,10 @@ def _factor(a, b, tol) -> _Pair:
     ey_all = np.empty(n, dtype=int)
     nblocks = 0
     inputs = False
-    for i, ey, X, Isq in _blocks(a, b, Ea, Eb):
+    # each block's Gram on its own, added in the blocks' order (as one pass would)
+    for i, ey, XtX, Isq in _blocks(a, b, Ea, Eb, lambda i, ey, X, Isq: (i, ey, X.T @ X, Isq)):
         ey_all[i:i + ey.size] = ey
-        H += X.T @ X
+        H += XtX
         if Isq is not None:
             errsq += Isq
             inputs = True
@@ -522,18 +528,25 @@ def _factor(a, b, tol) -> _Pair:
     # per token, what it carries of the shared null directions: where two
     # models that differ differ (the tokens checked first for a witness)
     cross_sq = np.zeros(n)
-    for i, _, X, _ in _blocks(a, b, Ea, Eb, ey_all):
-        if V2a.shape[1]:
-            Y = X[:, Ja] @ V2a
-            ya += float(np.einsum("ij,ij->", Y, Y))
-            Ca += X[:, Ja].T @ Y
-        if V2b.shape[1]:
-            Y = X[:, Jb] @ V2b
-            yb += float(np.einsum("ij,ij->", Y, Y))
-            Cb += X[:, Jb].T @ Y
+    def products(i, _, X, __):
+        out = [i, None, None, None]
+        for k, (J, V2) in enumerate(((Ja, V2a), (Jb, V2b))):
+            if V2.shape[1]:
+                Y = X[:, J] @ V2
+                out[k + 1] = (float(np.einsum("ij,ij->", Y, Y)), X[:, J].T @ Y)
         if V2j.shape[1]:
             Y = X[:, Jj] @ V2j
-            t = np.einsum("ij,ij->i", Y, Y)
+            out[3] = np.einsum("ij,ij->i", Y, Y)
+        return out
+
+    for i, pa, pb, t in _blocks(a, b, Ea, Eb, products, ey_all):
+        if pa is not None:
+            ya += pa[0]
+            Ca += pa[1]
+        if pb is not None:
+            yb += pb[0]
+            Cb += pb[1]
+        if t is not None:
             yj += float(t.sum())
             cross_sq[i:i + t.size] = t
     # the sums of squares are accurate to gamma relatively: upper bounds
@@ -761,15 +774,13 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
     on, on_t = bool(np.any(sa.P_N)), bool(np.any(sb.P_N))
     ga, gb = a.G[a.pivot], b.G[b.pivot]
     nga, ngb = float(np.linalg.norm(ga)), float(np.linalg.norm(gb))
-    res, nat, err = [], [], []
     sub = _U / (1 - _U)
-    for i, ey, X, _ in _blocks(a, b, P.Ea, P.Eb):
+
+    def rows(i, ey, X, _):
         Xa, Xb = X[:, :d], X[:, d:]
         Y = Xa @ sa.P_N
         Z = Xb @ sb.P_N
         WZ = Z @ W.T
-        res.append(np.linalg.norm(Y - WZ, axis=1))
-        nat.append(np.linalg.norm(Y, axis=1) + np.linalg.norm(WZ, axis=1))
         nxa, nxb = np.linalg.norm(Xa, axis=1), np.linalg.norm(Xb, axis=1)
         ea, eb = sub * nxa, sub * nxb
         if a.input_error:
@@ -777,8 +788,11 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
         if b.input_error:
             eb = eb + b.input_error * (np.linalg.norm(b.G[i:i + X.shape[0]], axis=1) + ngb) * np.ldexp(1.0, -ey - P.Eb)
         zero = np.zeros(X.shape[0])
-        err.append(feq.column_errors(eN, tN, c, nxa if on else zero, ea if on else zero, nxb if on_t else zero,
-                                     eb if on_t else zero, nW, dW, np.linalg.norm(Z, axis=1)))
+        return (np.linalg.norm(Y - WZ, axis=1), np.linalg.norm(Y, axis=1) + np.linalg.norm(WZ, axis=1),
+                feq.column_errors(eN, tN, c, nxa if on else zero, ea if on else zero, nxb if on_t else zero,
+                                  eb if on_t else zero, nW, dW, np.linalg.norm(Z, axis=1)))
+
+    res, nat, err = zip(*_blocks(a, b, P.Ea, P.Eb, rows)) if a.n else ((np.zeros(0),),) * 3
     out = feq._columns(tol, np.concatenate(res), np.concatenate(nat), np.concatenate(err))
     out.detail["route"] = "gram, token by token"
     return out

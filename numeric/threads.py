@@ -25,6 +25,7 @@ its tasks do not depend on the count.
 """
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -106,7 +107,7 @@ def run_in_order(task: Callable, items: Iterable, workers_: int | None = None) -
     """``task(item)`` for every item, yielded in the items' order as each is
     done; on ``workers_`` threads (default :func:`workers`), each BLAS call on
     one thread (also when ``workers_`` is one, so that the results do not
-    depend on the count). At most ``2 workers_`` tasks are started ahead of the one
+    depend on the count). At most ``workers_ + 1`` tasks are started ahead of the one
     yielded, so what they hold stays bounded. An exception is raised where its
     task's result would have been yielded."""
     n = workers() if workers_ is None else max(1, int(workers_))
@@ -121,8 +122,8 @@ def run_in_order(task: Callable, items: Iterable, workers_: int | None = None) -
         pending = []
         it = iter(items)
         for item in it:
-            pending.append(pool.submit(task, item))
-            if len(pending) >= 2 * n:
+            pending.append(_submit(pool, task, item))
+            if len(pending) >= n + 1:
                 break
         while pending:
             fut = pending.pop(0)
@@ -133,9 +134,16 @@ def run_in_order(task: Callable, items: Iterable, workers_: int | None = None) -
                     f.cancel()
                 raise
             for item in it:
-                pending.append(pool.submit(task, item))
+                pending.append(_submit(pool, task, item))
                 break
             yield result
+
+
+def _submit(pool, task, item):
+    # the task runs in a copy of the caller's context: NumPy keeps its error
+    # state (np.errstate) there, and a new thread would otherwise start from
+    # the defaults -- warnings the caller silenced, errors it asked for, lost
+    return pool.submit(contextvars.copy_context().run, task, item)
 
 
 def run_all(task: Callable, items: Iterable, workers: int | None = None) -> list:

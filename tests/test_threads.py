@@ -5,6 +5,7 @@ number of threads."""
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -46,6 +47,18 @@ class _Controller:
     def limit(self, limits):
         self.n = limits if isinstance(limits, int) else limits[0]["num_threads"]
         self.calls.append(self.n)
+
+
+@pytest.mark.parametrize("w", [1, 2])
+def test_tasks_keep_the_callers_numpy_error_state(w):
+    def task(x):
+        return np.ones(2) / x
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            threads.run_all(task, [1.0, 0.0, 2.0], w)
+    with np.errstate(divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isinf(threads.run_all(task, [0.0, 0.0], w)[1]).all()
 
 
 def test_a_pool_runs_blas_on_one_thread_and_restores_the_count(monkeypatch):
