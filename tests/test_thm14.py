@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from allornone.decision import Truth
@@ -215,6 +215,9 @@ def test_float_never_contradicts_exact(shape):
 
 @FAST
 @given(shapes)
+# a Γ~ computed in floats whose error showed as a column off the regressors' span
+# when the twin's fit was re-decided on Γ~ taken as exact ("fails", ranks 3 and 4)
+@example((6701, 2, 1, 1, "M", 2, 1))
 def test_float_transport_agrees(shape):
     inst, twin = _planted(shape[0], shape[1], shape[2], shape[3], "M", shape[5], shape[6])
     fm, ft = inst.model.to_float(), twin.to_float()

@@ -641,7 +641,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
                              "(Appendix D.1); Theorem 14 does not transport it")
     if not gamma_in_N(model, result.gamma, _computed=True).holds:
         raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
-    gt, gt_decided, gt_error, _ = _transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error, gt_readout = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
     bt = Pt @ cert.B.T @ result.b
@@ -651,7 +651,10 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     scale = max(be.scale(FS, Wt.T), be.scale(FT, Pt), be.scale(bt))
     # Wt = Pt Wt and bt = Pt bt, so the fitted readouts need no further projection.
     decision = be.is_zero(FT @ Pt - FS @ Wt.T - _ones(be, len(pairs)) @ bt.T, scale)
-    verified = relational_linearity(twin, pairs, gt, "M")
+    # Γ~ computed in floats is known to within its error, which the twin's
+    # readouts on it carry (and Γ~ ⊆ Ñ by construction)
+    verified = relational_linearity(twin, pairs, gt, "M", gamma_error=gt_readout, gamma_in_N=True)
+    on_original(verified, model, twin, pairs, "M", result.gamma)
     gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
     if not gt_decided:
         decision = _undecided(decision)
@@ -659,6 +662,25 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, verified.regressor_rank,
                                     verified.trivial, Wt, bt, gq, gt_decided and ok, verified.rank_decided, scale)
     return Transported(gt, Wt, bt, decision, as_result, verified)
+
+
+def on_original(r: RelationalLinearity, model, twin, pairs, reading: str, gamma) -> bool:
+    """A float twin's fit on its transported ``Γ~`` decided on what it reads
+    there, which is what ``model`` reads on ``Γ`` (``ũ^T f~(x) = (B* ũ)^T f(x)``,
+    given ``L = L~`` and ``Γ ⊆ N``, which the caller has established): the
+    consistency of products of the twin's regressors and the model's readouts
+    (:func:`~allornone.numeric.relational.readout_fit`), not of a computed
+    ``Γ~`` taken as exact. Updates ``r`` in place when that decides; says
+    whether it did."""
+    if twin.backend.exact:
+        return False
+    shown = fr.readout_fit(twin, pairs, reading, ("gamma", gamma), source=model)
+    if shown is None or shown.undecided:
+        return False
+    if shown.holds and not r.decision.holds:
+        r.decided = False   # W and Γ~_q were not read off a fit that held
+    r.decision = Decision(shown.truth, shown.residual, shown.tolerance, {**r.decision.detail, **shown.detail})
+    return True
 
 
 # -- implied properties -----------------------------------------------------------------

@@ -145,16 +145,10 @@ def _analyse(models, params) -> _Analysis:
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             # (a witness's does not rest on that basis)
             keep = gt_decided or not name or "witness" in r.decision.detail
-            if name and not a.backend.exact and in_N.holds and same.holds:
+            if name and in_N.holds and same.holds and thm14.on_original(r, a, b, pairs, reading, gamma):
                 # with L = L~ and Γ ⊆ N the twin reads on Γ~ what the model reads on Γ
                 # (u~^T f~(x) = (B* u~)^T f(x)): its fit is decided on those readouts
-                on_products = fr.readout_fit(b, pairs, reading, ("gamma", gamma), source=a)
-                if on_products is not None and not on_products.undecided:
-                    if on_products.holds and not r.decision.holds:
-                        r.decided = False   # W and Γ~_q were not read off a fit that held
-                    r.decision = Decision(on_products.truth, on_products.residual, on_products.tolerance,
-                                          {**r.decision.detail, **on_products.detail})
-                    keep = True
+                keep = True
             results[(name, reading)] = r if keep else thm14._mark_undecided(r)
     trivial = [results[(n, "any")] for n in ("", "~")]
     enough = a.backend.decision(not any(r.trivial for r in trivial), decided=all(r.rank_decided for r in trivial),
