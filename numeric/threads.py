@@ -133,10 +133,12 @@ def run_in_order(task: Callable, items: Iterable, workers_: int | None = None) -
                 for f in pending:
                     f.cancel()
                 raise
+            del fut                  # the future would hold the result while the caller works on it
             for item in it:
                 pending.append(_submit(pool, task, item))
                 break
             yield result
+            del result
 
 
 def _submit(pool, task, item):
