@@ -596,7 +596,8 @@ class Transported:
     construction); ``decision``: they fit on the twin (``verdict`` in words, as
     for :class:`RelationalLinearity`); ``result``: the same as a
     :class:`RelationalLinearity` of the twin; ``verified``: the twin re-decided
-    from scratch by :func:`relational_linearity` on ``Γ~``, reading ``M``."""
+    from scratch by :func:`relational_linearity` on ``Γ~``, reading ``M`` (on
+    floats with ``Γ~``'s error, and decided by :func:`on_original`)."""
 
     gamma: Any
     W: Any
