@@ -190,7 +190,7 @@ def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, pro
     where there are several), each summed apart and the sums then added in
     order: the same matrix whatever the number of threads."""
     R1f = np.asfortranarray(R1) if R1 is not None else None
-    lock, done = threading.Lock(), [0]
+    advance = _progress(progress, rows)
 
     def add(A, lo0, hi0):
         part = np.empty((D, D))
@@ -207,11 +207,7 @@ def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, pro
                 _trsm_left_upper_t(R1f, X.T)
             np.matmul(X.T, X, out=part)        # numpy hands X^T X to syrk
             A += part
-            if progress is not None:
-                with lock:
-                    done[0] += hi - lo
-                    if done[0] > hi - lo:
-                        progress(done[0], rows)
+            advance(hi - lo)
         return A
 
     A0 = np.zeros((D, D))
@@ -231,6 +227,21 @@ def _gram(block, rows: int, D: int, step: int, R1: np.ndarray | None = None, pro
     for P in parts[1:]:
         A += P
     return A
+
+
+def _progress(progress, rows: int):
+    """A function that counts rows done, from any thread, and calls
+    ``progress(done, rows)`` after every block but the first."""
+    lock, done = threading.Lock(), [0]
+
+    def advance(k: int) -> None:
+        if progress is None:
+            return
+        with lock:
+            done[0] += k
+            if done[0] > k:
+                progress(done[0], rows)
+    return advance
 
 
 def _chunks(rows: int, step: int) -> list[int]:
@@ -314,8 +325,7 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
     # own (on threads where there are several) and the triangles then into one:
     # the factor is the same whatever the number of threads
     cuts = _chunks(rows, step)
-    lock = threading.Lock()
-    done = [0]
+    advance = _progress(progress, rows)
 
     def fold(part):
         lo0, hi0 = part
@@ -323,11 +333,7 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
         for lo in range(lo0, hi0, step):
             hi = min(hi0, lo + step)
             R = _tpqrt(0, R, np.array(block(lo, hi), dtype=np.float64, order="F"))
-            if progress is not None:
-                with lock:
-                    done[0] += hi - lo
-                    if done[0] > hi - lo:
-                        progress(done[0], rows)
+            advance(hi - lo)
         return R
 
     parts = th.run_all(fold, list(zip(cuts[:-1], cuts[1:])))
