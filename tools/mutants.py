@@ -208,6 +208,7 @@ _ROUTE = ("tests/test_gram_route_choice.py",)
 _WITNESS = ("tests/test_witness_boundaries.py",)
 _EVIDENCE = ("tests/test_evidence_filters.py",)
 _SELFTEST = ("tests/test_realmodel_selftest.py",)
+_THREADS = ("tests/test_threads.py",)
 REAL_MODEL_MUTANTS = [
     # -- numeric/graded.py: Wedin's bound ---------------------------------------------------
     Mutant("graded-wedin-own-gap", "numeric/graded.py", "sk1 = sp[k] if k < sp.size else 0.0",
@@ -291,6 +292,18 @@ REAL_MODEL_MUTANTS = [
            "the principal cosines skip only when both SF and SG are {0}", _SPECTRA,
            equivalent="with one basis empty the product has no rows or no columns, and its singular values "
                       "are the same empty array the early return gives; the dimensions are returned alike"),
+    # -- numeric/threads.py, and the passes on threads ---------------------------------------------
+    Mutant("threads-results-as-completed", "numeric/threads.py", "fut = pending.pop(0)", "fut = pending.pop(-1)",
+           "a pool's results handed on as the last submitted, not in the tasks' order", _THREADS),
+    Mutant("threads-pool-keeps-blas-threads", "numeric/threads.py",
+           "    with one_blas_thread(), ThreadPoolExecutor(n) as pool:",
+           "    with ThreadPoolExecutor(n) as pool:",
+           "a pool's tasks run on every BLAS thread (oversubscribed, and rounding that depends on the count)",
+           _THREADS),
+    Mutant("graded-distances-merge-drops-a-sum", "numeric/graded.py", 'for key in ("kl_sum", "tv_sum"):',
+           'for key in ("kl_sum",):', "the blocks' total variations are not added up", _THREADS),
+    Mutant("factor-chunks-not-combined", "numeric/factor.py", "    for R2 in parts[1:]:",
+           "    for R2 in parts[1:1]:", "the streamed QR keeps the first chunk's triangle only", _THREADS),
     # -- numeric/loaders.py -----------------------------------------------------------------------
     Mutant("loaders-bias-from-features-file", "numeric/loaders.py", "head_path, _ = split_spec(head)",
            "head_path, _ = split_spec(features)", "a bare --bias KEY read from the features' file", _LOADERS),
