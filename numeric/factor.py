@@ -344,6 +344,12 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
 
 
 _CAPSULES: dict = {}
+try:
+    import ctypes as _ctypes
+
+    _INT_P = _ctypes.POINTER(_ctypes.c_int)
+except ImportError:  # pragma: no cover - a Python without ctypes
+    _INT_P = None
 
 
 def _capsule(module: str, name: str, *args):
@@ -352,7 +358,7 @@ def _capsule(module: str, name: str, *args):
     arguments ``args``, or None where the capsule cannot be read. A ctypes call
     releases the interpreter lock, where SciPy's own wrappers of ``tpqrt`` and
     ``trsm`` hold it (two threads folding blocks ran one at a time)."""
-    key = (module, name)
+    key = (module, name, args)
     if key not in _CAPSULES:
         fn = None
         try:
@@ -363,7 +369,14 @@ def _capsule(module: str, name: str, *args):
             get_name, get_ptr = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
             get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
             get_ptr.restype, get_ptr.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-            fn = ctypes.CFUNCTYPE(None, *args)(get_ptr(cap, get_name(cap)))
+            sig = get_name(cap)
+            # the C signature SciPy exports: a void function of pointers, with
+            # C ints (LP64) where ctypes is told so; anything else is not called
+            kinds = [b"int *" if a is _INT_P else b"char *" if a is ctypes.c_char_p else None for a in args]
+            parts = [x.strip() for x in sig.decode("ascii", "replace").split("(", 1)[1].rstrip(")").split(",")]
+            ok = sig.startswith(b"void (") and len(parts) == len(args) and all(
+                k is None or p.encode() == k for k, p in zip(kinds, parts))
+            fn = ctypes.CFUNCTYPE(None, *args)(get_ptr(cap, sig)) if ok else None
         except Exception:  # pragma: no cover - a SciPy without the capsule
             fn = None
         _CAPSULES[key] = fn
@@ -379,7 +392,7 @@ def _ints(*values):
 def _lapack_tpqrt():
     import ctypes
 
-    i, p = ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
+    i, p = _INT_P, ctypes.c_void_p
     # dtpqrt(m, n, l, nb, a, lda, b, ldb, t, ldt, work, info), every int by reference
     return _capsule("cython_lapack", "dtpqrt", i, i, i, i, p, i, p, i, p, i, p, i)
 
@@ -389,7 +402,7 @@ def _trsm_left_upper_t(R: np.ndarray, B: np.ndarray) -> None:
     ``R`` ``D x D`` and ``B`` ``D x k`` both Fortran-ordered."""
     import ctypes
 
-    c, i, p = ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
+    c, i, p = ctypes.c_char_p, _INT_P, ctypes.c_void_p
     fn = _capsule("cython_blas", "dtrsm", c, c, c, c, i, i, ctypes.POINTER(ctypes.c_double), p, i, p, i)
     D, k = B.shape
     if fn is None or not (B.flags.f_contiguous and R.flags.f_contiguous) or 0 in (D, k):

@@ -200,6 +200,13 @@ def test_tpqrt_through_the_capsule_is_lapacks(monkeypatch):
         assert np.allclose(np.triu(ours).T @ np.triu(ours), S.T @ S, atol=1e-10 * np.linalg.norm(S) ** 2)
 
 
+def test_a_capsule_of_another_signature_is_not_called():
+    # dgemm takes thirteen arguments, dtpqrt's fifth is a double pointer: both refused
+    assert factor._capsule("cython_blas", "dgemm", factor._INT_P) is None
+    assert factor._capsule("cython_lapack", "dtpqrt", *([factor._INT_P] * 12)) is None
+    assert factor._lapack_tpqrt() is not None
+
+
 def test_trsm_through_the_capsule_is_blas():
     rng = np.random.default_rng(7)
     R = np.asfortranarray(np.triu(rng.standard_normal((11, 11))) + 4 * np.eye(11))
