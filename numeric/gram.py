@@ -773,7 +773,6 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
     d = a.d
     on, on_t = bool(np.any(sa.P_N)), bool(np.any(sb.P_N))
     ga, gb = a.G[a.pivot], b.G[b.pivot]
-    nga, ngb = float(np.linalg.norm(ga)), float(np.linalg.norm(gb))
     sub = _U / (1 - _U)
 
     def rows(i, ey, X, _):
@@ -784,9 +783,9 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
         nxa, nxb = np.linalg.norm(Xa, axis=1), np.linalg.norm(Xb, axis=1)
         ea, eb = sub * nxa, sub * nxb
         if a.input_error:
-            ea = ea + a.input_error * (np.linalg.norm(a.G[i:i + X.shape[0]], axis=1) + nga) * np.ldexp(1.0, -ey - P.Ea)
+            ea = ea + a.input_error * _scaled_norms(a.G[i:i + X.shape[0]], ga, -ey - P.Ea)
         if b.input_error:
-            eb = eb + b.input_error * (np.linalg.norm(b.G[i:i + X.shape[0]], axis=1) + ngb) * np.ldexp(1.0, -ey - P.Eb)
+            eb = eb + b.input_error * _scaled_norms(b.G[i:i + X.shape[0]], gb, -ey - P.Eb)
         zero = np.zeros(X.shape[0])
         return (np.linalg.norm(Y - WZ, axis=1), np.linalg.norm(Y, axis=1) + np.linalg.norm(WZ, axis=1),
                 feq.column_errors(eN, tN, c, nxa if on else zero, ea if on else zero, nxb if on_t else zero,
@@ -796,6 +795,20 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
     out = feq._columns(tol, np.concatenate(res), np.concatenate(nat), np.concatenate(err))
     out.detail["route"] = "gram, token by token"
     return out
+
+
+def _scaled_norms(M: np.ndarray, g: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``(|M_y| + |g|) 2^t_y`` per row ``y``, each norm taken on the scaled
+    numbers: rows of ``G`` beyond 2^512 overflowed a norm taken first (an
+    infinite bound, an undecided EL2), though their scaled sizes are ordinary."""
+    with np.errstate(under="ignore"):
+        rows = np.linalg.norm(np.ldexp(M, t[:, None]), axis=1)
+    top = float(np.max(np.abs(g), initial=0.0))
+    if top == 0.0:
+        return rows
+    e = math.frexp(top)[1]
+    with np.errstate(over="ignore", under="ignore"):
+        return rows + np.ldexp(float(np.linalg.norm(np.ldexp(g, -e))), t + e)
 
 
 #: Tokens whose columns of ``L - L~`` are judged first for a witness.

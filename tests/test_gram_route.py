@@ -375,3 +375,23 @@ def test_el2_is_judged_token_by_token():
     r = thm5.equivalence(a, b, route="gram")
     assert r.verdict == "equivalent"
     assert r.certificate.el2.holds and r.certificate.el2.detail.get("route") == "gram, token by token"
+
+
+def test_el2_with_declared_error_on_tokens_beyond_2_512(monkeypatch):
+    """Tokens scaled by powers of two up to 2^1015, with a declared input error:
+    EL2's error term once took the norm of the unscaled rows, which overflowed
+    (an infinite bound: EL2 undecided). Scaled first, it is decided, as on the
+    same pair with tokens up to 2^400."""
+    monkeypatch.setattr(gram, "BLOCK", 64)
+    F, G = random_model(30, 500, 8, rank_f=7, rank_g=6, seed=21)
+    F2, G2 = b5_twin(F, G, extra=(2, 3), seed=22)
+    out = {}
+    for top in (400, 1015):
+        e = np.random.default_rng(9).integers(0, top, G.shape[0])
+        e[0] = 0
+        a = FloatModel(F, np.ldexp(G, e[:, None]), input_error=1e-13)
+        b = FloatModel(F2, np.ldexp(G2, e[:, None]), input_error=1e-13)
+        with np.errstate(over="ignore"):
+            out[top] = thm5.equivalence(a, b, route="gram").certificate.el2
+    assert out[400].holds
+    assert out[1015].holds and np.isfinite(out[1015].tolerance[0])
