@@ -73,6 +73,7 @@ matrix only cost the faster route.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import threading
 from collections.abc import Callable
@@ -344,12 +345,7 @@ def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
 
 
 _CAPSULES: dict = {}
-try:
-    import ctypes as _ctypes
-
-    _INT_P = _ctypes.POINTER(_ctypes.c_int)
-except ImportError:  # pragma: no cover - a Python without ctypes
-    _INT_P = None
+_INT_P = ctypes.POINTER(ctypes.c_int)
 
 
 def _capsule(module: str, name: str, *args):
@@ -362,7 +358,6 @@ def _capsule(module: str, name: str, *args):
     if key not in _CAPSULES:
         fn = None
         try:
-            import ctypes
             import importlib
 
             cap = importlib.import_module(f"scipy.linalg.{module}").__pyx_capi__[name]
@@ -384,14 +379,10 @@ def _capsule(module: str, name: str, *args):
 
 
 def _ints(*values):
-    import ctypes
-
     return [ctypes.byref(ctypes.c_int(int(v))) for v in values]
 
 
 def _lapack_tpqrt():
-    import ctypes
-
     i, p = _INT_P, ctypes.c_void_p
     # dtpqrt(m, n, l, nb, a, lda, b, ldb, t, ldt, work, info), every int by reference
     return _capsule("cython_lapack", "dtpqrt", i, i, i, i, p, i, p, i, p, i, p, i)
@@ -400,8 +391,6 @@ def _lapack_tpqrt():
 def _trsm_left_upper_t(R: np.ndarray, B: np.ndarray) -> None:
     """``B <- R^{-T} B`` in place (BLAS ``dtrsm``: left, upper, transposed),
     ``R`` ``D x D`` and ``B`` ``D x k`` both Fortran-ordered."""
-    import ctypes
-
     c, i, p = ctypes.c_char_p, _INT_P, ctypes.c_void_p
     fn = _capsule("cython_blas", "dtrsm", c, c, c, c, i, i, ctypes.POINTER(ctypes.c_double), p, i, p, i)
     D, k = B.shape
@@ -423,18 +412,17 @@ def _tpqrt(tri: int, R: np.ndarray, B: np.ndarray) -> np.ndarray:
     nb = max(1, min(_TPQRT_NB, D))
     fn = _lapack_tpqrt()
     if fn is not None and R.flags.f_contiguous and R.dtype == np.float64 and m > 0 and D > 0:
-        import ctypes
-
         B = np.asfortranarray(B, dtype=np.float64)
-        T, work, info = np.empty((nb, D), order="F"), np.empty(nb * D), ctypes.c_int(0)
+        T, work, status = np.empty((nb, D), order="F"), np.empty(nb * D), ctypes.c_int(0)
         m_, n_, l_, nb_, lda, ldb, ldt = _ints(m, D, tri, nb, D, m, nb)
         fn(m_, n_, l_, nb_, R.ctypes.data, lda, B.ctypes.data, ldb, T.ctypes.data, ldt, work.ctypes.data,
-           ctypes.byref(info))
+           ctypes.byref(status))
+        info = status.value
     else:
         tpqrt, = scipy.linalg.get_lapack_funcs(("tpqrt",), (R,))
         R, _, _, info = tpqrt(tri, nb, R, B, overwrite_a=1, overwrite_b=1)
-    if int(getattr(info, "value", info)) != 0:  # pragma: no cover - LAPACK argument errors only
-        raise RuntimeError(f"tpqrt failed (info = {getattr(info, 'value', info)})")
+    if info != 0:  # pragma: no cover - LAPACK argument errors only
+        raise RuntimeError(f"tpqrt failed (info = {info})")
     return R
 
 

@@ -173,7 +173,6 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     """
     a.check_comparable(b)
     m, n, p = a.m, a.n, a.pivot
-    nw = th.workers()
     # three n-wide buffers live at once per thread. The blocks do not shrink with
     # more threads: each block's product reads all of G again (fewer rows made it
     # slower: 85 -> 21 rows per block, 1.8 s -> 2.9 s here), and the same blocks
@@ -206,7 +205,7 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
         return r, acc, extra
 
     acc, extra = _fresh_distances(), _fresh_extra()
-    for i, (r, part, more) in zip(range(0, m, step), th.run_in_order(block, range(0, m, step), nw)):
+    for i, (r, part, more) in zip(range(0, m, step), th.run_in_order(block, range(0, m, step))):
         _merge_distances(acc, part, extra, more)
         if progress is not None:
             progress(i + r, m)
@@ -609,12 +608,10 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
     # the rest is (d + d~)-sized: independent parts side by side where there are
     # threads, each on one BLAS thread (two BLAS threads were slower on them)
-    sa, sb = th.run_all(lambda job: job(), [lambda: analyse(a, tol, cut, k, fa),
-                                            lambda: analyse(b, tol, "tolerance", None, fb)])
+    sa, sb = th.side_by_side(lambda: analyse(a, tol, cut, k, fa), lambda: analyse(b, tol, "tolerance", None, fb))
     kk = min(sa.k, fb.s.size)
     say(f"subspace angles, Wedin bound and certificate at k = {kk}")
-    w, cert = th.run_all(lambda job: job(), [lambda: wedin_bound(a, b, kk, fa, fb),
-                                             lambda: _certificate(a, b, kk, fa, fb)])
+    w, cert = th.side_by_side(lambda: wedin_bound(a, b, kk, fa, fb), lambda: _certificate(a, b, kk, fa, fb))
     # a relative least-squares residual carries rounding of about u * size * condition
     size = max(a.m, a.n, a.d, b.d)
     conds = {n: (cert[n]["condition"] or 1.0) for n in ("A", "B")}

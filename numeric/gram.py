@@ -510,8 +510,9 @@ def _factor(a, b, tol) -> _Pair:
     ia, ib = np.arange(d), np.arange(d, D)
     clock("pass 1: Gram of [G_0, G~_0]")
     # three independent eigen-decompositions: side by side where there are threads
-    spa, spb, joint = th.run_all(lambda args: _split(*args, nblocks, tol), [
-        (He[:d, :d], colsq_e[ia], nz[ia]), (He[d:, d:], colsq_e[ib], nz[ib]), (He, colsq_e, nz)])
+    spa, spb, joint = th.side_by_side(lambda: _split(He[:d, :d], colsq_e[ia], nz[ia], nblocks, tol),
+                                      lambda: _split(He[d:, d:], colsq_e[ib], nz[ib], nblocks, tol),
+                                      lambda: _split(He, colsq_e, nz, nblocks, tol))
     # The joint null estimate contains the two models' own ((V_2a; 0), (0; V_2b))
     # up to the Gram's accuracy: those are measured by the models' own products,
     # and only the rest ("cross") by a joint product. (The models' own V_2 are
@@ -528,6 +529,7 @@ def _factor(a, b, tol) -> _Pair:
     # per token, what it carries of the shared null directions: where two
     # models that differ differ (the tokens checked first for a witness)
     cross_sq = np.zeros(n)
+
     def products(i, _, X, __):
         out = [i, None, None, None]
         for k, (J, V2) in enumerate(((Ja, V2a), (Jb, V2b))):
@@ -564,8 +566,8 @@ def _factor(a, b, tol) -> _Pair:
         joint.y2 = math.sqrt(spa.y2 ** 2 + spb.y2 ** 2 + joint.y2 ** 2)
         joint.products = 3
     clock("eigen-splits")
-    sa, sb = th.run_all(lambda args: _structure(*args, n, tol), [
-        (a, spa, ec[ia], colsq_e[ia], errsq_e[ia]), (b, spb, ec[ib], colsq_e[ib], errsq_e[ib])])
+    sa, sb = th.side_by_side(lambda: _structure(a, spa, ec[ia], colsq_e[ia], errsq_e[ia], n, tol),
+                             lambda: _structure(b, spb, ec[ib], colsq_e[ib], errsq_e[ib], n, tol))
     clock("structures (F sides, k, M, N)")
     return _Pair(Ea, Eb, ec, colsq_e, errsq_e, joint, sa, sb, n, ey_max, spa, spb, cross_sq)
 

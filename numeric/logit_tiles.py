@@ -46,6 +46,8 @@ _TINY = np.finfo(float).tiny
 #: Entries of the rows of a tile that the elementwise test takes at once.
 CACHE_ENTRIES = 1 << 16
 _LOCAL = threading.local()
+
+
 def pow2_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
     """``diag(2^-e) X``, as :func:`~allornone.numeric.linalg.scale_rows`: one
     multiplication by an exact power of two per entry (correctly rounded like

@@ -283,8 +283,8 @@ def factor_pair(a, b, progress=None, method: str | None = None) -> tuple[Factore
     d1 = a.d
     # the two sides at once where there are threads (each side's row chunks on
     # threads of their own): each is the same as when made alone
-    tc, tt = th.run_all(lambda side: side(), [lambda: _context_factor([a.features, b.features], a.m, method),
-                                              lambda: _token_factor([a, b], progress, method)])
+    tc, tt = th.side_by_side(lambda: _context_factor([a.features, b.features], a.m, method),
+                             lambda: _token_factor([a, b], progress, method))
     R_c, R_t = tc.R, tt.R
 
     def model(cols):

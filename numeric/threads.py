@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
-__all__ = ["WORKERS", "blas_threads", "one_blas_thread", "run_all", "run_in_order", "workers"]
+__all__ = ["WORKERS", "blas_threads", "one_blas_thread", "run_all", "run_in_order", "side_by_side", "workers"]
 
 #: Threads for the block passes; None: the BLAS thread count (:func:`workers`).
 WORKERS: int | None = None
@@ -80,12 +80,12 @@ def workers() -> int:
 
 
 @contextmanager
-def one_blas_thread(active: bool = True):
-    """BLAS on one thread inside the block; nothing when ``active`` is false or
-    no BLAS can be controlled. Pools may run at once in several threads (a
-    study's comparisons on a threaded Dask cluster): the first to enter sets the
-    count to one, the last to leave restores what the first found."""
-    ctl = _controller() if active else None
+def one_blas_thread():
+    """BLAS on one thread inside the block; nothing where no BLAS can be
+    controlled. Pools may run at once in several threads (a study's
+    comparisons on a threaded Dask cluster): the first to enter sets the count
+    to one, the last to leave restores what the first found."""
+    ctl = _controller()
     if ctl is None:
         yield
         return
@@ -151,3 +151,13 @@ def _submit(pool, task, item):
 def run_all(task: Callable, items: Iterable, workers: int | None = None) -> list:
     """``[task(item) for item in items]`` on threads, as :func:`run_in_order`."""
     return list(run_in_order(task, items, workers))
+
+
+def side_by_side(*jobs: Callable) -> list:
+    """The results of independent calls ``job()``, in their order, run side by
+    side as :func:`run_all` runs tasks.
+
+    >>> side_by_side(lambda: 1, lambda: 2)
+    [1, 2]
+    """
+    return run_all(lambda job: job(), jobs)

@@ -597,7 +597,8 @@ class Transported:
     for :class:`RelationalLinearity`); ``result``: the same as a
     :class:`RelationalLinearity` of the twin; ``verified``: the twin re-decided
     from scratch by :func:`relational_linearity` on ``Γ~``, reading ``M`` (on
-    floats with ``Γ~``'s error, and decided by :func:`on_original`)."""
+    floats with ``Γ~``'s error, and decided on the readouts the twin has on
+    ``Γ~``, which are the model's on ``Γ``)."""
 
     gamma: Any
     W: Any
@@ -655,7 +656,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     # Γ~ computed in floats is known to within its error, which the twin's
     # readouts on it carry (and Γ~ ⊆ Ñ by construction)
     verified = relational_linearity(twin, pairs, gt, "M", gamma_error=gt_readout, gamma_in_N=True)
-    on_original(verified, model, twin, pairs, "M", result.gamma)
+    _on_original(verified, model, twin, pairs, "M", result.gamma)
     gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
     if not gt_decided:
         decision = _undecided(decision)
@@ -665,7 +666,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     return Transported(gt, Wt, bt, decision, as_result, verified)
 
 
-def on_original(r: RelationalLinearity, model, twin, pairs, reading: str, gamma) -> bool:
+def _on_original(r: RelationalLinearity, model, twin, pairs, reading: str, gamma) -> bool:
     """A float twin's fit on its transported ``Γ~`` decided on what it reads
     there, which is what ``model`` reads on ``Γ`` (``ũ^T f~(x) = (B* ũ)^T f(x)``,
     given ``L = L~`` and ``Γ ⊆ N``, which the caller has established): the

@@ -145,7 +145,7 @@ def _analyse(models, params) -> _Analysis:
             # a verdict on a Γ~ whose dimension was undecided is undecided too
             # (a witness's does not rest on that basis)
             keep = gt_decided or not name or "witness" in r.decision.detail
-            if name and in_N.holds and same.holds and thm14.on_original(r, a, b, pairs, reading, gamma):
+            if name and in_N.holds and same.holds and thm14._on_original(r, a, b, pairs, reading, gamma):
                 # with L = L~ and Γ ⊆ N the twin reads on Γ~ what the model reads on Γ
                 # (u~^T f~(x) = (B* u~)^T f(x)): its fit is decided on those readouts
                 keep = True
