@@ -357,10 +357,11 @@ def witness_readouts(model, rows, B=None, tokens=None, minus=None):
     return fw.rounded_matmul([(Fr, X) for Fr in sides for X in parts])
 
 
-def input_dimension_on_readouts(model, pairs, B=None, tokens=None) -> int | None:
-    """``dim Γ_q`` of a fit reading ``M`` that holds, decided on the readouts
-    (of ``B`` or ``tokens``, as in :func:`witness_readouts`); None when that
-    cannot be told.
+def input_dimension_on_readouts(model, pairs, B=None, tokens=None, reading: str = "M") -> int | None:
+    """``dim Γ_q`` of a fit that holds (reading ``M``, or anything), decided
+    on the readouts (of ``B`` or ``tokens``, as in :func:`witness_readouts`):
+    a rank of the values of functionals spanning ``Γ``, which no change of
+    basis moves; None when that cannot be told.
 
     With ``X = [F_S P_M, 1]`` and ``Θ = X^+ Y`` the columns of ``Θ_W`` lie in
     the row space of ``F_S P_M``, on which ``F_S P_M`` is injective, so
@@ -368,17 +369,21 @@ def input_dimension_on_readouts(model, pairs, B=None, tokens=None) -> int | None
     ``Y - 1 Θ_1``, and when ``1`` is not in the column space of ``F_S P_M``
     (that of ``L_S``), ``rank [Y, 1] = dim Γ_q + 1``. ``rank [Y, 1] - 1`` is the
     rank of the differences ``Y[i] - Y[0]``, and ``Y`` may be any readouts
-    spanning ``Γ`` (:func:`witness_readouts`). Both ranks are decided on
+    spanning ``Γ`` (:func:`witness_readouts`). Where ``L_S`` has full row rank
+    instead (``1`` then lies in its column space), ``X X^T`` is invertible and
+    ``Θ_W = (F_S P_M)^T (X X^T)^{-1} Y`` with ``(F_S P_M)^T`` injective, so
+    ``dim Γ_q = rank Y``. Reading anything, the same with ``F_S`` for
+    ``F_S P_M``. The ranks are decided on
     correctly rounded entries, against the spectral norm of their entrywise
     error bounds (at most their Frobenius norm) and the SVD's backward error."""
-    if len(pairs) < 2:
+    if not pairs:
         return None
     rows = [t for _, t in pairs]
-    D = witness_readouts(model, rows[1:], B, tokens, minus=[rows[0]] * (len(rows) - 1))
-    X = witness_regressors(model, pairs, "M")
-    if D is None or X is None:
+    X = witness_regressors(model, pairs, reading)
+    if X is None:
         return None
     tol = model.tolerance
+    L, L_err = X[0][:, :-1], np.broadcast_to(X[1], X[0].shape)[:, :-1]
 
     def rank(A, err):
         if not A.size:
@@ -393,12 +398,25 @@ def input_dimension_on_readouts(model, pairs, B=None, tokens=None) -> int | None
             + fl.svd_noise(max(A.shape), float(sv[0]) if sv.size else 0.0)
         return tol.rank(sv, noise=noise)
 
-    L, L_err = X[0][:, :-1], X[1][:, :-1]
     c = float(np.ldexp(1.0, int(np.frexp(float(np.max(np.abs(L))) if L.size else 1.0)[1])))
     r_L, ok_L = rank(L, L_err)
+    if ok_L and r_L == L.shape[0]:
+        # L_S, so F_S P_M (reading anything: F_S), of full row rank: X X^T is invertible and
+        # Θ_W = (F_S P_M)^T (X X^T)^{-1} Y with (F_S P_M)^T injective, so
+        # dim Γ_q = rank Y, the rank of the readouts themselves
+        Y = witness_readouts(model, rows, B, tokens)
+        if Y is None:
+            return None
+        r_Y, ok_Y = rank(*Y)
+        return r_Y if ok_Y else None
     r_L1, ok_L1 = rank(np.hstack([L, np.full((L.shape[0], 1), c)]), np.hstack([L_err, np.zeros((L.shape[0], 1))]))
     if not (ok_L and ok_L1) or r_L1 != r_L + 1:
         return None                     # 1 may lie in the span of the inputs
+    if len(rows) == 1:
+        return 0                        # (Θ_W = 0: the fit is the intercept alone)
+    D = witness_readouts(model, rows[1:], B, tokens, minus=[rows[0]] * (len(rows) - 1))
+    if D is None:
+        return None
     r_D, ok_D = rank(*D)
     return r_D if ok_D else None
 

@@ -353,17 +353,34 @@ ON_PRODUCTS = {("thm14", "hidden components", 5), ("thm14", "hidden components",
                ("steering", "change of basis", 116)}
 
 
+#: Of those, the case whose atom is decided on the readouts' ranks where they tell
+#: (``Γ_q``'s dimension, numeric.relational.input_dimension_on_readouts), and on
+#: the resolution rule where they do not.
+ON_READOUTS = {("thm14", "change of basis", 42)}
+
+
 @pytest.mark.parametrize("rid,name,index,atom", [c for c in RESOLVE_CASES if c[:3] not in ON_PRODUCTS])
 def test_without_the_resolution_rule_those_verdicts_contradict(monkeypatch, rid, name, index, atom):
     from allornone.theorems.engine import invariance as inv
 
     monkeypatch.setattr(fr, "resolves", lambda tol, error, size: True)
+    if (rid, name, index) in ON_READOUTS:
+        monkeypatch.setattr(fr, "input_dimension_on_readouts", lambda *a, **k: None)
     r = inv.check(rid, name, 0, index)
     assert r["outcome"] == "contradict" and atom in r["contradicted"], r
 
 
 @pytest.mark.parametrize("rid,name,index,atom", [c for c in RESOLVE_CASES if c[:3] in ON_PRODUCTS])
 def test_decided_on_products_those_verdicts_need_no_resolution_rule(monkeypatch, rid, name, index, atom):
+    from allornone.theorems.engine import invariance as inv
+
+    monkeypatch.setattr(fr, "resolves", lambda tol, error, size: True)
+    r = inv.check(rid, name, 0, index)
+    assert r["outcome"] != "contradict", r
+
+
+@pytest.mark.parametrize("rid,name,index", sorted(ON_READOUTS))
+def test_decided_on_the_readouts_that_verdict_needs_no_resolution_rule(monkeypatch, rid, name, index):
     from allornone.theorems.engine import invariance as inv
 
     monkeypatch.setattr(fr, "resolves", lambda tol, error, size: True)

@@ -232,6 +232,56 @@ def test_input_dimension_needs_the_ones_outside_the_inputs():
     assert np.linalg.matrix_rank(D) == 1 != exact.dim_gamma_q
 
 
+def _harness_fits(name, reading, count=40):
+    """Float and exact fits of the harness's Theorem 14 instances (seed 5) under
+    ``name``, where the exact fit holds: ``(float model, pairs, Γ, exact fit)``."""
+    from allornone.theorems.engine import transforms as tf
+
+    out = []
+    for index in range(count):
+        try:
+            _, inst = transform_instance("thm14", name, 5, index)
+            fi = tf.realise_float(inst, "binary64")
+        except Exception:       # not representable, or skipped by the transform
+            continue
+        pairs, g = inst.params["pairs"], inst.params["gamma"]
+        exact = thm14.relational_linearity(inst.models[0], pairs, g, reading)
+        if exact.holds:
+            B = np.array([[float(Fraction(v)) for v in row] for row in g.to_fractions()])
+            out.append((fi.models[0], pairs, B, exact))
+    return out
+
+
+@pytest.mark.parametrize("reading", ["M", "any"])
+def test_input_dimension_with_regressors_of_full_row_rank(reading):
+    """Where the pairs' regressors ``L_S`` (reading anything ``F_S``) have full
+    row rank, ``dim Γ_q`` is the rank of the readouts themselves: decided, and
+    the exact one, through changes of basis and shears. Its differences' rank,
+    the rule for ``1`` outside the inputs' span, would be one less wherever
+    the readouts do not span ``1``."""
+    seen = 0
+    for name in ("change of basis", "integer shear"):
+        for m, pairs, B, exact in _harness_fits(name, reading):
+            X, _ = fr.witness_regressors(m, pairs, reading)
+            if np.linalg.matrix_rank(X[:, :-1]) < len(pairs):
+                continue
+            assert fr.input_dimension_on_readouts(m, pairs, B=B, reading=reading) == exact.dim_gamma_q, (name, pairs)
+            seen += 1
+    assert seen >= 5
+
+
+def test_a_fit_whose_input_dimension_the_readouts_contradict_is_not_decided(monkeypatch):
+    """A fitted ``W`` whose rank disagrees with the readouts' leaves ``Γ_q``
+    undecided in the API too: with the readouts made to report another
+    dimension, a fit decided before is no longer."""
+    F, G, pairs = _model()
+    m = FloatModel([[float(v) for v in r] for r in F], [[float(v) for v in r] for r in G], 0)
+    r = thm14.relational_linearity(m, pairs, GAMMA, "M")
+    assert r.holds and r.decided and r.dim_gamma_q == 2
+    monkeypatch.setattr(fr, "input_dimension_on_readouts", lambda *a, **k: 1)
+    assert not thm14.relational_linearity(m, pairs, GAMMA, "M").decided
+
+
 def test_input_dimension_is_decided_on_columns_of_any_sizes():
     """Scaling the columns of Γ by powers of two changes no readout's span:
     ``dim Γ_q`` decided on the readouts is the same (each column of the readouts'

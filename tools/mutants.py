@@ -385,6 +385,13 @@ REAL_MODEL_MUTANTS = [
     Mutant("thm14-seen-meet-N-ignored", "theorems/thm14/record.py", "    if meet == 0:\n",
            "    if meet == -1:\n",
            "a transported readout seen as non-zero where Γ ∩ N = {0}", _EVIDENCE),
+    Mutant("thm14-gamma-q-full-rank-as-differences", "numeric/relational.py",
+           "        return r_Y if ok_Y else None\n", "        return r_Y - 1 if ok_Y else None\n",
+           "dim Γ_q of regressors of full row rank taken as the rank of the readouts' differences",
+           ("tests/test_witness_verdicts.py",)),
+    Mutant("thm14-gamma-q-readouts-ignored", "theorems/thm14/__init__.py",
+           "            ok = dim is None or dim == res.gamma_q.shape[1]\n", "            ok = True\n",
+           "a fitted W whose rank the readouts contradict keeps Γ_q decided", ("tests/test_witness_verdicts.py",)),
     # -- the real-model self-test itself ------------------------------------------------------------------
     Mutant("realmodel-selftest-one-sided-close", "theorems/engine/realmodel_selftest.py",
            "if not (abs(got - want) <= atol + rtol * abs(want)):", "if not (got - want <= atol + rtol * abs(want)):",

@@ -445,6 +445,11 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             # ones: its natural size is readouts times x / (x^2 + 1), not over x
             x = (x * x + 1) / x if x else x
         res.gamma_q, ok = _input_subspace(be, res.W, P, res.scale, x, decision.detail.get("theta_error", 0.0))
+        if ok and not be.exact and not gamma_error and not gamma_in_N:
+            # dim Γ_q is a rank of the readouts themselves, which no change of
+            # basis moves; a fitted W of another rank saw P_Γ in a basis that hid a direction
+            dim = fr.input_dimension_on_readouts(model, pairs, reading=reading, **_functionals(model, gamma))
+            ok = dim is None or dim == res.gamma_q.shape[1]
         res.decided = decided and ok and not unmapped
     return res
 
