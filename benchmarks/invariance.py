@@ -45,7 +45,8 @@ def main(argv=None) -> int:
     print(inv.format_table(report))
     t = report["totals"]
     print(f"\n{t['checked']} transformed instances checked in {report['elapsed_s']:.1f} s; "
-          f"{t['contradict']} contradicted, {t['error']} raised; undecided where separated: "
+          f"{t['contradict']} contradicted ({t['contradict_separated']} where separated), {t['error']} raised; "
+          f"undecided where separated: "
           f"{t['undecided_separated']} of {t['separated']} ({100 * t['undecided_separated_rate']:.1f}%); "
           f"{t['not representable']} not representable, {t['skipped']} skipped")
     if args.json:

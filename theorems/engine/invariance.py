@@ -384,7 +384,8 @@ def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = Non
             tasks = [(rid, name, seed, i) for i in range(per_cell)]
             it = pool.map(_task, tasks, chunksize=max(1, per_cell // (4 * jobs))) if pool else map(_task, tasks)
             cell = {"result": rid, "transform": name, "instances": 0, **{o: 0 for o in OUTCOMES},
-                    "separated": 0, "undecided_separated": 0, "exact_changed": 0, "atoms_contradicted": {},
+                    "separated": 0, "undecided_separated": 0, "contradict_separated": 0, "exact_changed": 0,
+                    "atoms_contradicted": {},
                     "atoms_undecided": {}, "examples": [], "errors": [], "changed": []}
             for done, r in enumerate(it, 1):
                 if progress:
@@ -408,13 +409,14 @@ def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = Non
                 if r["margin"] >= SEPARATION:
                     cell["separated"] += 1
                     cell["undecided_separated"] += r["outcome"] == "undecided"
+                    cell["contradict_separated"] += r["outcome"] == "contradict"
                 if r["outcome"] == "contradict" and len(cell["examples"]) < EXAMPLES_KEPT:
                     cell["examples"].append(r)
             out.append(cell)
     finally:
         if pool:
             pool.shutdown()
-    keys = ("instances",) + OUTCOMES + ("separated", "undecided_separated", "exact_changed")
+    keys = ("instances",) + OUTCOMES + ("separated", "undecided_separated", "contradict_separated", "exact_changed")
     totals = {k: sum(c[k] for c in out) for k in keys}
     decided_checked = totals["agree"] + totals["contradict"] + totals["undecided"] + totals["error"]
     totals["checked"] = decided_checked
@@ -437,13 +439,14 @@ def format_table(report: dict) -> str:
     str
     """
     head = ("result", "transform", "n", "agree", "contra", "undec", "error", "not repr", "skip",
-            "separ", "undec|sep", "exact chg")
+            "separ", "undec|sep", "contra|sep", "exact chg")
     rows = [head]
     for c in report["cells"] + [{"result": "total", "transform": "", **report["totals"]}]:
         sep = c["separated"]
         und = f"{c['undecided_separated']} ({100 * c['undecided_separated'] / sep:.1f}%)" if sep else "0"
         rows.append((c["result"], c["transform"], c["instances"], c["agree"], c["contradict"], c["undecided"],
-                     c["error"], c["not representable"], c["skipped"], sep, und, c["exact_changed"]))
+                     c["error"], c["not representable"], c["skipped"], sep, und, c.get("contradict_separated", 0),
+                     c["exact_changed"]))
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
     lines = ["  ".join(str(v).ljust(w) if i < 2 else str(v).rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
              for r in rows]
