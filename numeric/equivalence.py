@@ -32,6 +32,7 @@ import numpy as np
 from allornone.decision import Decision, Truth
 from allornone.numeric import linalg as fl
 from allornone.numeric.logit_tiles import common_exponents as _common_exponents
+from allornone.numeric.logit_tiles import common_scaled
 from allornone.numeric.logit_tiles import compare_tiles
 
 __all__ = ["FloatCertificate", "FloatIdentification", "el_certificate", "linear_identification", "same_distribution"]
@@ -55,13 +56,13 @@ def _scaled_pair(a, b, own: bool = False):
     whole = (0, 0, 0, 0)
     if own:
         whole = (fl._exponent(Fa), fl._exponent(Fb), fl._exponent(G0a), fl._exponent(G0b))
-        Fa, Fb = np.ldexp(Fa, -whole[0]), np.ldexp(Fb, -whole[1])
-        G0a, E0a = np.ldexp(G0a, -whole[2]), np.ldexp(E0a, -whole[2])
-        G0b, E0b = np.ldexp(G0b, -whole[3]), np.ldexp(E0b, -whole[3])
-    ex = _common_exponents(Fa, Fb)
-    ey = _common_exponents(G0a, G0b)
+    # the whole and the row scalings in one step each (a row the whole scaling
+    # alone would push among the subnormals would lose bits on the way)
+    Fa, Fb, ex = common_scaled(Fa, Fb, whole[0], whole[1])
+    ey = _common_exponents(G0a, G0b, whole[2], whole[3])
     sc = fl.scale_rows
-    out = (sc(Fa, ex), sc(Fb, ex), sc(G0a, ey), sc(G0b, ey), sc(E0a, ey), sc(E0b, ey), ex, ey)
+    out = (Fa, Fb, sc(G0a, ey + whole[2]), sc(G0b, ey + whole[3]), sc(E0a, ey + whole[2]), sc(E0b, ey + whole[3]),
+           ex, ey)
     return out + (whole,) if own else out
 
 

@@ -580,14 +580,15 @@ def _same_distribution(a, b, P: _Pair, tol) -> Decision:
     s = max(sa_, sb_)
     if min(sa_, sb_) - s < -900:
         raise _Uncertifiable("the two models' units differ beyond the range of binary64")
-    Fa = _pow2_scale(a.F, sa_ - s - eFa)
-    Fb = _pow2_scale(b.F, sb_ - s - eFb)
-    ex = feq._common_exponents(Fa, Fb)
+    # (the whole scaling is applied with each row's own, in one step, in _rows)
+    wa, wb = sa_ - s - eFa, sb_ - s - eFb
+    Fa, Fb = a.F, b.F
+    ex = feq._common_exponents(Fa, Fb, -wa, -wb)
     m = Fa.shape[0]
     hi, lo, b_hold, b_fail = (np.empty(m) for _ in range(4))
     for i in range(0, m, CONTEXT_BLOCK):
         j = min(m, i + CONTEXT_BLOCK)
-        hi[i:j], lo[i:j], b_hold[i:j], b_fail[i:j] = _rows(a, b, P, Fa[i:j], Fb[i:j], ex[i:j], tol)
+        hi[i:j], lo[i:j], b_hold[i:j], b_fail[i:j] = _rows(a, b, P, Fa[i:j], Fb[i:j], ex[i:j], tol, wa, wb)
     del Fa, Fb
     with np.errstate(invalid="ignore", over="ignore"):
         finite = np.isfinite(hi) & np.isfinite(b_fail)
@@ -610,14 +611,15 @@ def _same_distribution(a, b, P: _Pair, tol) -> Decision:
     return Decision(truth, res, (lo_b, tol.gap * lo_b), {"route": "gram"})
 
 
-def _rows(a, b, P: _Pair, Fa, Fb, ex, tol):
-    """For a block of contexts: the bounds ``lo <= |X w| <= hi`` on the rows of
-    ``L - L~`` and their tolerances for "holds" and for "fails"."""
+def _rows(a, b, P: _Pair, Fa, Fb, ex, tol, wa: int = 0, wb: int = 0):
+    """For a block of contexts (``Fa 2^wa``, ``Fb 2^wb``): the bounds
+    ``lo <= |X w| <= hi`` on the rows of ``L - L~`` and their tolerances for
+    "holds" and for "fails"."""
     d = a.d
     # rows w_x (X w_x = row x of L - L~), columns equilibrated: X w = X_e (w 2^c)
     Wf = np.empty((Fa.shape[0], P.ec.size))
-    Wf[:, :d] = _pow2_scale(Fa, -ex[:, None] + P.ec[None, :d])
-    Wf[:, d:] = _pow2_scale(Fb, -ex[:, None] + P.ec[None, d:])
+    Wf[:, :d] = _pow2_scale(Fa, wa - ex[:, None] + P.ec[None, :d])
+    Wf[:, d:] = _pow2_scale(Fb, wb - ex[:, None] + P.ec[None, d:])
     Wf[:, d:] *= -1.0
     sp = P.joint
     J = sp.J
@@ -706,9 +708,7 @@ def _certificate(a, b, P: _Pair, tol) -> feq.FloatCertificate:
     d = a.d
     ie = max(a.input_error, b.input_error)
     eFa, eFb = fl._exponent(a.F), fl._exponent(b.F)
-    Fa, Fb = np.ldexp(a.F, -eFa), np.ldexp(b.F, -eFb)
-    ex = feq._common_exponents(Fa, Fb)
-    Fa, Fb = fl.scale_rows(Fa, ex), fl.scale_rows(Fb, ex)
+    Fa, Fb, ex = feq.common_scaled(a.F, b.F, eFa, eFb)
     eM, tM = sa.errors.get("M", 0.0), sb.errors.get("M", 0.0)
     eN, tN = sa.errors.get("N", 0.0), sb.errors.get("N", 0.0)
     A, el1, dA, nA = feq._maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie, basis=sb.basis_M)

@@ -72,14 +72,24 @@ class TileResult:
     redo_count: int = 0
 
 
-def common_exponents(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Per row the larger exponent of the two matrices; a row that is zero in
-    one of them takes the other's (it has no size of its own to give)."""
-    ex, ey = fl.row_exponents(X), fl.row_exponents(Y)
+def common_exponents(X: np.ndarray, Y: np.ndarray, ox: int = 0, oy: int = 0) -> np.ndarray:
+    """Per row the larger exponent of the two matrices (of ``X 2^-ox`` and
+    ``Y 2^-oy``); a row that is zero in one of them takes the other's (it has
+    no size of its own to give)."""
+    ex, ey = fl.row_exponents(X) - ox, fl.row_exponents(Y) - oy
     zx, zy = ~np.any(X, axis=1), ~np.any(Y, axis=1)
     ex = np.where(zx, ey, ex)
     ey = np.where(zy, ex, ey)
     return np.maximum(ex, ey)
+
+
+def common_scaled(X: np.ndarray, Y: np.ndarray, ox: int = 0, oy: int = 0):
+    """``X 2^-ox`` and ``Y 2^-oy`` with their rows scaled by the powers of two of
+    :func:`common_exponents`, each in one exact step: a row that the whole
+    scaling alone would push among the subnormals keeps every bit. Returns the
+    two and the exponents."""
+    e = common_exponents(X, Y, ox, oy)
+    return fl.scale_rows(X, e + ox), fl.scale_rows(Y, e + oy), e
 
 
 def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):

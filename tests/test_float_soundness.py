@@ -436,3 +436,69 @@ def test_scaling_the_columns_of_gamma_moves_no_decided_verdict(rid, index, e):
     moved = Instance(inst.kind, inst.models, {**inst.params, "gamma": ql.as_qmatrix(scaled)})
     got = rec.evaluate(moved, "float").atoms
     assert not [k for k, d in got.items() if not d.undecided and d.truth is not exact[k].truth]
+
+
+# -- contexts scaled by powers of two of their own, far apart ---------------------------
+
+def _contexts_apart(seed: int):
+    """Theorem 5's sampled instances with each context of both models scaled by
+    its own number, the rows spread from ``2^-1010`` to ``2^60`` (a symmetry of every
+    claim of Theorem 5): ``(exact pair, float pair)``, binary64 numbers; None
+    where some entry is not one."""
+    import random
+
+    rng = random.Random(seed)
+    inst = thm5.sample(rng, seed)
+    a, b = inst.models
+    # half the contexts near 2^-1000, where a further scaling by the whole
+    # model's power of two (about 2^-60) pushes them among the subnormals
+    # (each times an odd integer of 40 bits, so that the rows' entries use their bits)
+    e = [rng.randint(-1050, -1030) if x % 2 else rng.randint(0, 20) for x in range(a.m)]
+    s = [Fraction(rng.randrange(1 << 39, 1 << 40) | 1) * Fraction(2) ** e[x] for x in range(a.m)]
+    rows = [[[v * s[x] for v in r] for x, r in enumerate(m.F.to_fraction_rows())] for m in (a, b)]
+    exact = tuple(ExactModel(F, m.G.to_fraction_rows(), m.pivot) for F, m in zip(rows, (a, b)))
+    floats = tuple(m.to_float() for m in exact)
+    if any(f.input_error for f in floats):
+        return None
+    return exact, floats
+
+
+def test_contexts_scaled_far_apart_keep_the_equivalence_certificate():
+    """The EL certificate scales each model as a whole and every context to size
+    one; done in two steps, a context the whole scaling pushed among the
+    subnormals lost bits on the way and EL1/EL3 were decided *fails* on an
+    equivalent pair. In one step every verdict agrees with the exact one."""
+    decided = 0
+    for seed in range(24):
+        pair = _contexts_apart(seed)
+        if pair is None:
+            continue
+        (ea, eb), (fa, fb) = pair
+        ce, cf = thm5.el_certificate(ea, eb), thm5.el_certificate(fa, fb)
+        for name in ("el1", "el2", "el3"):
+            assert agrees(getattr(cf, name), getattr(ce, name)), (seed, name)
+        decided += not cf.el1.undecided
+    assert decided >= 6
+
+
+def test_in_two_steps_the_scaled_contexts_lose_the_certificate(monkeypatch):
+    """The test above can fail: with the whole scaling applied first and the
+    rows' after (two roundings into the subnormals), some equivalent pair's EL1
+    is decided *fails*."""
+    from allornone.numeric import equivalence as feq
+
+    def two_steps(X, Y, ox=0, oy=0):
+        X, Y = np.ldexp(X, -ox), np.ldexp(Y, -oy)
+        e = feq._common_exponents(X, Y)
+        return fl.scale_rows(X, e), fl.scale_rows(Y, e), e
+
+    monkeypatch.setattr(feq, "common_scaled", two_steps)
+    wrong = 0
+    for seed in range(24):
+        pair = _contexts_apart(seed)
+        if pair is None:
+            continue
+        (ea, eb), (fa, fb) = pair
+        ce, cf = thm5.el_certificate(ea, eb), thm5.el_certificate(fa, fb)
+        wrong += any(not agrees(getattr(cf, n), getattr(ce, n)) for n in ("el1", "el2", "el3"))
+    assert wrong >= 1
