@@ -17,6 +17,7 @@ from allornone.errors import (
     PivotError,
     RealisationMismatchError,
     ShapeError,
+    UnrepresentableValueError,
     VocabularyError,
     VocabularyMismatchError,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "RealisationMismatchError",
     "ShapeError",
     "Truth",
+    "UnrepresentableValueError",
     "VocabularyError",
     "VocabularyMismatchError",
     "__version__",

@@ -37,6 +37,11 @@ class NonFiniteValueError(AllOrNoneError, ValueError):
     """A NaN or an infinity was passed where a real number is required."""
 
 
+class UnrepresentableValueError(NonFiniteValueError):
+    """A non-zero value below the smallest binary64 number, which a float model
+    would hold as zero: no relative error can be declared for it."""
+
+
 class NonRationalValueError(AllOrNoneError, TypeError):
     """A float (or anything that is not an exact rational) entered the exact side."""
 

@@ -68,7 +68,7 @@ import numpy as np
 import scipy.linalg
 
 from allornone.decision import Decision, Truth
-from allornone.errors import NonFiniteValueError, ShapeError
+from allornone.errors import NonFiniteValueError, ShapeError, UnrepresentableValueError
 
 __all__ = [
     "UNIT_ROUNDOFF",
@@ -329,32 +329,37 @@ def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
     return arr
 
 
-def rounded_on_input(data, arr: np.ndarray) -> bool:
-    """Whether converting ``data`` to the binary64 array ``arr`` changed a
-    value: integers beyond ``2^53`` that binary64 cannot hold, fractions,
-    ``longdouble`` entries. float16, float32 and float64 inputs (and integers of
-    up to 53 bits) convert exactly. The caller declares the rounding as an input
-    error, so that every bound covers it.
+def input_rounding(data, arr: np.ndarray, name: str = "matrix") -> float:
+    """The relative error of converting ``data`` to the binary64 array ``arr``:
+    the largest ``|v - fl(v)| / |fl(v)|`` over the entries, computed exactly and
+    rounded up (0.0 when every value converted exactly). Integers beyond
+    ``2^53``, fractions and ``longdouble`` entries may round; float16, float32
+    and float64 inputs (and integers of up to 53 bits) convert exactly. The
+    caller declares it as an input error, so that every bound covers it: about
+    ``u`` in the normal range, up to ``1/2`` for a value rounded among the
+    subnormals (whose error is absolute, ``2^-1075``).
 
-    >>> rounded_on_input([[2 ** 53, 1]], np.array([[2.0 ** 53, 1.0]]))
-    False
-    >>> rounded_on_input([[2 ** 53 + 1, 1]], np.array([[2.0 ** 53, 1.0]]))
+    Raises :class:`~allornone.errors.UnrepresentableValueError` where a non-zero
+    value was rounded to zero (no relative error bounds that).
+
+    >>> input_rounding([[2 ** 53, 1]], np.array([[2.0 ** 53, 1.0]]))
+    0.0
+    >>> input_rounding([[2 ** 53 + 1, 1]], np.array([[2.0 ** 53, 1.0]])) == 2.0 ** -53
     True
-    >>> rounded_on_input(np.ones((2, 2), dtype=np.float32), np.ones((2, 2)))
-    False
-    >>> rounded_on_input([[2 ** 64 + 1, 1]], np.array([[2.0 ** 64, 1.0]]))   # NumPy itself would round this list
-    True
+    >>> input_rounding(np.ones((2, 2), dtype=np.float32), np.ones((2, 2)))
+    0.0
+    >>> input_rounding([[Fraction(25, 2 ** 1077)]], np.array([[3 * 2.0 ** -1074]]))   # among the subnormals
+    0.04166666666666667
     """
     if isinstance(data, np.ndarray):
         kind = data.dtype.kind
         if kind == "f" and data.dtype.itemsize <= 8 or kind == "b":
-            return False
+            return 0.0
         if kind in "iu":
             big = np.abs(data.astype(object)) > 2 ** 53 if data.size else np.zeros(0, bool)
             if not np.any(big):
-                return False
-            values = data.astype(object)[big]
-            return any(int(float(v)) != int(v) for v in values)
+                return 0.0
+            return _worst_rounding(zip(data.astype(object)[big], arr[big].tolist()), name)
         flat = data.ravel().tolist() if kind != "O" else list(data.ravel())
     else:
         try:
@@ -365,18 +370,38 @@ def rounded_on_input(data, arr: np.ndarray) -> bool:
         # with an integer beyond int64 becomes float64. Only integer and boolean
         # arrays are taken as they came; anything else is checked entry by entry.
         if plain is not None and plain.dtype.kind in "iub":
-            return rounded_on_input(plain, arr)
+            return input_rounding(plain, arr, name)
         flat = np.array(data, dtype=object).ravel().tolist()
-    got = arr.ravel().tolist()
-    for v, f in zip(flat, got):
-        if isinstance(v, (float, np.floating)) and np.dtype(type(v)).itemsize <= 8:
-            continue
+    pairs = ((v, f) for v, f in zip(flat, arr.ravel().tolist())
+             if not (isinstance(v, (float, np.floating)) and np.dtype(type(v)).itemsize <= 8))
+    return _worst_rounding(pairs, name)
+
+
+def _worst_rounding(pairs, name: str) -> float:
+    """The largest ``|v - f| / |f|`` over ``(value, float)`` pairs, exactly, rounded up."""
+    worst = Fraction(0)
+    for v, f in pairs:
         try:
-            if Fraction(v) != Fraction(f):
-                return True
+            exact = Fraction(v)
         except (TypeError, ValueError):
-            return True
-    return False
+            try:
+                exact = Fraction(*v.as_integer_ratio())     # long double
+            except (AttributeError, TypeError, ValueError, OverflowError):
+                # a number of another kind, converted by float(): its rounding at
+                # most half an ulp of what it became (2^-1075 among the subnormals)
+                if f != 0.0:
+                    worst = max(worst, Fraction(1, 2 ** 52) if abs(f) >= 2.0 ** -1022 else Fraction(1, 2))
+                continue
+        if exact == f:
+            continue
+        if f == 0.0:
+            raise UnrepresentableValueError(
+                f"{name}: an entry of about 2^{abs(exact.numerator).bit_length() - exact.denominator.bit_length()} "
+                "is below the smallest binary64 number (2^-1074) and would be held as zero; scale the model by a "
+                "power of two") from None
+        worst = max(worst, abs(exact - Fraction(f)) / abs(Fraction(f)))
+    out = float(worst)
+    return math.nextafter(out, math.inf) if Fraction(out) < worst else out
 
 
 def _has_bool(data) -> bool:

@@ -145,8 +145,7 @@ class FloatModel(Model):
             except AllOrNoneError:
                 continue   # the base class says what is wrong, as for every model
             # integers beyond 2^53, fractions or long doubles are rounded here, once: say so
-            if fl.rounded_on_input(X, A):
-                input_error = max(float(input_error), fl.UNIT_ROUNDOFF)
+            input_error = max(float(input_error), fl.input_rounding(X, A, name))
             given[i] = A
         self.input_error = float(input_error)
         backend = _DEFAULT_BACKEND if tolerance == fl.DEFAULT_TOLERANCE else float_backend(tolerance)

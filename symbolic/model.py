@@ -147,14 +147,18 @@ class ExactModel(Model):
         """The float realisation of the same instance."""
         from allornone.numeric.model import FloatModel
 
-        from allornone.numeric.linalg import UNIT_ROUNDOFF
+        from allornone.numeric.linalg import input_rounding
 
         kw = {} if tolerance is None else {"tolerance": tolerance}
         F, G = self.F.to_numpy(), self.G.to_numpy()
-        # an entry that binary64 cannot hold is rounded once: the float model says so
-        exact = self.F.represented_by(F) and self.G.represented_by(G)
-        return FloatModel(F, G, self.pivot, self.contexts, self.tokens,
-                          input_error=0.0 if exact else UNIT_ROUNDOFF, **kw)
+        # an entry that binary64 cannot hold is rounded once: the float model
+        # declares the largest relative error that made (among the subnormals
+        # far more than u; a non-zero entry rounded to zero cannot be declared)
+        error = 0.0
+        if not (self.F.represented_by(F) and self.G.represented_by(G)):
+            error = max(input_rounding(self.F.to_fraction_rows(), F, "F"),
+                        input_rounding(self.G.to_fraction_rows(), G, "G"))
+        return FloatModel(F, G, self.pivot, self.contexts, self.tokens, input_error=error, **kw)
 
     def to_json(self) -> dict:
         return {"F": self.F.to_fractions(), "G": self.G.to_fractions(), "pivot": self.pivot,

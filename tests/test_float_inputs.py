@@ -22,10 +22,20 @@ H = 2 ** 61
 G_CANCEL = [[0, 0], [1, -1], [0, 1]]
 
 
+def _covers(declared: float, value, rounded: float) -> bool:
+    """Whether ``declared`` is the exact relative rounding error ``|v - f| / |f|``
+    rounded up (at least it, and less than the next float above it)."""
+    exact = abs(Fraction(value) - Fraction(rounded)) / abs(Fraction(rounded))
+    return Fraction(declared) >= exact and Fraction(np.nextafter(declared, 0.0)) < exact
+
+
 def test_integers_beyond_2_53_are_declared_as_rounded():
-    assert FloatModel([[H + 1, 1]], [[0, 0], [1, 1]]).input_error == fl.UNIT_ROUNDOFF
-    assert FloatModel(np.array([[H + 1, 1]], dtype=np.int64), [[0, 0], [1, 1]]).input_error == fl.UNIT_ROUNDOFF
-    assert FloatModel([[Fraction(1, 3), 1]], [[0, 0], [1, 1]]).input_error == fl.UNIT_ROUNDOFF
+    """The declared error is the exact relative error of the rounding, rounded up."""
+    assert _covers(FloatModel([[H + 1, 1]], [[0, 0], [1, 1]]).input_error, H + 1, float(H))
+    assert _covers(FloatModel(np.array([[H + 1, 1]], dtype=np.int64), [[0, 0], [1, 1]]).input_error, H + 1,
+                   float(H))
+    third = FloatModel([[Fraction(1, 3), 1]], [[0, 0], [1, 1]]).input_error
+    assert _covers(third, Fraction(1, 3), 1 / 3) and third <= fl.UNIT_ROUNDOFF
     # exactly representable integers, float32 and float16 convert exactly
     assert FloatModel([[2 ** 60, 1]], [[0, 0], [1, 1]]).input_error == 0.0
     assert FloatModel(np.array([[3, 1]], dtype=np.float32), [[0, 0], [1, 1]]).input_error == 0.0
@@ -43,7 +53,7 @@ def test_a_difference_the_declared_error_covers_is_undecided():
 
 def test_the_primitive_leaves_a_difference_inside_the_declared_error_undecided():
     fa, fb = (FloatModel([[v, H], [1, 0]], G_CANCEL) for v in (H + 3, H + 5))
-    assert fa.input_error == fb.input_error == fl.UNIT_ROUNDOFF
+    assert _covers(fa.input_error, H + 3, float(H)) and _covers(fb.input_error, H + 5, float(H))
     G0 = np.array(G_CANCEL, dtype=float)
     errs = tuple(fl.UNIT_ROUNDOFF * np.abs(X) for X in (fa.F, G0, fb.F, G0))
     assert products_equal(fa.F, G0, fb.F, G0, errors=errs).undecided
@@ -52,6 +62,32 @@ def test_the_primitive_leaves_a_difference_inside_the_declared_error_undecided()
     errs = tuple(fl.UNIT_ROUNDOFF * np.abs(X) for X in (fa.F, G0, fc.F, G0))
     assert products_equal(fa.F, G0, fc.F, G0, errors=errs).fails
     assert thm5.equivalence(fa, fc).verdict == "not equivalent"
+
+
+def test_a_fraction_rounded_among_the_subnormals_declares_its_own_relative_error():
+    """Rounding among the subnormals loses up to ``2^-1075`` absolutely, far more
+    than ``u`` relatively: ``3.125 * 2^-1074`` is held as ``3 * 2^-1074`` (4 %).
+    Declared as ``u``, two models with other logits were called equivalent."""
+    x, y = Fraction(3, 2 ** 1074), Fraction(25, 2 ** 1077)
+    G = [[0], [1]]
+    fa, fb = FloatModel([[x]], G), FloatModel([[y]], G)
+    assert fa.F[0, 0] == fb.F[0, 0] and fa.input_error == 0.0
+    assert _covers(fb.input_error, y, float(fa.F[0, 0])) and fb.input_error > 0.04
+    assert thm5.equivalence(ExactModel([[x]], G), ExactModel([[y]], G)).verdict == "not equivalent"
+    assert thm5.equivalence(fa, fb).verdict == "undecided"
+    assert _covers(ExactModel([[y]], G).to_float().input_error, y, float(fa.F[0, 0]))
+
+
+def test_a_value_below_the_smallest_float_is_refused():
+    """A non-zero value that binary64 would hold as zero has no relative error to
+    declare: refused with a clear error, by FloatModel and by to_float alike."""
+    from allornone.errors import UnrepresentableValueError
+
+    with pytest.raises(UnrepresentableValueError, match="below the smallest binary64 number"):
+        FloatModel([[Fraction(1, 2 ** 1080)]], [[0], [2 ** 1000]])
+    with pytest.raises(UnrepresentableValueError):
+        ExactModel([[Fraction(1, 2 ** 1080)]], [[0], [2 ** 1000]]).to_float()
+    assert FloatModel([[0.0]], [[0], [1]]).input_error == 0.0
 
 
 def test_float32_inputs_give_the_float64_verdicts():
