@@ -502,3 +502,15 @@ def test_in_two_steps_the_scaled_contexts_lose_the_certificate(monkeypatch):
         ce, cf = thm5.el_certificate(ea, eb), thm5.el_certificate(fa, fb)
         wrong += any(not agrees(getattr(cf, n), getattr(ce, n)) for n in ("el1", "el2", "el3"))
     assert wrong >= 1
+
+
+def test_a_twin_with_an_undecided_structure_transports_no_decided_readout():
+    """A B.5 twin rounded on input whose logits cancel below its declared error:
+    its ``k~`` is undecided (computed 0, exactly 2). The transported readout
+    ``Γ~ = {0}`` was reported decided on an empty ``Ñ`` regardless, and the
+    twin's token fit reading ``M`` called consistent on a row of logits within
+    its own error; both are now undecided or right."""
+    from allornone.theorems.engine import invariance as inv
+
+    r = inv.check("thm14", "B.5 twin + hidden components + integers beyond 2^53", 54, 196)
+    assert r["outcome"] != "contradict", r

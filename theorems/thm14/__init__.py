@@ -529,7 +529,8 @@ def _transport_gamma(model, twin, gamma, cert):
     _, P, decided = _gamma(model, gamma)
     V = twin.basis_N
     if V.shape[1] == 0:
-        return be.zeros(twin.d, 0), decided, 0.0, 0.0
+        # Ñ = {0} is the twin's structure's claim (k~ = 0), decided or not
+        return be.zeros(twin.d, 0), decided and (be.exact or twin.structure.decided), 0.0, 0.0
     K = (be.eye(model.d) - P) @ cert.B @ V
     if be.exact:
         C = ql.nullspace(K)
