@@ -17,3 +17,13 @@ def test_hidden_components_keep_the_ranks_and_the_exact_verdicts(rid, index):
     for before, after in zip(base.models, inst.models):
         assert ql.rank(after.F) == ql.rank(before.F) and ql.rank(after.G0) == ql.rank(before.G0)
     assert inv.check(rid, "hidden components", 1, index)["exact_changed"] == []
+
+
+def test_subnormal_entries_compose_with_themselves():
+    """The subnormal scaling applied twice takes a model already near 2^-1000
+    down again (its exponent read off the rationals, not a float log2 that
+    would underflow): checked, not raised."""
+    from allornone.theorems.engine import invariance as inv
+
+    r = inv.check("cor6", "subnormal entries + subnormal entries", 130, 83)
+    assert r["outcome"] in ("agree", "undecided", "not representable"), r

@@ -505,8 +505,12 @@ def _subnormal_scaling(rng, raw: _Raw, rid: str) -> None:
     top = max((abs(v) for F in raw.F for r in F for v in r), default=Fraction(0))
     if top == 0:
         raise _Skip("F is zero")
-    e = math.floor(math.log2(top)) + rng.randint(1000, 1030)
-    s = Fraction(1, 2 ** e)
+    # floor(log2(top)) from the numerator's and denominator's bits: exact also for
+    # a top far below 2^-1000, where a float log2 of it would underflow
+    k = top.numerator.bit_length() - top.denominator.bit_length()
+    k -= Fraction(2) ** k > top
+    e = k + rng.randint(1000, 1030)
+    s = Fraction(2) ** -e
     raw.F = [[[v * s for v in r] for r in F] for F in raw.F]
 
 
