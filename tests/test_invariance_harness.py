@@ -27,3 +27,18 @@ def test_subnormal_entries_compose_with_themselves():
 
     r = inv.check("cor6", "subnormal entries + subnormal entries", 130, 83)
     assert r["outcome"] in ("agree", "undecided", "not representable"), r
+
+
+def test_a_difference_within_the_float_tolerance_is_not_separated():
+    """Logits ``1`` and ``1 + 2^-40`` differ by far more than their rounding but
+    less than the float side's tolerance (``gap rtol = 1e-9`` relative), where
+    its "holds" is a statement at that tolerance: not separated. ``2^-20`` is."""
+    from fractions import Fraction
+
+    from allornone.symbolic.model import ExactModel
+    from allornone.theorems.engine.record import Instance
+
+    a = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
+    near, far = (ExactModel([[1, 0], [0, 1]], [[0, 0], [1 + Fraction(1, 2 ** e), 0], [0, 1]]) for e in (40, 20))
+    assert inv.separation("thm5", Instance("x", (a, near))) < inv.SEPARATION
+    assert inv.separation("thm5", Instance("x", (a, far))) >= inv.SEPARATION

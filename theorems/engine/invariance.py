@@ -53,7 +53,10 @@ atoms and is not exactly zero exceeds its rounding bound by ``SEPARATION = 1e3``
 * the smallest non-zero singular value of ``F`` with rows scaled to unit length,
   and of ``G_0`` with row ``y`` divided by ``c_y``, bound ``u (d+2) sqrt(rows d)``
   (``dim SF``, ``dim SG``);
-* for two models with ``L != L~``: ``max |L - L~|[x,y] / (u (d+2) r_x c_y + u (d~+2) r~_x c~_y)``;
+* for two models with ``L != L~``: ``max |L - L~|[x,y] / max(u (d+2) r_x c_y + u (d~+2) r~_x c~_y,
+  10^-12 max(|L|, |L~|)[x,y])`` (the second: the float side's tolerance, ``gap rtol``
+  of the logits compared, over the separation factor: a difference within it is
+  equal at that tolerance);
 * for parallelism of token pairs ``(a, b), (c, e)`` with ratio ``λ``: the
   log-odds residual ``L[:,a] - L[:,b] - λ (L[:,c] - L[:,e])``, entry ``x`` over
   ``u (d+2) r_x (c_a + c_b + |λ| (c_c + c_e))``, largest entry; the same for
@@ -82,6 +85,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from allornone.errors import NonFiniteValueError
+from allornone.numeric.linalg import DEFAULT_TOLERANCE
 from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
 from allornone.theorems import get_record, records
@@ -100,6 +104,10 @@ __all__ = ["Transform", "TRANSFORMS", "NotRepresentable", "exact_binary64", "is_
 UNIT_ROUNDOFF = 2.0 ** -53
 #: Factor by which the exact answer must clear its rounding bound for an instance to count as separated.
 SEPARATION = 1e3
+#: The float side's tolerance, ``gap rtol`` of the default tolerance, over the
+#: separation factor: a difference of logits must also exceed ``gap rtol`` times
+#: the logits compared (the float side's "fails" threshold) to be separated.
+_TOLERANCE_BAND = DEFAULT_TOLERANCE.gap * DEFAULT_TOLERANCE.rtol / SEPARATION
 
 
 # -- separation ---------------------------------------------------------------------------------
@@ -212,7 +220,10 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
         a, b = scales
         diff = _floats(inst.models[0].log_odds() - inst.models[1].log_odds())
         bound = u * ((a.d + 2) * np.outer(a.r, a.c) + (b.d + 2) * np.outer(b.r, b.c))
-        margins.append(_ratio_max(diff, bound))
+        # a difference must also clear the float side's own tolerance: within
+        # gap rtol of the logits compared, "holds" or undecided is what that tolerance says
+        band = _TOLERANCE_BAND * np.maximum(np.abs(a.L), np.abs(b.L))
+        margins.append(_ratio_max(diff, np.maximum(bound, band)))
     if rid in _PAIR_KEYS:
         one, two = _PAIR_KEYS[rid]
         (p, q), (v, w) = inst.params[one], inst.params[two]
