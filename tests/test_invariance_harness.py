@@ -42,3 +42,12 @@ def test_a_difference_within_the_float_tolerance_is_not_separated():
     near, far = (ExactModel([[1, 0], [0, 1]], [[0, 0], [1 + Fraction(1, 2 ** e), 0], [0, 1]]) for e in (40, 20))
     assert inv.separation("thm5", Instance("x", (a, near))) < inv.SEPARATION
     assert inv.separation("thm5", Instance("x", (a, far))) >= inv.SEPARATION
+
+
+def test_a_readout_off_its_span_by_less_than_the_rounding_is_not_separated():
+    """A change of basis of condition near 1e16 can bring a readout column of
+    ``Γ`` to within ``3u`` (relative) of ``SG`` while it stays off it exactly:
+    the place of ``Γ`` is then no separated fact (the base instance's is)."""
+    base, inst = inv.transform_instance("steering", "subnormal entries + integer shear + change of basis", 89, 53)
+    assert inv.separation("steering", inst) < 1.0
+    assert inv.separation("steering", base) >= inv.SEPARATION

@@ -63,9 +63,14 @@ atoms and is not exactly zero exceeds its rounding bound by ``SEPARATION = 1e3``
   ``L[:,c] - L[:,e]``; and the raw residual ``‖g(a) - g(b) - λ (g(c) - g(e))‖``
   over ``2u (‖g(a)‖ + ‖g(b)‖ + |λ| (‖g(c)‖ + ‖g(e)‖))``; dually for context pairs.
 
-The consistency residuals of relational linearity (Theorem 14) and of the linear
-system of Corollary 6 are not measured: there the margin covers only the ranks
-and ``L - L~``. The singular values are computed in floats from the exact
+For Theorem 14 and steering with a readout ``Γ`` given as numbers, the two
+ranks that place it (``Γ ⊆ SG``: ``[G_0^T, Γ]``; ``Γ ⊥ SG ∩ ker F``:
+``[L^T, G_0 Γ]``), where they grow: the singular value that makes them grow, of
+the matrix with unit columns, over ``u (d+2) sqrt(entries)`` or the float
+side's tolerance band, whichever is larger. The consistency residuals of
+relational linearity (Theorem 14) and of the linear system of Corollary 6 are
+not measured: there the margin covers only the ranks, ``L - L~`` and the place
+of ``Γ``. The singular values are computed in floats from the exact
 matrices rounded once, which is accurate to about one unit of the bound: far
 below the factor ``1e3`` that the criterion asks for.
 
@@ -246,8 +251,36 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
             rb = 2 * u * (norms[p] + norms[q] + abs(float(lam)) * (norms[v] + norms[w]))
             if raw.any():
                 margins.append(math.hypot(*raw) / rb if rb else math.inf)
+    gamma = inst.params.get("gamma")
+    if gamma is not None and gamma.shape[1] and rid in ("thm14", "steering"):
+        margins.extend(_gamma_margins(inst.models[0], gamma, scales[0]))
     values = [x for x in margins if x is not None]
     return min(values, default=math.inf)
+
+
+def _unit_columns(X: np.ndarray) -> np.ndarray:
+    n = _norms(X.T)
+    return X[:, n > 0] / n[n > 0]
+
+
+def _gamma_margins(model: ExactModel, gamma: ql.QMatrix, s: _Scales) -> list:
+    """The quantities that place a readout ``Γ`` given as numbers (``Γ ⊆ N``:
+    ``Γ ⊆ SG`` and ``G_0 Γ`` in the span of ``L^T``): where a rank grows, the
+    singular value that makes it grow, of the matrix with unit columns, over
+    the larger of its rounding bound and the float side's tolerance band (a
+    column off a span by less than ``gap rtol`` is in it at that tolerance)."""
+    u = UNIT_ROUNDOFF
+    out = []
+    for base, extra in ((model.G0.T, gamma), (model.log_odds().T, model.G0 @ gamma)):
+        both = ql.QMatrix.hstack(base, extra)
+        r0, r1 = ql.rank(base), ql.rank(both)
+        if r1 > r0:
+            X = _unit_columns(_floats(both))
+            sv = np.linalg.svd(X, compute_uv=False) if X.size else np.zeros(0)
+            if sv.size >= r1:
+                bound = max(u * (s.d + 2) * math.sqrt(X.size), _TOLERANCE_BAND * float(sv[0]))
+                out.append(float(sv[r1 - 1]) / bound)
+    return out
 
 
 # -- checking -----------------------------------------------------------------------------------
