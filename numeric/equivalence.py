@@ -579,30 +579,58 @@ def linear_identification(a, b) -> FloatIdentification:
         if low > 0:
             measured.append((float(np.linalg.norm(res2)) + float(np.linalg.norm(post2))) / low)
     noise = min(measured) + fl.svd_noise(2 * d, unit) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
-    r1, d1 = tol.rank(np.linalg.svd(np.hstack([Ap, KG * unit]), compute_uv=False), noise=noise, reference=unit)
-    r2, d2 = tol.rank(np.linalg.svd(np.vstack([Ap, KF.T * unit]), compute_uv=False), noise=noise, reference=unit)
-    if not (d1 and d2):
-        return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
-                                   "the largest rank on the solution set is undecided")
-    if min(r1, r2) < d:
+    # Invertibility is unchanged by scaling A's rows and columns (each model's own
+    # change of basis, as in its balanced presentation), its singular values are
+    # not. A rank is certified from below by singular values clear of their error
+    # in either presentation: as given, or equilibrated by powers of two with the
+    # normwise error grown by the largest factors. "Singular" (a zero called at
+    # rtol) must be called in both.
+    full, singular = True, False
+    for M in (np.hstack([Ap, KG * unit]), np.vstack([Ap, KF.T * unit])):
+        s_eq, n_eq, ref_eq = _equilibrated_singular_values(M, noise)
+        (r_raw, d_raw), (r_eq, d_eq) = (tol.rank(np.linalg.svd(M, compute_uv=False), noise=noise, reference=unit),
+                                        tol.rank(s_eq, noise=n_eq, reference=ref_eq))
+        full &= (d_raw and r_raw == d) or (d_eq and r_eq == d)
         # a singular value counted as zero is only known to be at most about
         # twice the noise: "singular" needs that to be zero at rtol
-        if noise > tol.rtol * unit:
-            return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
-                                       f"the largest rank on the solution set looks {min(r1, r2)} < d = {d}, but "
-                                       "the error of A_p is not resolved at rtol")
+        singular |= (d_raw and d_eq and r_raw < d and r_eq < d and noise <= tol.rtol * unit
+                     and n_eq <= tol.rtol * ref_eq)
+    if singular:
         return FloatIdentification(Decision(Truth.FAILS, consistent.residual, consistent.tolerance), None,
-                                   f"every solution is singular (largest rank {min(r1, r2)} < d = {d})")
+                                   f"every solution is singular (largest rank < d = {d})")
+    if not full:
+        return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
+                                   "the largest rank on the solution set is undecided")
     rng = np.random.default_rng(0)
     for _ in range(8):
         Y = rng.standard_normal((KG.shape[1], KF.shape[1])) * unit
         A = Ap + KG @ Y @ KF.T
         s = np.linalg.svd(A, compute_uv=False)
-        if s[-1] > tol.gap * (noise + fl.svd_noise(d, s[0])):
+        s_eq, n_eq, _ = _equilibrated_singular_values(A, noise)
+        if s[-1] > tol.gap * (noise + fl.svd_noise(d, s[0])) or s_eq[-1] > tol.gap * n_eq:
             return FloatIdentification(Decision(Truth.HOLDS, consistent.residual, consistent.tolerance), A,
                                        "an invertible solution was found")
     return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                "an invertible solution exists by the rank formula, but none was found clear of rounding")
+
+
+def _equilibrated_singular_values(M: np.ndarray, noise: float) -> tuple[np.ndarray, float, float]:
+    """The singular values of ``D_1 M D_2`` (rows, then columns, scaled by
+    powers of two to size about one: the same rank), a bound on how far they
+    are from the exact ones when ``M`` is within ``noise`` of its exact value
+    (normwise: ``|D_1| |D_2| noise``, plus the SVD's own error), and the
+    largest singular value as the reference size."""
+    if M.size == 0:
+        return np.zeros(0), noise, 0.0
+    er = fl.row_exponents(M)
+    X = fl.scale_rows(M, er)
+    ec = fl.row_exponents(X.T)
+    X = fl.scale_rows(X.T, ec).T
+    s = np.linalg.svd(X, compute_uv=False)
+    grow = float(np.ldexp(1.0, int(-er.min()) - int(ec.min()))) if er.size and ec.size else 1.0
+    with np.errstate(over="ignore"):
+        n_eq = grow * noise + fl.svd_noise(max(M.shape), float(s[0]) if s.size else 0.0)
+    return s, n_eq, float(s[0]) if s.size else 0.0
 
 
 def _complement(B: np.ndarray, d: int) -> np.ndarray:

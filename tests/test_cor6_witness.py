@@ -77,3 +77,32 @@ def test_a_residual_lost_to_overflow_is_no_evidence(where):
     res[where] = np.nan
     d = feq._columns(fl.DEFAULT_TOLERANCE, res, np.ones(2), np.zeros(2))
     assert d.truth is Truth.UNDECIDED
+
+
+# Two linearly identified models (``b = a`` in another basis) whose contexts lie
+# 2^-503, 2^-76 and 2^-374 apart: balanced coordinate by coordinate, each on its
+# own, the map between them has entries 2^149 apart.
+_FAR_A = ([["0x0.0p+0", "-0x1.d1ada00000000p-503"], ["-0x1.f7b6680000000p-76", "-0x1.f7b6680000000p-76"],
+           ["0x1.34dc700000000p-374", "0x1.34dc700000000p-373"]],
+          [[1, -3], [0, -1], [2, 0], [0, -1], [2, -2], [2, -1]])
+_FAR_B = ([["-0x1.d1ada00000000p-503", "0x0.0p+0"], ["0x0.0p+0", "-0x1.f7b6680000000p-76"],
+           ["0x1.34dc700000000p-374", "0x1.34dc700000000p-374"]],
+          [[-3, -2], [-1, -1], [0, 2], [-1, -1], [-2, 0], [-1, 1]])
+
+
+def test_a_map_between_far_apart_balanced_presentations_is_not_called_singular():
+    """Invertibility is unchanged by scaling the map's rows and columns, its
+    singular values are not: the map's say "singular at rtol", its
+    equilibrated ones do not. "Singular" is called only where both say so
+    (here: undecided, where it was *fails* against an exact *holds*)."""
+    from fractions import Fraction
+
+    from allornone.symbolic import ExactModel
+    from allornone.theorems.engine.record import Instance
+
+    models = [ExactModel([[Fraction(float.fromhex(v)) for v in r] for r in F], G, 3) for F, G in (_FAR_A, _FAR_B)]
+    inst = Instance("x", tuple(models), {})
+    rec = get_record("cor6")
+    assert rec.evaluate(inst, "exact").atoms["linearly_identified"].truth is Truth.HOLDS
+    floats = Instance("x", tuple(m.to_float() for m in models), {}, float_only=True)
+    assert not rec.evaluate(floats, "float").atoms["linearly_identified"].fails
