@@ -753,12 +753,32 @@ def _graded_orthonormal_rows(B: np.ndarray) -> np.ndarray:
 
 
 def _data_space(X: np.ndarray, E: np.ndarray | None, tol: Tolerance):
-    """``(right singular vectors of the scaled X, decided, (s, noise, ec), rank)``."""
+    """``(right singular vectors of the scaled X, decided, (s, noise, ec), rank)``.
+
+    The rank is unchanged by scaling rows and columns, the singular values are
+    not, and scaling rows first and then columns (each to its largest entry)
+    need not undo a presentation that scaled them the other way round. A
+    singular value clear of its bound proves a rank from below in any
+    presentation: where rows first leave the rank short of full, columns first
+    are tried too, and the presentation that proves more is kept (its zeros
+    are then called at the tolerance, as always)."""
+    first = _data_space_in(X, E, tol, rows_first=True)
+    if first[3] == min(X.shape):
+        return first
+    other = _data_space_in(X, E, tol, rows_first=False)
+    proved = [int(np.sum(out[2][0] > out[2][1])) for out in (first, other)]
+    return other if proved[1] > proved[0] else first
+
+
+def _data_space_in(X: np.ndarray, E: np.ndarray | None, tol: Tolerance, rows_first: bool):
     m, d = X.shape
-    er = row_exponents(X)
-    Y = scale_rows(X, er)
-    ec = row_exponents(Y.T)
-    Y = scale_rows(Y.T, ec).T
+    if rows_first:
+        er = row_exponents(X)
+        ec = row_exponents(scale_rows(X, er).T)
+    else:
+        ec = row_exponents(X.T)
+        er = row_exponents(scale_rows(X.T, ec).T)
+    Y = scale_rows(scale_rows(X, er).T, ec).T
     data_err = 0.0
     if E is not None:
         Ey = scale_rows(scale_rows(E, er).T, ec).T

@@ -522,7 +522,8 @@ def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
     ``L_S`` span those of ``F_S P_M``. The two systems are consistent together,
     and ``L_S`` carries neither ``P_M`` nor its error: its entries are formed
     with correctly rounded dot products (``G_0 = G - g(y_0)`` split exactly by
-    TwoSum), accurate to half an ulp."""
+    TwoSum), accurate to half an ulp, and each token's column is brought to
+    size one by a power of two (the column space is the same)."""
     if model.input_error or not len(pairs) or len(pairs) * model.n > REDO_LIMIT:
         return None
     u = fl.UNIT_ROUNDOFF
@@ -530,17 +531,26 @@ def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
     D, E = fl._two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
     n = D.shape[0]
     L = np.empty((FS.shape[0], n))
-    tiny = 0.0
+    tiny = np.zeros(n)
     with np.errstate(over="ignore", invalid="ignore"):
         for y in range(n):
             out = fl.rounded_dots([(FS, np.broadcast_to(D[y], FS.shape)), (FS, np.broadcast_to(E[y], FS.shape))])
             if out is None:
                 return None
-            L[:, y], tiny = out[0], tiny + out[1]
+            L[:, y], tiny[y] = out[0], out[1]
         if not np.all(np.isfinite(L)):
             return None
+        # each token's column brought to size one by a power of two: the same
+        # column space, so the same consistency, and no token far smaller than
+        # another is lost to a bound at the other's size (where the scaling is
+        # not exact, the columns keep their sizes)
+        e = fl.row_exponents(L.T)
+        with np.errstate(under="ignore"):
+            Le = fl.scale_rows(L.T, e).T
+        if np.array_equal(fl.scale_rows(Le.T, -e).T, L):
+            L, tiny = Le, np.ldexp(tiny, -e)
         # (the entrywise error, half an ulp, bounds the spectral norm's through |.|)
-        noise = 1.01 * u * fl.norm2(np.abs(L)) + tiny * math.sqrt(L.size)
+        noise = 1.01 * u * fl.norm2(np.abs(L)) + float(np.sum(tiny)) * math.sqrt(L.size)
         ones = np.ones((len(pairs), 1))
         c = float(np.ldexp(1.0, fl.row_exponents(np.array([[float(np.max(np.abs(L))) or 1.0]]))[0]))
         Xs = np.hstack([L, c * ones])

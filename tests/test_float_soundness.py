@@ -514,3 +514,18 @@ def test_a_twin_with_an_undecided_structure_transports_no_decided_readout():
 
     r = inv.check("thm14", "B.5 twin + hidden components + integers beyond 2^53", 54, 196)
     assert r["outcome"] != "contradict", r
+
+
+@pytest.mark.parametrize("rid,name,index,atom", [
+    # balanced coordinate by coordinate, contexts far apart leave G_0 scaled so that
+    # rows first, then columns, cannot bring it back: dim SG called 2 (exactly 3)
+    ("cor6", "contexts far apart", 144, "diverse~"),
+    # tokens far apart: the fit on [L_S, 1] with a bound at the largest column's
+    # size lost the smallest columns and called a misfit (the fit holds exactly)
+    ("thm14", "tokens far apart", 7, "rel_lin_M~"),
+])
+def test_rows_or_tokens_far_apart_are_not_decided_wrongly(rid, name, index, atom):
+    from allornone.theorems.engine import invariance as inv
+
+    r = inv.check(rid, name, 0, index)
+    assert r["outcome"] != "contradict", r

@@ -188,10 +188,14 @@ def test_kernel_dimension_known_from_gamma_in_N(monkeypatch):
     rec = get_record("thm14")
     rng = __import__("random").Random(3)
     kinds = {}
-    for i in range(64):
+    for i in range(256):
         inst = rec.sample(rng, i)
         if inst.kind == "Γ ⊄ N" and thm14.gamma_in_N(inst.models[0], inst.params["gamma"]).holds:
             continue          # (a Γ that happens to lie in N after all)
+        if any(m.to_float().input_error for m in inst.models):
+            # (rounded on input, a twin whose logits cancel within the declared
+            # error has an undecided k~: nothing is then known of its kernel)
+            continue
         kinds.setdefault(inst.kind, inst)
     for kind in ("planted reading M, B.5 twin", "Γ ⊄ N"):
         inst = kinds[kind]
@@ -204,15 +208,23 @@ def test_kernel_dimension_known_from_gamma_in_N(monkeypatch):
 
 # -- readouts seen: the dimension of Γ_T, not the fit on it ----------------------------
 
-def test_readouts_seen_depends_on_the_readouts_dimension_only():
-    """An instance whose fit on Γ_T has an undecided input subspace Γ_q: whether
-    Γ_T != {0} is still decided (and right)."""
+def test_readouts_seen_depends_on_the_readouts_dimension_only(monkeypatch):
+    """Whether ``Γ_T != {0}`` is decided on the readouts' dimension, not on the
+    fit on ``Γ_T``: with every fit's input subspace left undecided, it is still
+    decided, and right."""
     _, inst = transform_instance("thm14", "change of basis", 0, 75)
     fa, fb = (m.to_float() for m in inst.models)
-    an = thm14.record._analyse((fa, fb), inst.params)
-    r = an.results[("T", "M")]
-    assert r.gamma_decided and not r.decided
     exact = get_record("thm14").evaluate(inst, "exact").atoms["readouts_seen"]
+    real = thm14.relational_linearity
+
+    def undecided_fit(*args, **kwargs):
+        r = real(*args, **kwargs)
+        r.decided = False
+        return r
+
+    monkeypatch.setattr(thm14, "relational_linearity", undecided_fit)
+    an = thm14.record._analyse((fa, fb), inst.params)
+    assert not an.results[("T", "M")].decided
     assert not an.seen.undecided and an.seen.truth is exact.truth
 
 

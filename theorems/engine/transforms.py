@@ -43,6 +43,8 @@ MAX_RATIO = 1e8
 MAX_SHEAR_CONDITION = 1e16
 MAX_POW2 = 500
 BIG_INTEGER_BITS = (54, 62)
+#: Largest exponent of the powers of two that set contexts (tokens) far apart.
+MAX_SPREAD = 1000
 
 _PAIR_KEYS = {"lem8": ("ab", "ce"), "thm15": ("ab", "ce"), "lem8ctx": ("x12", "x34")}
 
@@ -403,6 +405,47 @@ def _per_token_scaling(rng, raw: _Raw, rid: str) -> None:
                     for y, r in enumerate(G)]
 
 
+def _exponent(v: Fraction) -> int:
+    """``floor(log2 |v|)`` of a non-zero rational, exactly."""
+    v = abs(v)
+    k = v.numerator.bit_length() - v.denominator.bit_length()
+    return k - (Fraction(2) ** k > v)
+
+
+def _far_apart(rng, rows: list) -> list:
+    """Per row (a list of the rows of every model at one index) a factor
+    ``k 2^e``: ``k`` odd, of 20 to 30 bits (so that the entries use their
+    bits), ``e`` drawn from ``[-MAX_SPREAD, MAX_SPREAD]`` and cut so that no
+    entry leaves ``[2^-1000, 2^1000]``: the rows end up far apart, some near
+    the subnormals."""
+    out = []
+    for same in rows:
+        vals = [_exponent(v) for r in same for v in r if v]
+        k = rng.randrange(1 << 20, 1 << 30) | 1
+        if not vals:
+            out.append(Fraction(k))
+            continue
+        lo, hi = -1000 - min(vals), 1000 - max(vals) - 30
+        e = max(min(rng.randint(-MAX_SPREAD, MAX_SPREAD), hi), lo) if lo <= hi else 0
+        out.append(k * Fraction(2) ** e)
+    return out
+
+
+def _contexts_apart(rng, raw: _Raw, rid: str) -> None:
+    s = _far_apart(rng, [[F[x] for F in raw.F] for x in range(len(raw.F[0]))])
+    raw.F = [[[v * s[x] for v in r] for x, r in enumerate(F)] for F in raw.F]
+
+
+def _tokens_apart(rng, raw: _Raw, rid: str) -> None:
+    # g(y) -> t_y g_0(y): the offset g(y_0) removed (a common offset, itself a
+    # symmetry; a pivot row kept beside rows 2^±1000 away would not be
+    # representable), every other token scaled, in every model
+    diffs = [[[v - G[raw.like[j].pivot][c] for c, v in enumerate(G[y])] for j, G in enumerate(raw.G)]
+             for y in range(len(raw.G[0]))]
+    t = _far_apart(rng, diffs)
+    raw.G = [[[t[y] * v for v in diffs[y][j]] for y in range(len(G))] for j, G in enumerate(raw.G)]
+
+
 def _common_offset(rng, raw: _Raw, rid: str) -> None:
     for j, G in enumerate(raw.G):
         top = 10 ** rng.uniform(0, math.log10(MAX_OFFSET))
@@ -571,6 +614,11 @@ TRANSFORMS: tuple[Transform, ...] = (
     Transform("per-token scaling", "g_0(y) -> t_y g_0(y) in every model, ratios up to 1e8",
               _per_token_scaling, frozenset(("thm5", "cor6", "lem8ctx", "thm14")),
               # readouts named by token pairs (a, b) turn with t_a != t_b
+              {"thm14": {"rel_lin_T", "rel_lin_T~", "rel_lin_T_M", "rel_lin_T_M~"}}),
+    Transform("contexts far apart", "f(x) -> k_x 2^e_x f(x) in every model, k_x odd of 20-30 bits, |e_x| <= 1000",
+              _contexts_apart, frozenset(("thm5", "cor6", "lem8", "thm15"))),
+    Transform("tokens far apart", "g(y) -> k_y 2^e_y g_0(y) in every model, k_y odd of 20-30 bits, |e_y| <= 1000",
+              _tokens_apart, frozenset(("thm5", "cor6", "lem8ctx", "thm14")),
               {"thm14": {"rel_lin_T", "rel_lin_T~", "rel_lin_T_M", "rel_lin_T_M~"}}),
     Transform("common offset", "g(y) -> g(y) + c, integer c up to 1e12", _common_offset, _ALL,
               {"steering": _STEERING_EDGES}),
