@@ -57,6 +57,15 @@ def test_no_float_verdict_contradicts_the_exact_one(fast_report, rid, name):
                                                             cell["errors"])
 
 
+@pytest.mark.parametrize("rid,name", [pytest.param(r, n, id=f"{r}-{n.replace(' ', '_')}") for r, n in CELLS])
+def test_no_float_verdict_contradicts_the_exact_one_where_separated(fast_report, rid, name):
+    """Strict in every cell, the known ones included: a contradiction on an
+    instance whose decisive quantities clear their rounding and the float
+    side's tolerance is a defect, whatever the policy."""
+    cell = fast_report[(rid, name)]
+    assert cell["contradict_separated"] == 0, (cell["atoms_contradicted"], cell["examples"])
+
+
 def test_transforms_are_symmetries_and_instances_representable(fast_report):
     """The harness itself: no exact verdict moves under a transform declared a
     symmetry of it, and most transformed instances are exactly representable."""
@@ -73,6 +82,13 @@ def test_full_run_no_contradiction(full_report, rid, name):
     cell = next(c for c in full_report["cells"] if (c["result"], c["transform"]) == (rid, name))
     assert cell["exact_changed"] == 0, cell["changed"]
     assert cell["contradict"] == 0 and cell["error"] == 0, (cell["atoms_contradicted"], cell["examples"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rid,name", [pytest.param(r, n, id=f"{r}-{n.replace(' ', '_')}") for r, n in CELLS])
+def test_full_run_no_contradiction_where_separated(full_report, rid, name):
+    cell = next(c for c in full_report["cells"] if (c["result"], c["transform"]) == (rid, name))
+    assert cell["contradict_separated"] == 0, (cell["atoms_contradicted"], cell["examples"])
 
 
 @pytest.mark.slow
@@ -101,6 +117,9 @@ def test_a_wrong_float_verdict_is_a_contradiction(monkeypatch):
     monkeypatch.setattr(rec, "decide", wrong)
     r = inv.check("thm5", "global scaling", 0, 0)
     assert r["outcome"] == "contradict" and r["contradicted"] == ["same_distribution"]
+    # and, on separated instances, a contradiction where separated
+    cell, = inv.run(["thm5"], ["global scaling"], per_cell=3, seed=0)["cells"]
+    assert cell["contradict_separated"] >= 1
 
 
 def test_an_undecided_float_verdict_is_counted_as_such(monkeypatch):

@@ -153,7 +153,7 @@ def test_a_declared_error_is_a_cost_for_holds(monkeypatch, tiled):
         monkeypatch.setattr(feq, "_TILE_TOKENS", 2)
         monkeypatch.setattr(feq, "_TILE_CONTEXTS", 1)
     fa, fb = (FloatModel([[v, H], [1, 0]], G_CANCEL) for v in (H + 3, H + 5))
-    assert fa.input_error == fb.input_error == _U
+    assert 0 < fa.input_error <= _U and 0 < fb.input_error <= _U     # (the exact relative rounding)
     assert np.array_equal(fa.F, fb.F)
     assert feq.same_distribution(fa, fb).undecided
     fc = FloatModel([[H + 2 ** 24, H], [1, 0]], G_CANCEL)
