@@ -51,3 +51,10 @@ def test_a_readout_off_its_span_by_less_than_the_rounding_is_not_separated():
     base, inst = inv.transform_instance("steering", "subnormal entries + integer shear + change of basis", 89, 53)
     assert inv.separation("steering", inst) < 1.0
     assert inv.separation("steering", base) >= inv.SEPARATION
+
+
+def test_logits_beyond_binary64_leave_the_instance_unseparated_not_raised():
+    """Contexts and tokens far apart: F and G hold in binary64, some logit does
+    not. The margin is then 0 (no float computation can hold that logit)."""
+    r = inv.check("cor6", "tokens far apart + contexts far apart", 222, 193)
+    assert r["outcome"] in ("agree", "undecided") and r["margin"] == 0.0, r

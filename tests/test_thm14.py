@@ -499,3 +499,17 @@ def test_all_or_none_step_checked_on_d1_instances():
     assert outcomes["all or none (reading M)"].applicable
     assert outcomes["all or none (reading M)"].decision.holds  # both fail reading M
     assert not outcomes["=>"].applicable
+
+
+def test_a_fit_whose_map_leaves_binary64_is_answered_not_raised():
+    """Contexts among the subnormals: the fitted W overflows. The fit is still
+    decided (on products), Γ_q is undecided; nothing is raised."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine import transforms as tf
+
+    _, inst = inv.transform_instance("thm14", "subnormal entries", 264, 127)
+    m = tf.realise_float(inst, "binary64").models[0]
+    p = inst.params
+    exact = thm14.relational_linearity(inst.models[0], p["pairs"], p["gamma"], "M")
+    got = thm14.relational_linearity(m, p["pairs"], p["gamma"].to_numpy(), "M")
+    assert got.decision.undecided or got.decision.truth is exact.decision.truth

@@ -49,6 +49,7 @@ from allornone.decision import Decision, Truth
 from allornone.errors import (AllOrNoneError, InputFormatError, RealisationMismatchError, ShapeError,
                               VocabularyError)
 from allornone.model import Model
+from allornone.numeric import linalg as fl
 from allornone.numeric import relational as fr
 from allornone.numeric.balance import span_columns
 from allornone.numeric import transport as ftr
@@ -272,9 +273,15 @@ def _input_subspace(be, W, P, readout_scale: float, input_scale: float, noise: f
     ``noise``: how far the fitted ``W`` can be from the exact one
     (:func:`allornone.numeric.relational.input_subspace`)."""
     scale = readout_scale / input_scale if input_scale else None
-    if be.exact or not noise:
+    if be.exact:
         return be.column_basis(W.T @ P, scale)
-    return fr.input_subspace(be.tolerance, W.T @ P, scale, noise)
+    try:
+        if not noise:
+            return be.column_basis(W.T @ P, scale)
+        return fr.input_subspace(be.tolerance, W.T @ P, scale, noise)
+    except fl.Unresolved:
+        # a fitted W beyond binary64 (inputs among the subnormals): Γ_q unknown
+        return np.zeros((W.shape[1], 0)), False
 
 
 # -- relational linearity -------------------------------------------------------------
