@@ -752,26 +752,38 @@ def _graded_orthonormal_rows(B: np.ndarray) -> np.ndarray:
     return out.T
 
 
-def _data_space(X: np.ndarray, E: np.ndarray | None, tol: Tolerance):
+def _data_space(X: np.ndarray, E: np.ndarray | None, tol: Tolerance, columns=()):
     """``(right singular vectors of the scaled X, decided, (s, noise, ec), rank)``.
 
     The rank is unchanged by scaling rows and columns, the singular values are
     not, and scaling rows first and then columns (each to its largest entry)
-    need not undo a presentation that scaled them the other way round. A
-    singular value clear of its bound proves a rank from below in any
-    presentation: where rows first leave the rank short of full, columns first
-    are tried too, and the presentation that proves more is kept (its zeros
-    are then called at the tolerance, as always)."""
-    first = _data_space_in(X, E, tol, rows_first=True)
-    if first[3] == min(X.shape):
-        return first
-    other = _data_space_in(X, E, tol, rows_first=False)
-    proved = [int(np.sum(out[2][0] > out[2][1])) for out in (first, other)]
-    return other if proved[1] > proved[0] else first
+    need not undo a presentation that scaled them otherwise. A singular value
+    clear of its bound proves a rank from below in any presentation: where
+    rows first leave the rank short of full, columns first are tried too, and
+    so is each presentation in ``columns`` (exponents ``c``: the columns of ``X``
+    times ``2^-c``, e.g. a model's coordinates before it was balanced); the
+    presentation that proves most is kept (its zeros are then called at the
+    tolerance, as always)."""
+    best = _data_space_in(X, E, tol, rows_first=True)
+    full = min(X.shape)
+    tries = [(False, None)] + [(True, np.asarray(c, dtype=int)) for c in columns]
+    for rows_first, c0 in tries:
+        if best[3] == full:
+            break
+        out = _data_space_in(X, E, tol, rows_first, c0)
+        if int(np.sum(out[2][0] > out[2][1])) > int(np.sum(best[2][0] > best[2][1])):
+            best = out
+    return best
 
 
-def _data_space_in(X: np.ndarray, E: np.ndarray | None, tol: Tolerance, rows_first: bool):
+def _data_space_in(X: np.ndarray, E: np.ndarray | None, tol: Tolerance, rows_first: bool, c0=None):
     m, d = X.shape
+    if c0 is not None:
+        # a presentation of the columns first (exact where it comes from one)
+        Xc = scale_rows(X.T, c0).T
+        if not np.array_equal(scale_rows(Xc.T, -c0).T, X):
+            return np.zeros((0, d)), False, (np.zeros(0), math.inf, np.zeros(d, dtype=int)), 0
+        X, E = Xc, None if E is None else scale_rows(E.T, c0).T
     if rows_first:
         er = row_exponents(X)
         ec = row_exponents(scale_rows(X, er).T)
@@ -786,11 +798,11 @@ def _data_space_in(X: np.ndarray, E: np.ndarray | None, tol: Tolerance, rows_fir
     s, vt = _s_vt(Y)
     noise = svd_noise(max(m, d), s[0] if s.size else 0.0) + data_err
     r, decided = tol.rank(s, noise=noise)
-    return vt, decided, (s, noise, ec), r
+    return vt, decided, (s, noise, ec if c0 is None else ec + c0), r
 
 
 def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
-                   tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[np.ndarray, bool, float]:
+                   tol: Tolerance = DEFAULT_TOLERANCE, columns=()) -> tuple[np.ndarray, bool, float]:
     """Row space of a data matrix ``X`` known up to an error ``E`` (entrywise,
     e.g. the exact rounding error of ``G - g(y_0)``; ``None`` for exact data):
     an orthonormal basis (rows), whether its dimension was decided, and a bound
@@ -810,7 +822,7 @@ def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
     m, d = X.shape
     if m == 0 or d == 0:
         return np.zeros((0, d)), True, 0.0
-    vt, decided, (s, noise, ec), r = _data_space(X, E, tol)
+    vt, decided, (s, noise, ec), r = _data_space(X, E, tol, columns)
     if r == d:
         return np.eye(d), decided, 0.0
     if r == 0:

@@ -57,8 +57,12 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     G0, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
     d = model.d
     EF = model.input_error * np.abs(F) if model.input_error else None
-    BF, dF, eF = fl.data_row_space(F, EF, tol)
-    BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol)
+    # a model balanced by powers of two (numeric.balance) keeps its coordinates
+    # as given as a second presentation: a rank either proves is proved
+    t = getattr(model, "coordinate_exponents", None)
+    given = () if t is None else ((np.asarray(t, dtype=int),), (-np.asarray(t, dtype=int),))
+    BF, dF, eF = fl.data_row_space(F, EF, tol, *given[:1])
+    BG, dG, eG = fl.data_row_space(G0, E0 if np.any(E0) else None, tol, *given[1:])
     k, dk, sL, noise_L = primitives.log_odds_rank(F, G0, E0, tol, EF)
     return assemble_structure(BF, dF, eF, BG, dG, eG, k, dk, noise_L, d, tol)
 

@@ -71,15 +71,26 @@ def _exponents(P: np.ndarray, E: np.ndarray) -> np.ndarray:
     return np.where(top > 2 * err, e, np.where(err > 0, noise, whole)).astype(int)
 
 
-def _equilibrated(P: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``P`` and its error bound ``E`` with rows, then columns, scaled by powers
-    of two taken from ``P`` (exact; the rank and the relative accuracy of every
-    entry are unchanged); a row or column that is all error is left at the
-    scale of the whole."""
+def _equilibrated(P: np.ndarray, E: np.ndarray, rows_first: bool = True):
+    """``P`` and its error bound ``E`` with rows, then columns (or columns, then
+    rows), scaled by powers of two taken from ``P`` (the rank and the relative
+    accuracy of every entry unchanged); a row or column within its own error
+    of zero is scaled by its error (see :func:`_exponents`). None where a
+    scaling would not be exact (an entry pushed among the subnormals loses
+    bits, and the scaled matrix would not be the product any more)."""
+    if not rows_first:
+        out = _equilibrated(P.T, E.T)
+        return None if out is None else (out[0].T, out[1].T)
     er = _exponents(P, E)
-    P, E = scale_rows(P, er), scale_rows(E, er)
-    ec = _exponents(P.T, E.T)
-    return scale_rows(P.T, ec).T, scale_rows(E.T, ec).T
+    ec = _exponents(scale_rows(P, er).T, scale_rows(E, er).T)
+    with np.errstate(under="ignore", over="ignore"):
+        Q = scale_rows(scale_rows(P, er).T, ec).T
+        if not np.array_equal(scale_rows(scale_rows(Q.T, -ec).T, -er), P):
+            return None
+        # (an error bound that loses bits is rounded up by the next float)
+        Es = scale_rows(scale_rows(E, er).T, ec).T
+        Es = np.where(scale_rows(scale_rows(Es.T, -ec).T, -er) < E, np.nextafter(Es, np.inf), Es)
+    return Q, Es
 
 
 def _declared(A: np.ndarray, B: np.ndarray, EA, EB) -> np.ndarray | None:
@@ -175,21 +186,51 @@ def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB:
     if not (np.array_equal(scale_rows(As, -ea), A) and np.array_equal(scale_rows(Bs, -eb), B)):
         ea, eb = np.zeros_like(ea), np.zeros_like(eb)
         As, Bs = A, B
-    A, B = As, Bs
-    EA = None if EA is None else scale_rows(EA, ea)
-    EB = None if EB is None else scale_rows(EB, eb)
+    first = _rank_of_product(As, Bs, None if EA is None else scale_rows(EA, ea),
+                             None if EB is None else scale_rows(EB, eb), tol)
+    if first is None or first[0] == min(m, n) or not (ea.any() or eb.any()):
+        return first
+    # The factors' rows scaled each to size one scale the product's rows and
+    # columns, which its own equilibration need not undo (a coordinate that one
+    # factor's row is large in and another's small): the rank is the same in
+    # every presentation, and a singular value clear of its bound in any proves
+    # it from below. The product of the factors as given is tried too, and the
+    # presentation that proves more is kept.
+    other = _rank_of_product(A, B, EA, EB, tol)
+    if other is not None and np.sum(other[2] > other[3]) > np.sum(first[2] > first[3]):
+        return other
+    return first
+
+
+def _rank_of_product(A, B, EA, EB, tol):
+    """:func:`product_rank` of factors as they are (their product correctly
+    rounded, then equilibrated), or None where the product is not formed."""
+    m, n = A.shape[0], B.shape[0]
     out = _rounded_product(A, B, EA, EB)
     if out is None:
         return None
-    Q, E = _equilibrated(*out)
-    s = singular_values(Q)
-    if s is None:
-        return 0, False, np.zeros(min(m, n)), math.inf
-    top = float(s[0]) if s.size else 0.0
-    delta = _frobenius(E) + 4.0 * math.sqrt(max(m, n)) * UNIT_ROUNDOFF * top
-    delta *= 1 + 1e-10
-    r, decided = product_rank_decision(s, delta, tol)
-    return r, decided, s, delta
+    best = None
+    # rows first, then columns; where that proves less than full rank, columns
+    # first too (one order need not undo a presentation scaled the other way);
+    # the product as formed where neither scaling is exact
+    for rows_first in (True, False, None):
+        eq = out if rows_first is None else _equilibrated(*out, rows_first=rows_first)
+        if eq is None or (rows_first is None and best is not None):
+            continue
+        Q, E = eq
+        s = singular_values(Q)
+        if s is None:
+            cand = (0, False, np.zeros(min(m, n)), math.inf)
+        else:
+            top = float(s[0]) if s.size else 0.0
+            delta = _frobenius(E) + 4.0 * math.sqrt(max(m, n)) * UNIT_ROUNDOFF * top
+            delta *= 1 + 1e-10
+            cand = (*product_rank_decision(s, delta, tol), s, delta)
+        if best is None or np.sum(cand[2] > cand[3]) > np.sum(best[2] > best[3]):
+            best = cand
+        if best[0] == min(m, n):
+            break
+    return best
 
 
 def _frobenius(E: np.ndarray) -> float:

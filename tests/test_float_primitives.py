@@ -303,3 +303,22 @@ def test_a_row_within_its_own_error_is_not_called_zero():
     assert product_rank(A, B)[:2] == (2, True)
     # a row exactly zero, without error, is zero
     assert product_rank(np.array([[1.0, 0.0], [0.0, 0.0]]), np.eye(2))[:2] == (1, True)
+
+
+def test_one_token_far_apart_does_not_set_the_balanced_coordinates():
+    """Coordinates balanced by the largest entry of each column follow one token
+    set far apart (``2^300``): the other tokens' rows then mix entries
+    ``2^-150`` and 1, and no scaling of rows and columns brings ``dim SG = 3``
+    back (decided 2: diversity called false). By the median exponent of each
+    column the balanced model keeps its rank, and the presentation is still
+    undone bit for bit under a power-of-two basis."""
+    from allornone.numeric.balance import balanced
+
+    F = np.eye(3)
+    G = np.array([[0.0, 0.0, 0.0], [2.0 ** 300, 0.0, -(2.0 ** 300)], [2.0, -2.0, 1.0],
+                  [3 * 2.0 ** -300, 2.0 ** -300, -3 * 2.0 ** -300]])
+    m, = balanced((FloatModel(F, G),))
+    assert m.is_diverse().holds
+    D = 2.0 ** np.array([200.0, -77.0, 5.0])
+    m2, = balanced((FloatModel(F * D, G / D),))
+    assert np.array_equal(m.F, m2.F) and np.array_equal(m.G, m2.G)
