@@ -529,3 +529,14 @@ def test_rows_or_tokens_far_apart_are_not_decided_wrongly(rid, name, index, atom
 
     r = inv.check(rid, name, 0, index)
     assert r["outcome"] != "contradict", r
+
+
+def test_a_scaled_product_is_the_product():
+    """Tokens far apart: equilibrating a product by powers of two pushed an entry
+    among the subnormals, and the scaled matrix -- of rank 4, proved -- was no
+    longer the product (exactly of rank 3): a fit called inconsistent. A
+    scaling that is not exact is not used."""
+    from allornone.theorems.engine import invariance as inv
+
+    r = inv.check("thm14", "tokens far apart", 5, 1)
+    assert r["outcome"] != "contradict", r
