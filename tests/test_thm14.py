@@ -513,3 +513,27 @@ def test_a_fit_whose_map_leaves_binary64_is_answered_not_raised():
     exact = thm14.relational_linearity(inst.models[0], p["pairs"], p["gamma"], "M")
     got = thm14.relational_linearity(m, p["pairs"], p["gamma"].to_numpy(), "M")
     assert got.decision.undecided or got.decision.truth is exact.decision.truth
+
+
+@pytest.mark.parametrize("name,seed,index", [("tokens far apart", 112, 147), ("tokens far apart", 11, 315),
+                                             ("subnormal entries", 21, 304), ("power-of-two basis", 248, 130)])
+def test_log_odds_criterion_and_probe_are_decided_as_fits_of_products(name, seed, index):
+    """The log-odds criterion and the linear probe on floats were regressions
+    through the given coordinates: tokens far apart, logits among the
+    subnormals or a basis of powers of two moved them to "holds" on a misfit
+    and "fails" on a fit. Decided as fits of products they agree with the
+    exact verdicts (or are undecided)."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine import transforms as tf
+
+    _, inst = inv.transform_instance("thm14", name, seed, index)
+    floats = tf.realise_float(inst, "binary64").models
+    p = inst.params
+    for exact, flt in zip(inst.models, floats):
+        e = thm14.log_odds_criterion(exact, p["pairs"], p["tokens"]).decision
+        f = thm14.log_odds_criterion(flt, p["pairs"], p["tokens"]).decision
+        assert f.undecided or f.truth is e.truth
+        for reading in ("M", "any"):
+            e = thm14.linear_probing(exact, p["pairs"], *p["probe"], reading).decision
+            f = thm14.linear_probing(flt, p["pairs"], *p["probe"], reading).decision
+            assert f.undecided or f.truth is e.truth, reading

@@ -269,7 +269,14 @@ def log_odds_criterion(source, pairs, T) -> LogOddsCriterion:
     dec = be.is_zero(X @ Theta - Y, max(be.scale(X, Theta), be.scale(ell), noise))
     if not decided and not dec.fails:
         dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    shown = dec.holds
+    if not be.exact:
+        # the fit of products of the model's numbers decides it (as for Theorem 14)
+        from allornone.numeric.relational import readout_fit
+        from allornone.theorems.thm14 import _on_products
+
+        dec = _on_products(dec, readout_fit(model, pairs, "M", ("tokens", T)))
     out = LogOddsCriterion(dec, pairs, T, dec.residual, rank, rank == len(pairs))
-    if dec.holds:
+    if dec.holds and shown:
         out.Z, out.c = Theta[: model.n, :], Theta[model.n:, :]
     return out

@@ -772,11 +772,31 @@ def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
     a, b = _tokens(model, a, b)
     y = _target_log_odds(model, pairs, a, b)
     _, theta, dec, rank, _ = _regress(model, pairs, y, model.log_odds_scale(), reading)
+    shown = dec.holds
+    if not model.backend.exact:
+        # the probe's target is the readout named by (a, b): decided as that fit
+        # of products, which no change of basis moves; the regression only
+        # supplies w and c where it shows the same fit
+        dec = _on_products(dec, fr.readout_fit(model, pairs, reading, ("tokens", [(a, b)])))
     out = Probe(dec, (a, b), residual=dec.residual, trivial=rank == len(pairs))
-    if dec.holds:
+    if dec.holds and shown:
         out.w = theta[: model.d, :]
         out.c = model.backend.entry(theta, model.d, 0)
     return out
+
+
+def _on_products(regressed: Decision, on_products: Decision | None) -> Decision:
+    """A fit's float verdict: the products' where they decide it; undecided where
+    they are formed but leave it open (a regression's residual through a
+    computed basis proves nothing then); the regression's where the products are
+    too large to be formed."""
+    if on_products is None:
+        return regressed
+    if on_products.undecided:
+        return Decision(Truth.UNDECIDED, regressed.residual, regressed.tolerance,
+                        {**regressed.detail, "why": "the products' ranks are undecided"})
+    return Decision(on_products.truth, on_products.residual, on_products.tolerance,
+                    {**regressed.detail, **on_products.detail})
 
 
 def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
