@@ -567,7 +567,9 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     residual is at most ``tol.rtol`` plus its rounding allowance
     (``eps * max(m, n, d, d~)`` times the condition of the certificate's part
     involved), fail above ``tol.gap`` times that, and are undecided between, or
-    whenever ``k`` itself was undecided.
+    whenever ``k`` itself was undecided. At the tolerance (no ``k`` given), two
+    models whose decided ranks differ fail EL3 (no bijection between ``M~`` and
+    ``M``), with EL1 and EL2 undecided.
 
     ``bias``: whether each model's last coordinate is a folded bias
     (:meth:`FloatModel.from_head`). A head without a bias is the same model
@@ -620,6 +622,13 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     for name, r in cert["residuals"].items():
         d = tol.decide(r, 1.0, extra=np.finfo(float).eps * size * extra[name])
         verdicts[name] = d.truth.value if sa.k_decided else Truth.UNDECIDED.value
+    if k is None and cut == "tolerance" and sa.k != sb.k:
+        # both at the same tolerance and of other ranks: EL3 asks for a bijection
+        # between M~ and M, which no A, B give; EL1 and EL2 were judged at the
+        # smaller rank only. (Where a rank is undecided, so is all of this.)
+        decided = sa.k_decided and sb.k_decided
+        verdicts = {"EL1": Truth.UNDECIDED.value, "EL2": Truth.UNDECIDED.value,
+                    "EL3": (Truth.FAILS if decided else Truth.UNDECIDED).value}
     llv_value = None
     if llv:
         from allornone.numeric.llv import llv_distance

@@ -537,3 +537,18 @@ def test_planted_translation_is_steered():
     assert got["shift"] == pytest.approx([float(v @ (W[u] - W[w])) for u, w in READOUTS], rel=1e-9)
     # two pairs of the same translation: steered too
     assert graded.steering(m, PAIRS[:2], READOUTS)["steering"] == "holds"
+
+
+@pytest.mark.parametrize("Fa,Fb", [([[0, 0], [0, 0]], [[1, 0], [0, 0]]), ([[2, 0], [0, 0]], [[2, 0], [0, 1]])])
+def test_models_of_other_ranks_are_not_called_equivalent(Fa, Fb):
+    """``k = 0`` against ``k = 1`` (or 1 against 2): the certificate at the
+    first model's rank saw zero residuals and called EL1--EL3 true although the
+    logits differ by 1. At one tolerance, models of other decided ranks fail
+    EL3 (no bijection between ``M~`` and ``M``), in both orders."""
+    from allornone.numeric import FloatModel
+    from allornone.numeric import graded
+
+    G = [[0, 0], [1, 0], [0, 1]]
+    for x, y in ((Fa, Fb), (Fb, Fa)):
+        g = graded.compare(FloatModel(x, G), FloatModel(y, G))
+        assert g.el_verdicts["EL3"] == "fails", g.el_verdicts
