@@ -308,10 +308,12 @@ def _solve(Y, Z, k, tol, basis=None):
     return W, float(s[k - 1]), float(fl.norm2(W))
 
 
-def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None):
+def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None, zero=None):
     """``P X^T = W Pt Xt^T`` (EL1 with ``X = F``, EL2 with ``X = G_0``), ``W``
     the canonical solution; column by column against propagated errors.
-    ``basis``: orthonormal columns spanning the range of ``Pt`` (see :func:`_solve`)."""
+    ``basis``: orthonormal columns spanning the range of ``Pt`` (see :func:`_solve`).
+    ``zero``: for the columns whose error is not below their size, whether
+    both sides are exactly zero there (see :func:`_columns`)."""
     c = 8 * _U * math.sqrt(max(P.shape[0], Pt.shape[0])) + input_error
     Y = P @ X.T
     Z = Pt @ Xt.T
@@ -330,7 +332,7 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None
     res = np.linalg.norm(R, axis=0)
     nat = np.linalg.norm(Y, axis=0) + np.linalg.norm(WZ, axis=0)
     err = column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, np.linalg.norm(Z, axis=0))
-    return W, _columns(tol, res, nat, err), dW, nW
+    return W, _columns(tol, res, nat, err, zero=zero), dW, nW
 
 
 def _solution_error(dY: float, dZ: float, nW: float, smin: float) -> float:
@@ -366,10 +368,16 @@ def column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, nZ):
     return (eps + c) * nX + nEX + nW * ((eps_t + c) * nXt + nEXt) + moved
 
 
-def _columns(tol, res, nat, err, strict: bool = False) -> Decision:
+def _columns(tol, res, nat, err, strict: bool = False, zero=None) -> Decision:
     """Columns (rows) ``res`` against ``rtol * nat + err`` each. A bound whose
     propagated part is not ``gap`` times below the natural size of the whole
-    comparison says nothing: "holds" is then undecided."""
+    comparison says nothing: "holds" is then undecided. Nor does a rounding
+    bound buy a "holds" column by column: a column whose error is not ``gap``
+    times below its own size (the part in ``M`` of a context tiny next to its
+    raw row, which the error is measured on) holds only where ``zero`` (a
+    function of those columns' indices) shows both sides exactly zero: where
+    the logits of that context, or token, vanish in both models (F6: the part
+    in ``M`` is zero exactly when its logits are)."""
     if res.size == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
@@ -384,6 +392,10 @@ def _columns(tol, res, nat, err, strict: bool = False) -> Decision:
     ratio = res / bound
     j = int(np.argmax(ratio))
     truth = (Truth.FAILS if ratio[j] > tol.gap else Truth.UNDECIDED if ratio[j] > 1 else Truth.HOLDS)
+    if truth is Truth.HOLDS:
+        blind = np.flatnonzero((err * tol.gap > nat) & ((res > 0) | (nat > 0)))
+        if blind.size and (zero is None or not bool(np.all(zero(blind)))):
+            truth = Truth.UNDECIDED
     # strict: a rounding bound never buys a "holds", each column must be certain
     # to be within sqrt(gap) rtol of its size with its error added (Tolerance.certain)
     if strict and truth is Truth.HOLDS and np.any(res + err > tol.resolution * tol.rtol * nat):
@@ -412,6 +424,35 @@ def _informative(tol, err: float, nat: float) -> bool:
     return err * tol.gap <= nat or (err == 0.0)
 
 
+def zero_logits(a, b, contexts=None, tokens=None) -> np.ndarray:
+    """Per context (or token) of ``contexts`` (``tokens``): whether its logits
+    are exactly zero in both models, decided on correctly rounded dot products
+    (``G_0`` split exactly by TwoSum): an exact zero is computed as zero and
+    nothing else is. False throughout where a model declares an input error
+    (its logits are then known only to within it) or the products are not
+    formed."""
+    idx = np.asarray(contexts if contexts is not None else tokens, dtype=int)
+    if a.input_error or b.input_error:
+        return np.zeros(idx.size, dtype=bool)
+    from allornone.numeric.witness import rounded_matmul
+
+    out = np.ones(idx.size, dtype=bool)
+    for m in (a, b):
+        G = np.asarray(m.G)
+        D, E = fl._two_sum(G, -G[m.pivot][None, :])      # G_0 = D + E exactly
+        F = np.asarray(m.F)
+        if contexts is not None:
+            L = rounded_matmul([(F[idx], D.T), (F[idx], E.T)])
+            axis = 1
+        else:
+            L = rounded_matmul([(F, D[idx].T), (F, E[idx].T)])
+            axis = 0
+        if L is None:
+            return np.zeros(idx.size, dtype=bool)
+        out &= ~np.any(L[0] != 0, axis=axis)
+    return out
+
+
 def el_certificate(a, b) -> FloatCertificate:
     """Canonical certificate and EL1--EL3, in floats (module docstring)."""
     tol = a.backend.tolerance
@@ -420,9 +461,10 @@ def el_certificate(a, b) -> FloatCertificate:
     eM, eN = sa.errors.get("M", 0.0), sa.errors.get("N", 0.0)
     tM, tN = sb.errors.get("M", 0.0), sb.errors.get("N", 0.0)
     ie = max(a.input_error, b.input_error)
-    A, el1, dA, nA = _maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie)
+    A, el1, dA, nA = _maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie,
+                           zero=lambda js: zero_logits(a, b, contexts=js))
     B, el2, dB, nB = _maps(tol, Ga, Gb, Ea if np.any(Ea) else None, Eb if np.any(Eb) else None,
-                           sa.P_N, sb.P_N, eN, tN, sb.k, ie)
+                           sa.P_N, sb.P_N, eN, tN, sb.k, ie, zero=lambda js: zero_logits(a, b, tokens=js))
     return finish_certificate(tol, a, b, sa, sb, A, el1, dA, nA, B, el2, dB, nB, (eFa, eFb, eGa, eGb))
 
 

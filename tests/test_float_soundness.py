@@ -540,3 +540,26 @@ def test_a_scaled_product_is_the_product():
 
     r = inv.check("thm14", "tokens far apart", 5, 1)
     assert r["outcome"] != "contradict", r
+
+
+def test_a_context_whose_part_in_M_is_below_its_error_does_not_hold_by_rounding():
+    """Contexts far apart, balanced: the twin's coordinate that only one context
+    uses was brought to a size that makes its row 1e17 times its part in M, and
+    EL1 held at that context on an error larger than what it compared (the
+    certificate fails exactly). Such a column holds only where both models'
+    logits vanish there exactly; here it is undecided."""
+    from allornone.theorems.engine import invariance as inv
+
+    r = inv.check("thm5", "contexts far apart", 5, 37)
+    assert r["outcome"] != "contradict", r
+
+
+def test_zero_logits_are_decided_exactly():
+    from allornone.numeric.equivalence import zero_logits
+
+    a = FloatModel([[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]], [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    b = FloatModel([[1.0, 2.0], [0.0, 2.0 ** -1000], [3.0, 0.0]], [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    assert zero_logits(a, a, contexts=[0, 1, 2]).tolist() == [False, True, False]
+    # a context whose logits are 2^-1000 times another's is not zero
+    assert zero_logits(a, b, contexts=[1]).tolist() == [False]
+    assert zero_logits(a, a, tokens=[0, 1, 2]).tolist() == [True, True, False]
