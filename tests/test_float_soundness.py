@@ -463,20 +463,24 @@ def _contexts_apart(seed: int):
     return exact, floats
 
 
+def _certificates_apart():
+    """``(exact, float)`` EL certificates of the pairs of :func:`_contexts_apart`."""
+    for seed in range(24):
+        pair = _contexts_apart(seed)
+        if pair is not None:
+            (ea, eb), (fa, fb) = pair
+            yield thm5.el_certificate(ea, eb), thm5.el_certificate(fa, fb)
+
+
 def test_contexts_scaled_far_apart_keep_the_equivalence_certificate():
     """The EL certificate scales each model as a whole and every context to size
     one; done in two steps, a context the whole scaling pushed among the
     subnormals lost bits on the way and EL1/EL3 were decided *fails* on an
     equivalent pair. In one step every verdict agrees with the exact one."""
     decided = 0
-    for seed in range(24):
-        pair = _contexts_apart(seed)
-        if pair is None:
-            continue
-        (ea, eb), (fa, fb) = pair
-        ce, cf = thm5.el_certificate(ea, eb), thm5.el_certificate(fa, fb)
+    for ce, cf in _certificates_apart():
         for name in ("el1", "el2", "el3"):
-            assert agrees(getattr(cf, name), getattr(ce, name)), (seed, name)
+            assert agrees(getattr(cf, name), getattr(ce, name)), name
         decided += not cf.el1.undecided
     assert decided >= 6
 
@@ -493,14 +497,8 @@ def test_in_two_steps_the_scaled_contexts_lose_the_certificate(monkeypatch):
         return fl.scale_rows(X, e), fl.scale_rows(Y, e), e
 
     monkeypatch.setattr(feq, "common_scaled", two_steps)
-    wrong = 0
-    for seed in range(24):
-        pair = _contexts_apart(seed)
-        if pair is None:
-            continue
-        (ea, eb), (fa, fb) = pair
-        ce, cf = thm5.el_certificate(ea, eb), thm5.el_certificate(fa, fb)
-        wrong += any(not agrees(getattr(cf, n), getattr(ce, n)) for n in ("el1", "el2", "el3"))
+    wrong = sum(any(not agrees(getattr(cf, n), getattr(ce, n)) for n in ("el1", "el2", "el3"))
+                for ce, cf in _certificates_apart())
     assert wrong >= 1
 
 
