@@ -58,17 +58,14 @@ ROUNDED_LIMIT = 1 << 22
 
 def _exponents(P: np.ndarray, E: np.ndarray) -> np.ndarray:
     """Per row the power of two that brings it to size about one -- unless the
-    row is within its own error of zero: then the power that brings its error
-    bound to about one. Such a row may be zero or not; at its own scale (every
-    row's scale is a symmetry of the rank) its error then counts fully in the
-    rank's bound, and no zero is called on it. A row that is exactly zero,
-    without error, keeps the scale of the whole."""
+    row is within its own error of zero, which then keeps the scale of the
+    whole matrix (scaling noise up would make it look as large as the rest;
+    at the whole's scale it is zero or not at the tolerance on the product)."""
     top = np.max(np.abs(P), axis=1, initial=0.0)
     err = np.max(E, axis=1, initial=0.0)
     e = row_exponents(P)
     whole = int(np.frexp(float(np.max(top, initial=0.0)))[1]) if top.size and np.max(top) > 0 else 0
-    noise = np.frexp(err)[1]
-    return np.where(top > 2 * err, e, np.where(err > 0, noise, whole)).astype(int)
+    return np.where(top > 2 * err, e, whole).astype(int)
 
 
 def _equilibrated(P: np.ndarray, E: np.ndarray, rows_first: bool = True):

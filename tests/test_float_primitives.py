@@ -285,26 +285,6 @@ def test_meet_N_dimension_declines_a_model_at_scale_before_building_its_factors(
     assert fr.meet_N_dimension(m, np.eye(64)[:, :2]) is None
 
 
-def test_a_row_within_its_own_error_is_not_called_zero():
-    """A row of a product that cancels to within its declared error of zero may
-    be zero or not: its rank is not decided against a larger row (each row's
-    scale is a symmetry of the rank). Kept at the scale of the whole, the row
-    ``(0, 2)`` of ``A B^T`` -- a difference of two terms near ``2^60``, each
-    declared to within ``u`` -- was called zero next to ``(1, 0)``: rank 1,
-    decided, though the numbers given have rank 2."""
-    from allornone.numeric.primitives import product_rank
-
-    A = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
-    B = np.array([[1.0, 0.0, 0.0], [0.0, 2.0 ** 60 + 256, -(2.0 ** 60)]])
-    u = fl.UNIT_ROUNDOFF
-    r, decided, _, _ = product_rank(A, B, u * np.abs(A), u * np.abs(B))
-    assert not decided or r == 2
-    # without a declared error, the same numbers have rank 2, decided
-    assert product_rank(A, B)[:2] == (2, True)
-    # a row exactly zero, without error, is zero
-    assert product_rank(np.array([[1.0, 0.0], [0.0, 0.0]]), np.eye(2))[:2] == (1, True)
-
-
 def test_one_token_far_apart_does_not_set_the_balanced_coordinates():
     """Coordinates balanced by the largest entry of each column follow one token
     set far apart (``2^300``): the other tokens' rows then mix entries
