@@ -569,7 +569,7 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     involved), fail above ``tol.gap`` times that, and are undecided between, or
     whenever ``k`` itself was undecided. At the tolerance (no ``k`` given), two
     models whose decided ranks differ fail EL3 (no bijection between ``M~`` and
-    ``M``), with EL1 and EL2 undecided.
+    ``M``), and EL1 or EL2 that held at the one rank is undecided.
 
     ``bias``: whether each model's last coordinate is a folded bias
     (:meth:`FloatModel.from_head`). A head without a bias is the same model
@@ -624,11 +624,13 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
         verdicts[name] = d.truth.value if sa.k_decided else Truth.UNDECIDED.value
     if k is None and cut == "tolerance" and sa.k != sb.k:
         # both at the same tolerance and of other ranks: EL3 asks for a bijection
-        # between M~ and M, which no A, B give; EL1 and EL2 were judged at the
-        # smaller rank only. (Where a rank is undecided, so is all of this.)
+        # between M~ and M, which no A, B give; EL1 and EL2 were judged at one
+        # rank, so a "holds" there says nothing of the other model's further
+        # directions (a "fails" stands). Where a rank is undecided, so is EL3.
         decided = sa.k_decided and sb.k_decided
-        verdicts = {"EL1": Truth.UNDECIDED.value, "EL2": Truth.UNDECIDED.value,
-                    "EL3": (Truth.FAILS if decided else Truth.UNDECIDED).value}
+        verdicts = {n: (Truth.UNDECIDED.value if v == Truth.HOLDS.value else v)
+                    for n, v in verdicts.items() if n != "EL3"}
+        verdicts["EL3"] = (Truth.FAILS if decided else Truth.UNDECIDED).value
     llv_value = None
     if llv:
         from allornone.numeric.llv import llv_distance
