@@ -72,20 +72,21 @@ def _equilibrated(P: np.ndarray, E: np.ndarray, rows_first: bool = True):
     """``P`` and its error bound ``E`` with rows, then columns (or columns, then
     rows), scaled by powers of two taken from ``P`` (the rank and the relative
     accuracy of every entry unchanged); a row or column within its own error
-    of zero is scaled by its error (see :func:`_exponents`). None where a
+    of zero keeps the scale of the whole (see :func:`_exponents`). None where a
     scaling would not be exact (an entry pushed among the subnormals loses
     bits, and the scaled matrix would not be the product any more)."""
     if not rows_first:
         out = _equilibrated(P.T, E.T)
         return None if out is None else (out[0].T, out[1].T)
     er = _exponents(P, E)
-    ec = _exponents(scale_rows(P, er).T, scale_rows(E, er).T)
     with np.errstate(under="ignore", over="ignore"):
-        Q = scale_rows(scale_rows(P, er).T, ec).T
+        Pr, Er = scale_rows(P, er), scale_rows(E, er)
+        ec = _exponents(Pr.T, Er.T)
+        Q = scale_rows(Pr.T, ec).T
         if not np.array_equal(scale_rows(scale_rows(Q.T, -ec).T, -er), P):
             return None
         # (an error bound that loses bits is rounded up by the next float)
-        Es = scale_rows(scale_rows(E, er).T, ec).T
+        Es = scale_rows(Er.T, ec).T
         Es = np.where(scale_rows(scale_rows(Es.T, -ec).T, -er) < E, np.nextafter(Es, np.inf), Es)
     return Q, Es
 
