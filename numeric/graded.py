@@ -46,11 +46,11 @@ import scipy.linalg
 
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
 from allornone.numeric import spectra as _spectra
-from allornone.numeric.spectra import Factored, Spectra, analyse, factor
+from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_error
 
 #: Entries of the largest block of ``L`` formed at once (fewer under ``$ALLORNONE_MEMORY_LIMIT``:
 #: :func:`allornone.numeric.rows.block_entries`).
@@ -365,15 +365,24 @@ def _common_scale(fa: Factored, fb: Factored) -> tuple[np.ndarray, np.ndarray]:
         return np.ldexp(fa.s_unit, fa.s_exp - c), np.ldexp(fb.s_unit, fb.s_exp - c)
 
 
+def _errors(a, b, fa: Factored, fb: Factored) -> tuple[float, float]:
+    """:func:`~allornone.numeric.spectra.factor_error` of both models in the
+    units of :func:`_common_scale`."""
+    size, c = max(a.m, a.n, a.d, b.d), max(fa.s_exp, fb.s_exp)
+    with np.errstate(over="ignore", under="ignore"):
+        return tuple(float(np.ldexp(factor_error(f, size, x), f.s_exp - c)) for f, x in ((fa, a), (fb, b)))
+
+
 def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = None) -> dict:
     r"""Wedin's ``sin theta`` bound for the top-``k`` singular subspaces of ``L`` and ``L~``.
 
     With ``E = L~ - L`` and ``delta = sigma_k(L~) - sigma_{k+1}(L) > 0``,
     ``max(||sin Theta_context||, ||sin Theta_token||) <= max(||E V~_k||, ||E^T U~_k||) / delta``
     (Wedin, 1972); the roles of the two models can be swapped, and the smaller
-    bound is kept (capped at 1, as a sine). The rounding level of ``L`` and
-    ``L~`` (``eps * max(m, n, d, d~) * (sigma_1 + sigma~_1)``) is added to the
-    residuals, since the angles are computed in floating point.
+    bound is kept (capped at 1, as a sine). The error bounds of the computed
+    factors of ``L`` and ``L~`` (:func:`~allornone.numeric.spectra.factor_error`,
+    at the column-paired size no diagonal change of basis moves) are added to
+    the residuals, since the angles are computed in floating point.
 
     Both models are taken in the shared orthonormal coordinates of
     :func:`~allornone.numeric.spectra.factor_pair` (``fa``, ``fb`` when given
@@ -397,7 +406,7 @@ def wedin_bound(a, b, k: int, fa: Factored | None = None, fb: Factored | None = 
     out["angles_token"] = [float(t) for t in ang_t]
     out["sin_max"] = float(np.sin(max(ang_c.max(), ang_t.max())))
     sa, sb = _common_scale(fa, fb)
-    rho = np.finfo(float).eps * max(a.m, a.n, a.d, b.d) * (sa[0] + sb[0])
+    rho = sum(_errors(a, b, fa, fb))
     E = _core(fb, sb) - _core(fa, sa)
     best, best_delta = float("inf"), None
     for (fp, sp, fq, sq, Eq) in ((fa, sa, fb, sb, E), (fb, sb, fa, sa, -E)):
@@ -477,6 +486,70 @@ def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
     return {"A": sA, "B": sB, "residuals": res}
 
 
+#: What each EL verdict of :func:`compare` is decided on.
+EL_QUANTITIES = {"EL1": "sine of the largest angle between the context subspaces of L_k and L~_k",
+                 "EL2": "sine of the largest angle between the token subspaces of L_k and L~_k",
+                 "EL3": "|P L_k P' - L~_k|_2 / sigma_1, P and P' the projectors onto L~_k's column and row spaces"}
+
+
+def el_decisions(a, b, k: int, fa: Factored, fb: Factored, angles: dict, tol: Tolerance) -> dict:
+    r"""EL1--EL3 between the rank-``k`` truncations ``L_k`` and ``L~_k``, each
+    decided on a quantity of the distributions, which no change of basis of
+    either model moves (``angles``: :func:`wedin_bound`'s).
+
+    With the least-squares certificate of :func:`compare` (``A`` from EL1's
+    fit, ``B`` from EL2's), and ``L_k = (F P_M)(M^T N)(G_0 P_N)^T`` with both
+    outer factors of rank ``k``:
+
+    * EL1 holds iff the column space of ``F P_M`` -- that of ``L_k`` -- lies in
+      that of ``L~_k`` (both ``k``-dimensional: they are equal), so it is
+      decided on the sine of the largest principal angle between them;
+    * EL2 likewise on the token side (the row spaces);
+    * EL3 holds iff ``P L_k P' = L~_k`` with ``P``, ``P'`` the orthogonal
+      projectors onto ``L~_k``'s column and row spaces: ``A`` maps onto the
+      projection of EL1's side, ``B`` onto EL2's, and the EL3 residual times
+      ``L~``'s full-rank outer factors is that difference.
+
+    Errors: the computed factors are an SVD of ``L + E`` with ``|E|_2 <= eps``
+    (:func:`~allornone.numeric.spectra.factor_error`, column-paired), so each
+    computed subspace is within ``theta = eps / delta`` of the exact one
+    (Wedin; ``delta = s_k - s_(k+1) - 2 eps``, undecided when not positive),
+    and the computed ``L_k`` within ``eps + 2 sigma_1 theta``. An angle's
+    sine moves by at most both ``theta``, EL3's norm by both truncations'
+    errors and ``2 sigma_1 theta~`` for the projectors, each plus the rounding
+    of ``(d + d~)``-sized products. Each is then decided by
+    :meth:`~allornone.numeric.Tolerance.decide` (EL3's norm divided by the
+    larger ``sigma_1``) with that error as its allowance.
+    Returns ``{name: Decision}``."""
+    D = fa.R_F.shape[1] + fb.R_F.shape[1]
+    sa, sb = _common_scale(fa, fb)
+    ea, eb = _errors(a, b, fa, fb)
+
+    def theta(s, e):
+        delta = float(s[k - 1]) - (float(s[k]) if k < s.size else 0.0) - 2.0 * e
+        return e / delta if delta > 0 else math.inf
+    if k == 0:
+        ta = tb = 0.0
+    else:
+        ta, tb = theta(sa, ea), theta(sb, eb)
+    rnd = 4.0 * (D + k) * UNIT_ROUNDOFF
+    out = {}
+    for name, key in (("EL1", "angles_context"), ("EL2", "angles_token")):
+        value = math.sin(max(angles[key])) if angles[key] else 0.0
+        out[name] = tol.decide(value, 1.0, extra=ta + tb + rnd, quantity=EL_QUANTITIES[name])
+    if k == 0:
+        out["EL3"] = tol.decide(0.0, 0.0, quantity=EL_QUANTITIES["EL3"])
+        return out
+    Ua, Va = fa.W_F @ fa.U[:, :k], fa.W_G @ fa.Vt[:k].T
+    Ub, Vb = fb.W_F @ fb.U[:, :k], fb.W_G @ fb.Vt[:k].T
+    r3 = ((Ub.T @ Ua) * sa[:k]) @ (Va.T @ Vb) - np.diag(sb[:k])
+    top = max(float(sa[0]), float(sb[0]))
+    err = (ea + 2.0 * float(sa[0]) * ta) + (eb + 2.0 * float(sb[0]) * tb) + 2.0 * float(sa[0]) * tb + rnd * 2 * top
+    # relative to the larger sigma_1, as the sines are to one
+    out["EL3"] = tol.decide(_spectral_norm(r3) / top, 1.0, extra=err / top, quantity=EL_QUANTITIES["EL3"])
+    return out
+
+
 @dataclass
 class GradedComparison:
     """How far apart two models are; see the module docstring. Angles in radians."""
@@ -512,6 +585,11 @@ class GradedComparison:
     factoring: dict = field(default_factory=dict, repr=False)
     """How the triangular factors were made (``{"context": ..., "token": ...}``,
     :data:`allornone.numeric.factor.METHODS`)."""
+    el_measures: dict = field(default_factory=dict)
+    """What each EL verdict was decided on (:func:`el_decisions`): ``quantity``
+    in words, its ``value`` and the ``bounds`` of the verdict (holds at or
+    below the first, fails above the second; EL3's relative to the larger
+    ``sigma_1``)."""
 
     def to_json(self, full: bool = False) -> dict:
         """The ``graded`` object of a report (angles: the 10 largest unless ``full``;
@@ -524,7 +602,7 @@ class GradedComparison:
                 "angles_context": self.angles_context[:cut], "angles_token": self.angles_token[:cut],
                 "sin_max": self.sin_max, "wedin_bound": self.wedin_bound, "wedin_delta": self.wedin_delta,
                 "certificate": self.certificate, "el_residuals": self.el_residuals,
-                "el_verdicts": self.el_verdicts,
+                "el_verdicts": self.el_verdicts, "el_measures": self.el_measures,
                 "canonical_correlations": self.canonical_correlations,
                 "canonical_correlations_token": self.canonical_correlations_token,
                 "llv_distance": self.llv_distance}
@@ -563,11 +641,13 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
 
     ``k`` is decided on the first model's spectrum (see
     :func:`allornone.numeric.spectra.analyse`: at ``tol``, at the largest gap,
-    or given) and labelled in the result; the EL verdicts hold when a relative
-    residual is at most ``tol.rtol`` plus its rounding allowance
-    (``eps * max(m, n, d, d~)`` times the condition of the certificate's part
-    involved), fail above ``tol.gap`` times that, and are undecided between, or
-    whenever ``k`` itself was undecided. At the tolerance (no ``k`` given), two
+    or given) and labelled in the result. The EL residuals are those of the
+    least-squares certificate; the EL verdicts are decided on what those
+    residuals are zero for, quantities of the two distributions that no change
+    of basis moves (:func:`el_decisions`: the largest angles between the
+    context and the token subspaces of ``L_k`` and ``L~_k``, and
+    ``|P L_k P' - L~_k|``), each against ``tol.rtol`` plus its proven error;
+    they are undecided in the band, or whenever ``k`` itself was undecided. At the tolerance (no ``k`` given), two
     models whose decided ranks differ fail EL3 (no bijection between ``M~`` and
     ``M``), and EL1 or EL2 that held at the one rank is undecided.
 
@@ -614,14 +694,12 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     kk = min(sa.k, fb.s.size)
     say(f"subspace angles, Wedin bound and certificate at k = {kk}")
     w, cert = th.side_by_side(lambda: wedin_bound(a, b, kk, fa, fb), lambda: _certificate(a, b, kk, fa, fb))
-    # a relative least-squares residual carries rounding of about u * size * condition
-    size = max(a.m, a.n, a.d, b.d)
-    conds = {n: (cert[n]["condition"] or 1.0) for n in ("A", "B")}
-    extra = {"EL1": conds["A"], "EL2": conds["B"], "EL3": conds["A"] * conds["B"]}
-    verdicts = {}
-    for name, r in cert["residuals"].items():
-        d = tol.decide(r, 1.0, extra=np.finfo(float).eps * size * extra[name])
-        verdicts[name] = d.truth.value if sa.k_decided else Truth.UNDECIDED.value
+    # decided on the subspaces and truncations of L and L~, not on the residuals
+    # of a fit, whose size a change of basis moves
+    decisions = el_decisions(a, b, kk, fa, fb, w, tol)
+    verdicts = {name: (d.truth.value if sa.k_decided else Truth.UNDECIDED.value) for name, d in decisions.items()}
+    measures = {name: {"quantity": d.detail["quantity"], "value": float(d.residual),
+                       "bounds": [float(d.tolerance[0]), float(d.tolerance[1])]} for name, d in decisions.items()}
     if k is None and cut == "tolerance" and sa.k != sb.k:
         # both at the same tolerance and of other ranks: EL3 asks for a bijection
         # between M~ and M, which no A, B give; EL1 and EL2 were judged at one
@@ -631,6 +709,7 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
         verdicts = {n: (Truth.UNDECIDED.value if v == Truth.HOLDS.value else v)
                     for n, v in verdicts.items() if n != "EL3"}
         verdicts["EL3"] = (Truth.FAILS if decided else Truth.UNDECIDED).value
+        measures["EL3"]["quantity"] = f"the decided ranks differ ({sa.k} and {sb.k})"
     llv_value = None
     if llv:
         from allornone.numeric.llv import llv_distance
@@ -641,7 +720,7 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],
                             w["bound"], w["delta"], {"A": cert["A"], "B": cert["B"]}, cert["residuals"], verdicts,
                             (sa, sb), _cosines(w["angles_context"]), _cosines(w["angles_token"]), llv_value,
-                            dist, dict(fa.methods))
+                            dist, dict(fa.methods), measures)
 
 
 def _cosines(angles: list) -> list:

@@ -9,8 +9,9 @@ choice of ``k`` explicit:
 * the rank profile ``k(tau) = #{sigma_i > tau sigma_1}`` and the gaps
   ``sigma_i / sigma_{i+1}``;
 * a ``k`` decided at the user's :class:`~allornone.numeric.Tolerance` -- by
-  rounding alone (a singular value below the SVD's error bound at the scale
-  ``||F|| ||G_0||`` is zero), or, with ``rank_rtol``, also counting those below
+  rounding alone (a singular value below the error bound of the factors,
+  :func:`factor_error`, at the column-paired scale ``sum_j |f_j| |g_0j|``, is
+  zero), or, with ``rank_rtol``, also counting those below
   ``rank_rtol * sigma_1`` as zero; ``k`` is *undecided* when a singular value
   falls in the band between that bound and ``gap`` times it -- or at the
   largest gap, or given; the report says which.
@@ -40,11 +41,11 @@ import scipy.linalg
 
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric import threads as th
-from allornone.numeric.factor import Tall, tall_r
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance, svd_noise
+from allornone.numeric.factor import GRAM_BOUND, Tall, tall_r
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, svd_noise
 from allornone.numeric.rows import RowSource, row_block
 
-__all__ = ["Factored", "factor", "factor_pair", "Spectra", "analyse", "rank_profile", "largest_gap",
+__all__ = ["Factored", "factor", "factor_pair", "factor_error", "Spectra", "analyse", "rank_profile", "largest_gap",
            "plot_spectra"]
 
 CUTS = ("tolerance", "largest-gap")
@@ -297,6 +298,65 @@ def factor_pair(a, b, progress=None, method: str | None = None) -> tuple[Factore
     return fa, fb
 
 
+def _column_norms(R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Upper bounds of the column norms of ``R`` as ``(mantissa, exponent)``: each
+    column is scaled by the power of two of its largest entry first, so no norm
+    overflows or underflows whatever the columns' sizes."""
+    top = np.abs(R).max(axis=0) if R.size else np.zeros(R.shape[1])
+    e = np.where(top > 0, np.frexp(top)[1], 0)
+    with np.errstate(under="ignore"):
+        Y = np.ldexp(R, -e[None, :])
+        n = np.sqrt(np.einsum("ij,ij->j", Y, Y))
+    # rounding of the sum of squares (and entries lost to underflow, at most
+    # 2^-1000 of a column's largest one) are covered by one relative margin
+    return n * (1.0 + (R.shape[0] + 4) * UNIT_ROUNDOFF), e
+
+
+def factor_error(fac: Factored, size: int, model=None) -> float:
+    r"""A bound on ``|E|_2`` such that the computed ``s``, ``U``, ``Vt`` of ``fac``
+    are an SVD of ``L + E``, in the units of ``s_unit`` (``2^s_exp``).
+
+    ``L = sum_j f_j g_j^T`` over the coordinates ``j``; the triangular factors
+    are column-wise backward stable (Householder QR and CholeskyQR2: each
+    column ``f_j`` of ``F`` becomes ``f_j + e_j`` with ``|e_j| <= c |f_j|``; the
+    small QRs of the joint factors likewise), and the core ``R_F R_G^T`` is a
+    sum over the same ``j`` whose rounding is at most ``gamma_d sum_j |r_j| |t_j|``.
+    So every error is bounded by the **column-paired size**
+    ``S = sum_j |f_j| |g_0j|`` -- which a change of basis by a diagonal matrix
+    does not move, where ``|F| |G_0|`` grows with its condition -- at the level of
+    the SVD's backward error (``4 sqrt(size) u``, as everywhere in this layer);
+    the core's SVD adds ``4 sqrt(d) u sigma_1``. The Gram route
+    (:data:`~allornone.numeric.factor.GRAM_BOUND`) multiplies the context or
+    token matrix by ``I + N``, ``|N|_2 <= GRAM_BOUND / 2``: ``E`` gains
+    ``|N| sigma_1`` for each side that took it.
+
+    ``size`` is the largest dimension of the model (rows of the factored matrices).
+    A ``model`` that declares an ``input_error`` ``e`` (the relative error of its
+    given numbers) adds ``e sum_j |f_j| (|g_0j| + |g_j| + sqrt(n) |g_(pivot) j|)``:
+    ``G_0 = G - 1 g_pivot^T`` carries the errors of both rows.
+    """
+    if fac.s_unit is None or not fac.s_unit.size:
+        return 0.0
+    nF, eF = _column_norms(fac.R_F)
+    nG, eG = _column_norms(fac.R_G)
+    with np.errstate(over="ignore", under="ignore"):
+        S = float(np.sum(np.ldexp(nF * nG, eF + eG - fac.s_exp)))
+    d = fac.R_F.shape[1]
+    level = 2.0 * svd_noise(size, S) + 2.0 * svd_noise(d, S) + (d + 2) * UNIT_ROUNDOFF * S
+    top = float(fac.s_unit[0])
+    gram = sum(GRAM_BOUND / 2.0 for side in ("context", "token") if fac.methods.get(side) == "gram")
+    e_in = float(getattr(model, "input_error", 0.0) or 0.0)
+    if e_in:
+        G = np.asarray(model.G, dtype=float)
+        nGg, eGg = _column_norms(G)
+        nP, eP = _column_norms(G[model.pivot][None, :])
+        with np.errstate(over="ignore", under="ignore"):
+            raw = np.ldexp(nGg, eGg) + math.sqrt(G.shape[0]) * np.ldexp(nP, eP)
+            nR, eR = _column_norms(raw[None, :])
+            level += e_in * (S + float(np.sum(np.ldexp(nF * nR, eF + eR - fac.s_exp))))
+    return (level + svd_noise(d, top) + gram * top) * (1.0 + 1e-12)
+
+
 def rank_profile(s: np.ndarray, taus=None) -> list[tuple[float, int]]:
     """``k(tau) = #{sigma_i > tau sigma_1}`` at each ``tau`` (default ``1e-1 .. 1e-16``).
 
@@ -450,6 +510,8 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     sG = fac.svd_R("G")[1]
     cos, dims = _principal_cosines(fac, tol)
     shape = (model.m, model.n, model.d)
+    with np.errstate(over="ignore", under="ignore"):
+        noise = float(np.ldexp(factor_error(fac, max(shape), model), fac.s_exp))
     floor = noise_floor(s, shape)
     gk, ratio = largest_gap(s, floor)
     if k is not None:
@@ -459,16 +521,16 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     elif cut == "largest-gap":
         k_val, method, decided = gk, "largest-gap", True
     else:
-        # L's singular values come from the factors: rounding at the scale of
-        # ||F|| ||G_0||; rank_rtol, when set, adds the user's modelling tolerance
-        k_val, decided = tol.rank(s, scale=float(sF[0] * sG[0]) if sF.size and sG.size else None,
-                                  size=max(shape))
+        # L's singular values come from the factors, within the column-paired
+        # bound of factor_error (which no diagonal change of basis moves);
+        # rank_rtol, when set, adds the user's modelling tolerance
+        k_val, decided = tol.rank(s, noise=noise)
         method = "tolerance"
     if method != "largest-gap":
         c = np.maximum(s, max(floor, np.finfo(float).tiny))
         ratio = float(c[k_val - 1] / c[k_val]) if 0 < k_val < s.size else float("inf")
     top = float(s[0]) if s.size else 0.0
-    lo = svd_noise(max(shape), max(float(sF[0] * sG[0]), top)) / top if top > 0 and sF.size and sG.size else 0.0
+    lo = noise / top if top > 0 else 0.0
     lo = max(lo, tol.rank_rtol or 0.0)
     return Spectra(s, sF, sG, cos, k_val, method, decided, tol, ratio, floor, rank_profile(s), shape, dims,
                    (lo, tol.gap * lo))

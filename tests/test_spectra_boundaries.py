@@ -132,10 +132,30 @@ def test_k_by_rounding_and_by_rank_rtol():
 
 
 def test_the_band_of_rounding():
+    """The zero bound is the column-paired size S = sum_j |f_j| |g_0j| at the
+    SVD's level (both triangular factors, both small QRs, the core product)
+    plus the core SVD's own error at sigma_1."""
     m = _head()
     s = spectra.analyse(m)
-    lo = 4 * math.sqrt(40) * 2.0 ** -53 * max(s.sigma_F[0] * s.sigma_G0[0], s.sigma_L[0]) / s.sigma_L[0]
-    assert s.band[0] == pytest.approx(lo, rel=1e-12) and s.band[1] == pytest.approx(1000 * lo, rel=1e-12)
+    u, size, d = 2.0 ** -53, max(s.shape), m.d
+    S = float(np.sum(np.linalg.norm(m.F, axis=0) * np.linalg.norm(m.G0, axis=0)))
+    sigma = s.sigma_L[0]
+    lo = (8 * math.sqrt(size) * u * S + 8 * math.sqrt(d) * u * S + (d + 2) * u * S + 4 * math.sqrt(d) * u * sigma) / sigma
+    assert s.band[0] == pytest.approx(lo, rel=1e-9) and s.band[1] == pytest.approx(1000 * s.band[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("exponents", [(60, -60, 0), (200, 0, -200), (-500, 400, 30)])
+def test_k_and_its_band_do_not_move_under_a_diagonal_change_of_basis(exponents):
+    """f -> D f, g -> D^-1 g by powers of two changes no logit; the zero bound of
+    k is taken at a size that does not move with it (|F| |G_0| grows as 2^120
+    for exponents +-60 and once made every singular value of L 'zero')."""
+    rng = np.random.default_rng(5)
+    F = rng.integers(-4, 5, (12, 3)).astype(float)
+    G = rng.integers(-4, 5, (9, 3)).astype(float)
+    Dg = 2.0 ** np.array(exponents, dtype=float)
+    plain, moved = spectra.analyse(FloatModel(F, G)), spectra.analyse(FloatModel(F * Dg, G / Dg))
+    assert (moved.k, moved.k_decided) == (plain.k, plain.k_decided) == (3, True)
+    assert moved.band[0] == pytest.approx(plain.band[0], rel=1e-9)
 
 
 def test_a_zero_bias_and_no_bias():

@@ -191,11 +191,14 @@ Rows of the graded comparison:
                       canonical_correlations_token), with min, median, max
   certificate A, B    the best A*, B* at rank k: shape, rank, norm, condition
   EL1, EL2, EL3       relative residuals of the extended-linear conditions for
-                      that certificate, each with its verdict
+                      that certificate, each with its verdict, which is decided
+                      on what the residual is zero for and no change of basis
+                      moves: the largest context and token angles, and
+                      |P L_k P' - L~_k| (JSON el_measures)
 
 \b
 Below the table, one line: equivalent (EL1-EL3 hold), not equivalent (one
-fails) or undecided, with the residual that decides it. --plot draws the
+fails) or undecided, with the measure that decides it. --plot draws the
 sines of the principal angles beside Wedin's bound, a histogram of the
 per-context KL, a scatter of the two models' log-odds and both spectra.
 """

@@ -313,8 +313,10 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
 # -- compare: its verdict in words, every canonical correlation, its plot ----------------
 
 def equivalence_line(g: dict, rtol: float) -> str:
-    """Whether the two heads are equivalent (same distribution), decided on the EL1-EL3
-    residuals of the best certificate at ``k`` (Theorem 5), with the residual that decides it.
+    """Whether the two heads are equivalent (same distribution) at ``k`` (Theorem 5),
+    with what decides it: the measure of ``el_measures`` behind the verdicts of
+    :func:`allornone.numeric.graded.el_decisions`, or, for a report made
+    before those were recorded, the EL1-EL3 residuals.
 
     >>> g = {"k": 2, "k_decided": True, "rel_log_odds_diff": 1e-16,
     ...      "el_residuals": {"EL1": 1e-16, "EL2": 2e-16, "EL3": 0.0},
@@ -325,6 +327,8 @@ def equivalence_line(g: dict, rtol: float) -> str:
     res, ver = g["el_residuals"], g["el_verdicts"]
     tail = f"; ||L - L~||_F / ||L||_F = {g['rel_log_odds_diff']:.3g}"
     failing = [e for e in ("EL1", "EL2", "EL3") if ver[e] == "fails"]
+    if g.get("el_measures"):
+        return _measured_line(g, rtol, failing, tail)
     if failing:
         worst = max(failing, key=lambda e: res[e])
         return (f"not equivalent (decided): {worst} fails at k = {g['k']}, relative residual {res[worst]:.3g} "
@@ -335,6 +339,33 @@ def equivalence_line(g: dict, rtol: float) -> str:
                 f"{res[worst]:.3g} ({worst}) <= rtol {rtol:.3g}{tail}")
     why = "k itself is undecided" if not g.get("k_decided", True) else \
         f"the relative residual {res[worst]:.3g} ({worst}) lies in the band above rtol {rtol:.3g}"
+    return f"undecided whether equivalent: at k = {g['k']}, {why}{tail}"
+
+
+def _measured_line(g: dict, rtol: float, failing: list, tail: str) -> str:
+    """:func:`equivalence_line` from what each verdict was decided on (``el_measures``).
+
+    >>> m = {"quantity": "sine of the largest angle", "value": 0.25, "bounds": [1e-9, 1e-6]}
+    >>> g = {"k": 2, "k_decided": True, "rel_log_odds_diff": 0.1, "el_residuals": {},
+    ...      "el_verdicts": {"EL1": "fails", "EL2": "holds", "EL3": "undecided"}, "el_measures": {"EL1": m}}
+    >>> _measured_line(g, 1e-9, ["EL1"], "")
+    'not equivalent (decided): EL1 fails at k = 2: sine of the largest angle 0.25 > 1e-06'
+    """
+    ms, ver = g["el_measures"], g["el_verdicts"]
+    if failing:
+        e = failing[0]
+        return (f"not equivalent (decided): {e} fails at k = {g['k']}: {ms[e]['quantity']} "
+                f"{ms[e]['value']:.3g} > {ms[e]['bounds'][1]:.3g}{tail}")
+    if all(v == "holds" for v in ver.values()):
+        worst = max(ms, key=lambda e: ms[e]["value"])
+        return (f"equivalent (decided): EL1-EL3 hold at k = {g['k']}, the largest measure {ms[worst]['value']:.3g} "
+                f"({worst}) <= its bound {ms[worst]['bounds'][0]:.3g} (rtol {rtol:.3g}){tail}")
+    if not g.get("k_decided", True):
+        why = "k itself is undecided"
+    else:
+        e = next(e for e in ("EL1", "EL2", "EL3") if ver[e] == "undecided")
+        lo, hi = ms[e]["bounds"]
+        why = f"{e}: {ms[e]['quantity']} {ms[e]['value']:.3g} lies between {lo:.3g} and {hi:.3g}"
     return f"undecided whether equivalent: at k = {g['k']}, {why}{tail}"
 
 

@@ -1,0 +1,61 @@
+"""The EL verdicts of the graded comparison are decided on the distributions'
+subspaces and truncations, so a change of basis of either model -- exactly
+representable here, so that L itself does not move -- never turns a verdict
+into its opposite; and pairs that differ are still told apart."""
+import numpy as np
+import pytest
+
+from allornone.numeric import FloatModel
+from allornone.numeric import graded
+
+
+def _model(seed, m=14, n=11, d=5, k=3):
+    rng = np.random.default_rng(seed)
+    F = rng.integers(-5, 6, (m, d)).astype(float)
+    G = rng.integers(-5, 6, (n, d)).astype(float)
+    G[:, k:] = 0.0          # rank k, with coordinates off N
+    return F, G
+
+
+def _bases(d, rng):
+    """(T, T^-1) pairs whose products with small integer matrices are exact."""
+    e = rng.integers(-60, 61, d)
+    diag = (np.diag(2.0 ** e), np.diag(2.0 ** -e))
+    shear, inv = np.eye(d), np.eye(d)
+    shear[0, 1], inv[0, 1] = 3_000_001.0, -3_000_001.0
+    e[1] = e[0]             # the sheared pair of coordinates at one scale stays exact
+    mixed = (shear @ np.diag(2.0 ** e), np.diag(2.0 ** -e) @ inv)
+    return {"power-of-two diagonal": diag, "integer shear": (shear, inv), "both": mixed}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("basis", ["power-of-two diagonal", "integer shear", "both"])
+def test_an_exact_change_of_basis_never_fails_an_el_verdict(seed, basis):
+    F, G = _model(seed)
+    T, Ti = _bases(F.shape[1], np.random.default_rng(100 + seed))[basis]
+    F2, G2 = F @ T.T, G @ Ti
+    assert np.array_equal(F2 @ G2.T, F @ G.T)          # the same logits, exactly
+    a, b = FloatModel(F, G), FloatModel(F2, G2)
+    for x, y in ((a, b), (b, a)):
+        r = graded.compare(x, y)
+        assert r.k == 3 and (r.k_decided or basis != "power-of-two diagonal")
+        assert "fails" not in r.el_verdicts.values(), (r.el_verdicts, r.el_residuals)
+    if basis == "power-of-two diagonal":
+        # the column-paired error bound does not move with a diagonal basis
+        assert graded.compare(a, b).el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pairs_that_differ_fail_before_and_after_a_change_of_basis(seed):
+    F, G = _model(seed)
+    T, Ti = _bases(F.shape[1], np.random.default_rng(7 + seed))["power-of-two diagonal"]
+    a = FloatModel(F, G)
+    # another context subspace: EL1 fails
+    F3 = F.copy()
+    F3[:, 0] += np.arange(F.shape[0]) % 3
+    # the same subspaces, twice the log-odds: EL1 and EL2 hold, EL3 fails
+    for other, want in ((F3, {"EL1": "fails", "EL3": "fails"}),
+                        (2.0 * F, {"EL1": "holds", "EL2": "holds", "EL3": "fails"})):
+        for Fb, Gb in ((other, G), (other @ T.T, G @ Ti)):
+            got = graded.compare(a, FloatModel(Fb, Gb)).el_verdicts
+            assert {n: got[n] for n in want} == want, got
