@@ -769,12 +769,44 @@ def _fit_parallel(u: np.ndarray, v: np.ndarray) -> tuple[float, float, float]:
     return cos, lam, float(np.linalg.norm(u - lam * v) / nu)
 
 
+def truncation_error(model, fac: Factored, k: int) -> tuple[float, float]:
+    """``(theta, err)`` for the rank-``k`` truncation of ``fac``: the computed
+    factors are an SVD of ``L + E``, ``|E|_2 <= eps``
+    (:func:`~allornone.numeric.spectra.factor_error`), so the computed top-``k``
+    singular subspaces are within ``theta = eps / (s_k - s_(k+1) - 2 eps)`` of
+    the exact ones (Wedin; infinite when that gap is not positive) and the
+    computed ``L_k`` within ``err = eps + 2 sigma_1 theta`` of the exact one, in
+    the spectral norm (the projectors move by ``theta`` on each side)."""
+    s = fac.s
+    with np.errstate(over="ignore", under="ignore"):
+        eps = float(np.ldexp(factor_error(fac, max(model.m, model.n, model.d), model), fac.s_exp))
+    if k == 0:
+        return 0.0, eps
+    delta = float(s[k - 1]) - (float(s[k]) if k < s.size else 0.0) - 2.0 * eps
+    theta = eps / delta if delta > 0 else math.inf
+    return theta, eps + 2.0 * float(s[0]) * theta
+
+
+def angle_moved(norms, err: float):
+    """How far the angle between two columns ``w = L_k (e_a - e_b)`` can be
+    from the exact one, per column of norm ``norms``: each computed column is
+    within ``sqrt(2) err`` of its exact one, which turns it by at most
+    ``sqrt(2) err / (|w| - sqrt(2) err)`` (infinite when that is not positive).
+    The sine of the angle, the relative residual of the best ``u ~ lambda v``,
+    moves by at most the sum over the two columns."""
+    norms = np.asarray(norms, dtype=float)
+    room = norms - math.sqrt(2.0) * err
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(room > 0, math.sqrt(2.0) * err / np.where(room > 0, room, 1.0), np.inf)
+
+
 class _Rank:
     """Rank-``k`` views of one model, shared by the graded properties."""
 
     def __init__(self, model, spectra: Spectra, fac: Factored):
         self.model, self.spectra, self.fac, self.k = model, spectra, fac, spectra.k
         self._MN = None
+        self.theta, self.err = truncation_error(model, fac, self.k)
 
     @property
     def P_N(self) -> np.ndarray:
@@ -793,6 +825,19 @@ class _Rank:
         """Coordinates of ``L_k[s, :]`` (``|idx| x k``): ``U_k[s] diag(s_k)``."""
         f = self.fac
         return (f.Q_F[idx] @ f.U[:, :self.k]) * f.s[:self.k]
+
+
+def _moved(r: _Rank, Y: np.ndarray, picks: list, readouts: int) -> float:
+    """How far the computed relative size ``|R| / |Y|`` of a residual that is a
+    fixed linear function of the readouts' log-odds columns can be from the
+    exact one: each column ``L_k (e_a - e_b)`` is within ``sqrt(2) err``, and
+    each pick of contexts (a selection, norm ``sqrt`` of its largest
+    multiplicity) carries that into the residual and into ``Y``."""
+    one = math.sqrt(2.0) * r.err * sum(math.sqrt(max(np.bincount(p).max(), 1)) for p in picks)
+    dR = math.sqrt(readouts) * one
+    dY = math.sqrt(readouts) * math.sqrt(2.0) * r.err * math.sqrt(max(np.bincount(picks[0]).max(), 1))
+    room = float(np.linalg.norm(Y)) - dY
+    return dR / room if room > 0 else math.inf
 
 
 def _prepare(model, tol, cut, k, spectra, fac):
@@ -825,7 +870,10 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     cos_r, lam_r, res_r = _fit_parallel(u_raw, v_raw)
     # rounding allowance of a relative residual of vectors of this length
     eps = np.finfo(float).eps * max(model.m, model.n, model.d)
-    in_n = tol.decide(res_l, 1.0, extra=eps).truth.value if r.spectra.k_decided else "undecided"
+    # the relative residual is the sine of the angle between the two columns
+    moved = float(angle_moved([np.linalg.norm(r.logodds_diff(a, b)), np.linalg.norm(r.logodds_diff(c, e))],
+                              r.err).sum())
+    in_n = tol.decide(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
     return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
             "k": r.k, "k_label": r.spectra.k_label(),
             "cos_N": cos_n, "residual_N": res_n, "lambda_N": lam_n,
@@ -887,9 +935,15 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     elif not r.spectra.k_decided and reading == "M":
         verdict = "undecided"
     else:
-        # rounding allowance of a least-squares residual: u * size * condition of the regressors
-        verdict = tol.decide(rel, 1.0, extra=np.finfo(float).eps * max(model.m, model.n, model.d) * cond
-                             ).truth.value
+        # rounding allowance of a least-squares residual: u * size * condition of
+        # the regressors; then what the computed L_k moves: the targets by their
+        # error, and (reading M) the regressors' span by their error over the
+        # smallest singular value the fit solved in
+        extra = np.finfo(float).eps * max(model.m, model.n, model.d) * cond + _moved(r, Y, [dst], len(T))
+        if reading == "M" and live.size:
+            spread = math.sqrt(max(np.bincount(src).max(), 1))
+            extra += spread * (r.err + float(r.fac.s[0]) * r.theta) / float(live[-1])
+        verdict = tol.decide(rel, 1.0, extra=extra).truth.value
     return {"reading": reading, "k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S), "columns": X.shape[1],
             "dof": dof, "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
             "r2": _r2(Y, R), "residual": rel, "relationally_linear": verdict}
@@ -910,7 +964,7 @@ def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAUL
     shift = D.mean(axis=0)
     R = D - shift
     rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
-    extra = np.finfo(float).eps * max(model.m, model.n, model.d)
+    extra = np.finfo(float).eps * max(model.m, model.n, model.d) + _moved(r, Y, [dst, src], len(T))
     verdict = "vacuous" if len(S) < 2 else (tol.decide(rel, 1.0, extra=extra).truth.value
                                             if r.spectra.k_decided else "undecided")
     return {"k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S),

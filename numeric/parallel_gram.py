@@ -121,7 +121,7 @@ def pair_indices(model, pairs: Sequence) -> np.ndarray:
 
     Raises :class:`~allornone.errors.InputFormatError` for a token the model
     does not have."""
-    from allornone.numeric.graded import _token
+    from allornone.numeric.graded import _token, angle_moved, truncation_error
     out = []
     for i, p in enumerate(pairs):
         if not isinstance(p, (list, tuple)) or len(p) != 2:
@@ -228,11 +228,14 @@ def _fits(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     return cos, lam, res
 
 
-def _verdicts(res: np.ndarray, tol: Tolerance, extra: float) -> list[str]:
-    lo, hi = tol.bounds(1.0, extra)
-    out = np.where(~np.isfinite(res) | (not np.isfinite(lo)), "undecided",
+def _verdicts(res: np.ndarray, tol: Tolerance, extra) -> list[str]:
+    """:meth:`Tolerance.decide` (relative to one) of each residual, ``extra`` a
+    number or one per residual."""
+    lo = tol.bounds(1.0, 0.0)[0] + np.maximum(np.asarray(extra, dtype=float), 0.0)
+    hi = tol.gap * lo
+    out = np.where(~np.isfinite(res) | ~np.isfinite(lo), "undecided",
                    np.where(res <= lo, "holds", np.where(res > hi, "fails", "undecided")))
-    return out.tolist()
+    return np.broadcast_to(out, np.shape(res)).tolist()
 
 
 def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",
@@ -248,7 +251,7 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
 
     ``spectra`` and ``fac`` (from :func:`allornone.numeric.spectra.analyse` and
     :func:`~allornone.numeric.spectra.factor`) are reused when given."""
-    from allornone.numeric.graded import _token
+    from allornone.numeric.graded import _token, angle_moved, truncation_error
     from allornone.numeric.spectra import analyse, factor
 
     fac = fac or factor(model)
@@ -282,7 +285,11 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
                 acc.append(vals)
     vals = {name: [np.concatenate(v) for v in acc] for name, acc in results.items()}
     eps = np.finfo(float).eps * max(model.m, model.n, model.d)
-    v_n = _verdicts(vals["logodds"][2], tol, eps) if spectra.k_decided else ["undecided"] * i.size
+    # what the computed L_k's error can move each angle (graded.parallel's allowance)
+    err = truncation_error(model, fac, kk)[1]
+    norms = np.linalg.norm(logodds, axis=0)
+    moved = angle_moved(norms[i], err) + angle_moved(norms[j], err)
+    v_n = _verdicts(vals["logodds"][2], tol, eps + moved) if spectra.k_decided else ["undecided"] * i.size
     v_raw = _verdicts(vals["raw"][2], tol, eps)
     label = spectra.k_label()
     names = model.tokens

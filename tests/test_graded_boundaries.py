@@ -483,11 +483,14 @@ def test_planted_relational_linearity_holds_reading_both():
         assert got["relationally_linear"] == "holds" and min(got["r2"]) == pytest.approx(1.0, abs=1e-9), reading
 
 
-def test_undecided_k_leaves_only_the_reading_of_M_undecided():
+def test_undecided_k_leaves_every_reading_undecided():
+    """The targets are columns of L_k, and with a singular value in the band the
+    truncation at k is not determined to within the tolerance: reading M and
+    reading anything (the regressors f(s) are exact) are undecided alike."""
     a = _undecided()
     pairs = [(i, 20 + i) for i in range(10)]
     assert graded.readout_linearity(a, pairs, [(1, 2)], reading="M")["relationally_linear"] == "undecided"
-    assert graded.readout_linearity(a, pairs, [(1, 2)], reading="any")["relationally_linear"] in ("holds", "fails")
+    assert graded.readout_linearity(a, pairs, [(1, 2)], reading="any")["relationally_linear"] == "undecided"
     assert graded.steering(a, pairs, [(1, 2)])["steering"] == "undecided"
 
 

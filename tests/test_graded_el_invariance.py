@@ -59,3 +59,33 @@ def test_pairs_that_differ_fail_before_and_after_a_change_of_basis(seed):
         for Fb, Gb in ((other, G), (other @ T.T, G @ Ti)):
             got = graded.compare(a, FloatModel(Fb, Gb)).el_verdicts
             assert {n: got[n] for n in want} == want, got
+
+
+def _planted(seed):
+    """g(3) - g(2) = 2 (g(1) - g(0)) and f(7) - f(6) = f(5) - f(4), in rank 4 of 5."""
+    rng = np.random.default_rng(seed)
+    F = rng.integers(-5, 6, (20, 5)).astype(float)
+    G = rng.integers(-5, 6, (15, 5)).astype(float)
+    G[:, 4:] = 0.0
+    G[3] = G[2] + 2 * (G[1] - G[0])
+    F[7] = F[6] + F[5] - F[4]
+    return F, G
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_graded_parallelism_and_steering_in_a_sheared_basis(seed):
+    """The log-odds columns are computed from factors whose error grows with the
+    condition of the basis: a planted parallel pair stays parallel, a planted
+    steering stays steering, and a pair that is not parallel still fails."""
+    F, G = _planted(seed)
+    for c in (1e6 + 1, 2.0 ** 24 + 1):
+        S, Si = np.eye(5), np.eye(5)
+        S[0, 1], Si[0, 1] = c, -c
+        m = FloatModel(F @ S.T, G @ Si)
+        assert np.array_equal(m.F @ m.G.T, F @ G.T)
+        assert graded.parallel(m, (0, 1), (2, 3))["parallel_N"] in ("holds", "undecided")
+        assert graded.parallel(m, (0, 1), (4, 5))["parallel_N"] in ("fails", "undecided")
+        assert graded.steering(m, [(4, 5), (6, 7)], [(0, 1), (2, 3)])["steering"] in ("holds", "undecided")
+    plain = FloatModel(F, G)
+    assert graded.parallel(plain, (0, 1), (2, 3))["parallel_N"] == "holds"
+    assert graded.parallel(plain, (0, 1), (4, 5))["parallel_N"] == "fails"
