@@ -46,7 +46,7 @@ import scipy.linalg
 
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
 from allornone.numeric import spectra as _spectra
@@ -139,7 +139,7 @@ def _merge_sumsq(acc: list, part: list) -> None:
 
 
 def distances(a, b, progress: Callable[[int, int], None] | None = None, both_ways: bool = False,
-              entries: int | None = None) -> dict:
+              entries: int | None = None, rtol: float = DEFAULT_TOLERANCE.rtol) -> dict:
     """Distances between the distributions of two comparable models, in one pass
     over the contexts.
 
@@ -149,6 +149,15 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     ``both_ways`` adds ``kl_mean_reverse``, ``kl_max_reverse`` (``KL(p~ || p)``),
     ``js_mean`` (Jensen--Shannon, nats) and ``centred_log_odds_distance`` (see
     :func:`allornone.numeric.study.divergences`), from the same blocks.
+    ``entry_ratio`` is the largest ``|L - L~|[x, y] / (rtol max(|L|, |L~|)[x, y] + b[x, y])``
+    over the entries (at ``entry_witness``), ``b`` the rounding bound of the
+    two logits compared: ``u (d + 3) |f(x)| c(y)`` for each model, ``c(y)``
+    the norm of the token row multiplied plus the pivot's where its column is
+    subtracted (Cauchy--Schwarz on the dot products' ``gamma_d |f| |g|``),
+    with twice any declared input error added to ``u (d + 3)``. Below one,
+    every entry is equal at ``rtol``; above ``gap``, that entry differs.
+    ``entry_unbounded`` is True where some ``b`` was not finite (those entries
+    are then neither).
     ``progress(done, total)`` is called after each block of contexts; ``entries``
     bounds the entries of the three blocks alive at once in each thread
     (default :data:`BLOCK_ENTRIES`; the blocks run on
@@ -180,6 +189,7 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     step = _rows_within(entries or BLOCK_ENTRIES, 3 * n, m)
     (Ga, shift_a), (Gb, shift_b) = _token_side(a), _token_side(b)
     GaT, GbT = Ga.T, Gb.T
+    sides = [_entry_scale(model, G, shift) for model, G, shift in ((a, Ga, shift_a), (b, Gb, shift_b))]
     # the elementwise work goes through each block of logits a few rows at a time,
     # so that its dozen passes read rows still in the cache, not the whole block
     sub = max(1, min(step, CACHE_ENTRIES // max(n, 1)))
@@ -196,12 +206,15 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
         extra = _fresh_extra() if both_ways else None
         # overflowing logits are reported below as an error, not as warnings
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            np.matmul(read_rows(a.features, i, i + r), GaT, out=bufa[:r])
-            np.matmul(read_rows(b.features, i, i + r), GbT, out=bufb[:r])
+            Xa, Xb = read_rows(a.features, i, i + r), read_rows(b.features, i, i + r)
+            np.matmul(Xa, GaT, out=bufa[:r])
+            np.matmul(Xb, GbT, out=bufb[:r])
+            rows = (_row_norms(Xa) * sides[0][1], _row_norms(Xb) * sides[1][1])
             for j in range(0, r, sub):
                 h = min(r, j + sub)
+                bound = (rtol, rows[0][j:h], sides[0][0], rows[1][j:h], sides[1][0])
                 _block_distances(acc, extra, bufa[j:h], bufb[j:h], diff[j:h], i + j, n,
-                                 p if shift_a else None, p if shift_b else None)
+                                 p if shift_a else None, p if shift_b else None, bound)
         return r, acc, extra
 
     acc, extra = _fresh_distances(), _fresh_extra()
@@ -215,7 +228,9 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
                                                        "context": a.contexts[where[0]], "token": a.tokens[where[1]]},
            "rel_log_odds_diff": (e2[0] / l2[0]) * math.sqrt(e2[1] / l2[1]) if l2[1] > 0 else
            (0.0 if e2[1] == 0 else float("inf")),
-           "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max}
+           "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max,
+           "entry_ratio": acc["ratio"], "entry_witness": {"x": acc["ratio_at"][0], "y": acc["ratio_at"][1]},
+           "entry_unbounded": acc["unbounded"]}
     if both_ways:
         sq = extra["sq"]
         out.update(kl_mean_reverse=extra["kl_sum"] / m, kl_max_reverse=extra["kl_max"], js_mean=extra["js_sum"] / m,
@@ -225,7 +240,26 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
 
 def _fresh_distances() -> dict:
     return {"worst": -1.0, "where": (0, 0), "e2": [0.0, 0.0], "l2": [0.0, 0.0], "kl_sum": 0.0, "tv_sum": 0.0,
-            "kl_max": 0.0, "tv_max": 0.0}
+            "kl_max": 0.0, "tv_max": 0.0, "ratio": -1.0, "ratio_at": (0, 0), "unbounded": False}
+
+
+def _row_norms(X: np.ndarray) -> np.ndarray:
+    """Upper bounds of the rows' 2-norms, without overflow or underflow of the squares."""
+    top = np.max(np.abs(X), axis=1, initial=0.0)
+    safe = np.where(top > 0, top, 1.0)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        return np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None])) * top * (1 + 4e-15 * X.shape[1])
+
+
+def _entry_scale(model, G: np.ndarray, shift: bool) -> tuple[np.ndarray, float]:
+    """``(c, beta)``: ``c(y)`` the norm of the token row the logits are formed
+    with, plus the pivot's when its column is subtracted, and ``beta`` the
+    relative rounding per unit of ``|f(x)| c(y)`` (see :func:`distances`)."""
+    c = _row_norms(np.asarray(G))
+    if shift:
+        c = c + c[model.pivot]
+    e_in = float(getattr(model, "input_error", 0.0) or 0.0)
+    return c, ((model.d + 3) * UNIT_ROUNDOFF + 2.0 * e_in) * (1 + 1e-12)
 
 
 def _fresh_extra() -> dict:
@@ -237,6 +271,9 @@ def _merge_distances(acc: dict, part: dict, extra: dict, more: dict | None) -> N
     replaces an earlier one only when larger, as in one pass)."""
     if part["worst"] > acc["worst"]:
         acc["worst"], acc["where"] = part["worst"], part["where"]
+    if part["ratio"] > acc["ratio"]:
+        acc["ratio"], acc["ratio_at"] = part["ratio"], part["ratio_at"]
+    acc["unbounded"] = acc["unbounded"] or part["unbounded"]
     for key in ("e2", "l2"):
         _merge_sumsq(acc[key], part[key])
     for key in ("kl_sum", "tv_sum"):
@@ -250,11 +287,13 @@ def _merge_distances(acc: dict, part: dict, extra: dict, more: dict | None) -> N
         _merge_sumsq(extra["sq"], more["sq"])
 
 
-def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb) -> None:
+def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb, bound=None) -> None:
     """The distances' work on rows ``i, i + 1, ...`` of both models' logits
     (``La``, ``Lb``, overwritten; ``D`` a buffer of their shape): accumulated
     into ``acc`` (and ``extra``, the study's, when given). ``pa``, ``pb``: the
-    pivot's column to subtract, or None."""
+    pivot's column to subtract, or None. ``bound``: ``(rtol, r_a, c_a, r_b,
+    c_b)`` for the entries' ratio of :func:`distances` (``r`` the rows' norms
+    times ``beta``)."""
     if pa is not None:
         La -= La[:, pa].copy()[:, None]
     if pb is not None:
@@ -271,6 +310,8 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
         acc["worst"], acc["where"] = max(hi, -lo), (i + j // n, j % n)
     _add_sumsq(acc["e2"], D)
     _add_sumsq(acc["l2"], La)
+    if bound is not None:
+        _entry_ratio(acc, La, Lb, D, i, n, *bound)
     lse, tot = [], []
     for X in (La, Lb):  # X becomes e = exp(L - max L): one exponential per entry
         top = X.max(axis=1, keepdims=True)
@@ -292,6 +333,24 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
     acc["tv_sum"] += float(tv.sum())
     acc["kl_max"] = max(acc["kl_max"], float(kl.max()))
     acc["tv_max"] = max(acc["tv_max"], float(tv.max()))
+
+
+def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, ra, ca, rb, cb) -> None:
+    """The largest ``|D| / (rtol max(|La|, |Lb|) + r_a c_a + r_b c_b)`` of a block, into ``acc``."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        T = np.maximum(np.abs(La), np.abs(Lb))
+        T *= rtol
+        T += np.multiply.outer(ra, ca)
+        T += np.multiply.outer(rb, cb)
+        T += UNDERFLOW
+        # a bound that is not finite leaves its entry unknown: neither equal nor not
+        if not np.isfinite(T).all():
+            acc["unbounded"] = True
+        T = np.divide(np.abs(D), T, out=T)
+    j = int(np.argmax(T))
+    top = float(T.flat[j])
+    if top > acc["ratio"]:
+        acc["ratio"], acc["ratio_at"] = top, (i + j // n, j % n)
 
 
 def _more_distances(acc: dict, Ea, Eb, D, tot, lse, n: int) -> None:
@@ -585,6 +644,10 @@ class GradedComparison:
     factoring: dict = field(default_factory=dict, repr=False)
     """How the triangular factors were made (``{"context": ..., "token": ...}``,
     :data:`allornone.numeric.factor.METHODS`)."""
+    same_distribution: dict = field(default_factory=dict)
+    """``L = L~`` entry by entry at ``rtol`` (:func:`_same_distribution`): its
+    ``verdict``, the largest ``ratio`` of a difference to its entry's tolerance
+    and rounding, and that entry (``witness``)."""
     el_measures: dict = field(default_factory=dict)
     """What each EL verdict was decided on (:func:`el_decisions`): ``quantity``
     in words, its ``value`` and the ``bounds`` of the verdict (holds at or
@@ -603,6 +666,7 @@ class GradedComparison:
                 "sin_max": self.sin_max, "wedin_bound": self.wedin_bound, "wedin_delta": self.wedin_delta,
                 "certificate": self.certificate, "el_residuals": self.el_residuals,
                 "el_verdicts": self.el_verdicts, "el_measures": self.el_measures,
+                "same_distribution": self.same_distribution,
                 "canonical_correlations": self.canonical_correlations,
                 "canonical_correlations_token": self.canonical_correlations_token,
                 "llv_distance": self.llv_distance}
@@ -647,7 +711,11 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     of basis moves (:func:`el_decisions`: the largest angles between the
     context and the token subspaces of ``L_k`` and ``L~_k``, and
     ``|P L_k P' - L~_k|``), each against ``tol.rtol`` plus its proven error;
-    they are undecided in the band, or whenever ``k`` itself was undecided. At the tolerance (no ``k`` given), two
+    they are undecided in the band, or whenever ``k`` itself was undecided.
+    At the tolerance (no ``k`` given), ``L_k`` is ``L`` and EL1--EL3 all hold
+    exactly when ``L = L~`` entry by entry (Theorem 5): the distances' pass
+    decides that too (``same_distribution``), and where it does not hold,
+    EL1--EL3 all holding (measured against ``sigma_1``) become undecided. At the tolerance (no ``k`` given), two
     models whose decided ranks differ fail EL3 (no bijection between ``M~`` and
     ``M``), and EL1 or EL2 that held at the one rank is undecided.
 
@@ -685,7 +753,7 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     say = progress or (lambda _msg: None)
     # the distances first: their blocks of logits are then not alive beside the factors
     say("distances between the distributions")
-    dist = distances(a, b, both_ways=both_ways)
+    dist = distances(a, b, both_ways=both_ways, rtol=tol.rtol)
     say("factoring both models (joint QR of the context and the token matrices)")
     fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
     # the rest is (d + d~)-sized: independent parts side by side where there are
@@ -710,6 +778,14 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                     for n, v in verdicts.items() if n != "EL3"}
         verdicts["EL3"] = (Truth.FAILS if decided else Truth.UNDECIDED).value
         measures["EL3"]["quantity"] = f"the decided ranks differ ({sa.k} and {sb.k})"
+    same = _same_distribution(dist, tol)
+    if k is None and cut == "tolerance" and same["verdict"] != Truth.HOLDS.value and \
+            set(verdicts.values()) == {Truth.HOLDS.value}:
+        # at the decided rank L_k is L: EL1-EL3 all hold iff L = L~ entry by entry
+        # (Theorem 5), which the angles and the norm of EL3, measured against
+        # sigma_1, do not see in logits far smaller than the largest; which of
+        # the three then does not hold is not known
+        verdicts = {n: Truth.UNDECIDED.value for n in verdicts}
     llv_value = None
     if llv:
         from allornone.numeric.llv import llv_distance
@@ -720,7 +796,22 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],
                             w["bound"], w["delta"], {"A": cert["A"], "B": cert["B"]}, cert["residuals"], verdicts,
                             (sa, sb), _cosines(w["angles_context"]), _cosines(w["angles_token"]), llv_value,
-                            dist, dict(fa.methods), measures)
+                            dist, dict(fa.methods), same_distribution=same, el_measures=measures)
+
+
+def _same_distribution(dist: dict, tol: Tolerance) -> dict:
+    """``L = L~`` entry by entry from the distances' ``entry_ratio``: holds when
+    every difference is within ``rtol`` of its larger logit plus the rounding
+    of both (ratio at most one), fails when one is beyond ``gap`` times that,
+    undecided between, or where a bound was not finite and no entry fails."""
+    ratio = float(dist["entry_ratio"])
+    if ratio > tol.gap:
+        verdict = Truth.FAILS
+    elif ratio <= 1.0 and not dist.get("entry_unbounded"):
+        verdict = Truth.HOLDS
+    else:
+        verdict = Truth.UNDECIDED
+    return {"verdict": verdict.value, "ratio": ratio, "witness": dict(dist["entry_witness"])}
 
 
 def _cosines(angles: list) -> list:

@@ -524,7 +524,9 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
         # L's singular values come from the factors, within the column-paired
         # bound of factor_error (which no diagonal change of basis moves);
         # rank_rtol, when set, adds the user's modelling tolerance
-        k_val, decided = tol.rank(s, noise=noise)
+        # (a zero bound within gap of the largest singular value itself -- hidden
+        # components far larger than the logits -- decides nothing, not k = 0)
+        k_val, decided = tol.rank(s, noise=noise, reference=float(s[0]) + noise if s.size else None)
         method = "tolerance"
     if method != "largest-gap":
         c = np.maximum(s, max(floor, np.finfo(float).tiny))

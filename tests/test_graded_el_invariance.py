@@ -89,3 +89,36 @@ def test_graded_parallelism_and_steering_in_a_sheared_basis(seed):
     plain = FloatModel(F, G)
     assert graded.parallel(plain, (0, 1), (2, 3))["parallel_N"] == "holds"
     assert graded.parallel(plain, (0, 1), (4, 5))["parallel_N"] == "fails"
+
+
+def test_a_difference_in_logits_far_below_the_largest_is_not_equivalent():
+    """Token 3's logits are 2^-900 of the others' and differ by 1 part in 2:
+    every angle and EL3's norm, measured against sigma_1, are within rounding,
+    but L != L~ entry by entry, and that decides the pair."""
+    F = np.array([[1.0, 2.0], [3.0, -1.0], [2.0, 5.0]])
+    G = np.array([[0.0, 0.0], [1.0, 1.0], [2.0, -1.0], [2.0 ** -900, 0.0]])
+    G2 = G.copy()
+    G2[3, 0] = 2.0 ** -899
+    r = graded.compare(FloatModel(F, G), FloatModel(F, G2))
+    assert r.same_distribution["verdict"] == "fails"
+    assert (r.same_distribution["witness"]["y"], r.same_distribution["ratio"] > 1e3) == (3, True)
+    assert "holds" not in r.el_verdicts.values()
+    same = graded.compare(FloatModel(F, G), FloatModel(F, G.copy()))
+    assert same.same_distribution["verdict"] == "holds"
+    assert same.el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+
+
+def test_hidden_components_far_larger_than_the_logits_leave_k_undecided_not_zero():
+    """A Theorem 5 instance whose second model carries hidden components about
+    1e11 times its logits (they cancel in L): the factors' error bound exceeds
+    sigma_1, so k is undecided there rather than decided 0, and the equivalent
+    pair is not said to fail EL3 for ranks that differ."""
+    from allornone.numeric.spectra import analyse
+    from allornone.theorems.engine import transforms
+
+    _, inst = transforms.transform_instance("thm5", "hidden components", 3, 20)
+    a, b = transforms.realise_float(inst, "binary64").models
+    assert np.abs(b.F).max() > 1e10
+    s = analyse(b)
+    assert not (s.k == 0 and s.k_decided)
+    assert "fails" not in graded.compare(a, b).el_verdicts.values()

@@ -285,6 +285,33 @@ def _gamma_margins(model: ExactModel, gamma: ql.QMatrix, s: _Scales) -> list:
 
 # -- checking -----------------------------------------------------------------------------------
 
+#: The graded comparison of real models (``numeric.graded.compare``), checked on
+#: Theorem 5's instances: its verdict on the pair (EL1-EL3 all hold, or one
+#: fails or ``L = L~`` fails entry by entry) against the exact ``L = L~``.
+GRADED = "graded"
+
+
+def _atoms(rid: str, inst: Instance, side: str) -> dict:
+    """The atoms of a result on an instance; for :data:`GRADED` the one atom
+    ``equivalent``."""
+    if rid != GRADED:
+        return get_record(rid).evaluate(inst, side).atoms
+    if side == "exact":
+        return {"equivalent": get_record("thm5").evaluate(inst, "exact").atoms["same_distribution"]}
+    from allornone.decision import Decision, Truth
+    from allornone.numeric.graded import compare
+
+    r = compare(*inst.models)
+    verdicts = set(r.el_verdicts.values())
+    if "fails" in verdicts or r.same_distribution["verdict"] == "fails":
+        truth = Truth.FAILS
+    elif verdicts == {"holds"}:
+        truth = Truth.HOLDS
+    else:
+        truth = Truth.UNDECIDED
+    return {"equivalent": Decision(truth, detail={"el": r.el_verdicts, "same": r.same_distribution})}
+
+
 def check(rid: str, name: str, seed: int, index: int) -> dict:
     """Decide one transformed instance exactly and in floats.
 
@@ -309,11 +336,11 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     >>> check("lem8", "global scaling", 0, 0)["outcome"]
     'agree'
     """
-    rec = get_record(rid)
+    base_rid = "thm5" if rid == GRADED else rid
     out = {"result": rid, "transform": name, "seed": seed, "index": index}
     how = tf.transform(name).realisation
     try:
-        base, inst = transform_instance(rid, name, seed, index)
+        base, inst = transform_instance(base_rid, name, seed, index)
         if how == "binary64":
             verify_representable(inst)
         floats = tf.realise_float(inst, how)
@@ -324,19 +351,21 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         return {**out, "outcome": "not representable", "why": str(exc)}
     out["kind"] = inst.kind
     out["dims"] = [m.d for m in inst.models]
-    before = _base_truths(rid, seed, index)
-    exact = rec.evaluate(inst, "exact").atoms
-    variant = tf.transform(name).variant.get(rid, set())
+    before = _base_truths(base_rid, seed, index)
+    if rid == GRADED:
+        before = {"equivalent": before["same_distribution"]}
+    exact = _atoms(rid, inst, "exact")
+    variant = tf.transform(name).variant.get(base_rid, set())
     out["exact_changed"] = sorted(n for n, d in exact.items()
                                   if n not in variant and d.truth is not before[n])
     try:
-        out["margin"] = separation(rid, inst, declared=how == "rounded")
+        out["margin"] = separation(base_rid, inst, declared=how == "rounded")
     except NonFiniteValueError:
         # logits beyond binary64 although F and G are in it: no float
         # computation can hold them, the instance is not separated
         out["margin"] = 0.0
     try:
-        flt = rec.evaluate(floats, "float").atoms
+        flt = _atoms(rid, floats, "float")
     except Exception as exc:  # a float layer that raises on a valid instance is a defect too
         return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     out["contradicted"] = sorted(n for n, d in flt.items() if not d.undecided and d.truth is not exact[n].truth)
@@ -380,13 +409,14 @@ def cells(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = N
     >>> cells(["lem8ctx"], ["per-context scaling", "per-token scaling"])
     [('lem8ctx', 'per-token scaling')]
     """
-    ids = list(records()) if ids is None else list(ids)
+    ids = list(records()) + [GRADED] if ids is None else list(ids)
     names = [t.name for t in TRANSFORMS] if transforms is None else list(transforms)
     for n in names:
         tf.transform(n)
     for rid in ids:
-        get_record(rid)
-    return [(rid, n) for rid in ids for n in names if rid in tf.transform(n).results]
+        if rid != GRADED:
+            get_record(rid)
+    return [(rid, n) for rid in ids for n in names if ("thm5" if rid == GRADED else rid) in tf.transform(n).results]
 
 
 def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = None, per_cell: int = 20,
