@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import threading
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -59,6 +60,10 @@ BLOCK_ENTRIES = 1 << 22
 #: (three such arrays alive, 1.5 MiB, read from the cache by each of its passes; measured
 #: faster than half as many and than the whole block of :data:`BLOCK_ENTRIES`).
 CACHE_ENTRIES = 1 << 16
+#: Entries of ``L = L~`` that the rounding bound leaves open and that the
+#: comparison forms exactly (rational arithmetic) to decide them; beyond that
+#: many, ``same_distribution`` stays undecided where they are.
+OPEN_ENTRIES = 256
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
@@ -75,6 +80,9 @@ def summarise_matrix(A) -> dict:
     A = np.asarray(A, dtype=float)
     if A.size == 0:
         return {"shape": list(A.shape), "norm": 0.0, "rank": 0, "condition": None}
+    if not np.isfinite(A).all():
+        # (a least-squares certificate between models of far other scales can overflow)
+        return {"shape": list(A.shape), "norm": float("inf"), "rank": None, "condition": None}
     s = scipy.linalg.svdvals(A)
     r = int(np.sum(s > np.finfo(float).eps * max(A.shape) * s[0])) if s[0] > 0 else 0
     cond = float(s[0] / s[r - 1]) if r else None
@@ -139,7 +147,8 @@ def _merge_sumsq(acc: list, part: list) -> None:
 
 
 def distances(a, b, progress: Callable[[int, int], None] | None = None, both_ways: bool = False,
-              entries: int | None = None, rtol: float = DEFAULT_TOLERANCE.rtol) -> dict:
+              entries: int | None = None, rtol: float = DEFAULT_TOLERANCE.rtol,
+              resolution: float = DEFAULT_TOLERANCE.resolution) -> dict:
     """Distances between the distributions of two comparable models, in one pass
     over the contexts.
 
@@ -150,14 +159,19 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     ``js_mean`` (Jensen--Shannon, nats) and ``centred_log_odds_distance`` (see
     :func:`allornone.numeric.study.divergences`), from the same blocks.
     ``entry_ratio`` is the largest ``|L - L~|[x, y] / (rtol max(|L|, |L~|)[x, y] + b[x, y])``
-    over the entries (at ``entry_witness``), ``b`` the rounding bound of the
+    over the entries that ``entry_hold_ratio`` below leaves open (at
+    ``entry_witness``; 0 when there are none), ``b`` the rounding bound of the
     two logits compared: ``u (d + 3) |f(x)| c(y)`` for each model, ``c(y)``
     the norm of the token row multiplied plus the pivot's where its column is
     subtracted (Cauchy--Schwarz on the dot products' ``gamma_d |f| |g|``),
     with twice any declared input error added to ``u (d + 3)``. Below one,
     every entry is equal at ``rtol``; above ``gap``, that entry differs.
     ``entry_unbounded`` is True where some ``b`` was not finite (those entries
-    are then neither).
+    are then neither). ``entry_hold_ratio`` is the largest
+    ``(|L - L~| + b) / (resolution rtol max(|L|, |L~|))``: at most one, every
+    entry is certainly equal at ``rtol`` whatever the rounding did.
+    ``entries_open``: the entries where that ratio exceeds one, when there are
+    at most :data:`OPEN_ENTRIES` of them (else None).
     ``progress(done, total)`` is called after each block of contexts; ``entries``
     bounds the entries of the three blocks alive at once in each thread
     (default :data:`BLOCK_ENTRIES`; the blocks run on
@@ -212,7 +226,7 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
             rows = (_row_norms(Xa) * sides[0][1], _row_norms(Xb) * sides[1][1])
             for j in range(0, r, sub):
                 h = min(r, j + sub)
-                bound = (rtol, rows[0][j:h], sides[0][0], rows[1][j:h], sides[1][0])
+                bound = (rtol, resolution, rows[0][j:h], sides[0][0], rows[1][j:h], sides[1][0])
                 _block_distances(acc, extra, bufa[j:h], bufb[j:h], diff[j:h], i + j, n,
                                  p if shift_a else None, p if shift_b else None, bound)
         return r, acc, extra
@@ -230,7 +244,8 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
            (0.0 if e2[1] == 0 else float("inf")),
            "kl_mean": kl_sum / m, "kl_max": kl_max, "tv_mean": tv_sum / m, "tv_max": tv_max,
            "entry_ratio": acc["ratio"], "entry_witness": {"x": acc["ratio_at"][0], "y": acc["ratio_at"][1]},
-           "entry_unbounded": acc["unbounded"]}
+           "entry_unbounded": acc["unbounded"], "entry_hold_ratio": acc["hold"],
+           "entries_open": acc["open"] if acc["open_count"] <= OPEN_ENTRIES else None}
     if both_ways:
         sq = extra["sq"]
         out.update(kl_mean_reverse=extra["kl_sum"] / m, kl_max_reverse=extra["kl_max"], js_mean=extra["js_sum"] / m,
@@ -240,15 +255,23 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
 
 def _fresh_distances() -> dict:
     return {"worst": -1.0, "where": (0, 0), "e2": [0.0, 0.0], "l2": [0.0, 0.0], "kl_sum": 0.0, "tv_sum": 0.0,
-            "kl_max": 0.0, "tv_max": 0.0, "ratio": -1.0, "ratio_at": (0, 0), "unbounded": False}
+            "kl_max": 0.0, "tv_max": 0.0, "ratio": 0.0, "ratio_at": (0, 0), "unbounded": False, "hold": 0.0, "open": [],
+            "open_count": 0}
 
 
 def _row_norms(X: np.ndarray) -> np.ndarray:
-    """Upper bounds of the rows' 2-norms, without overflow or underflow of the squares."""
-    top = np.max(np.abs(X), axis=1, initial=0.0)
-    safe = np.where(top > 0, top, 1.0)
-    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
-        return np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None])) * top * (1 + 4e-15 * X.shape[1])
+    """Upper bounds of the rows' 2-norms, without overflow or underflow of the
+    squares, a block of rows at a time (no temporary of ``X``'s size)."""
+    out = np.empty(X.shape[0])
+    step = max(1, (1 << 16) // max(X.shape[1], 1))
+    for lo in range(0, X.shape[0], step):
+        Y = np.asarray(X[lo:lo + step], dtype=np.float64)
+        top = np.max(np.abs(Y), axis=1, initial=0.0)
+        safe = np.where(top > 0, top, 1.0)
+        with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+            Y = Y / safe[:, None]
+            out[lo:lo + step] = np.sqrt(np.einsum("ij,ij->i", Y, Y)) * top
+    return out * (1 + 4e-15 * X.shape[1])
 
 
 def _entry_scale(model, G: np.ndarray, shift: bool) -> tuple[np.ndarray, float]:
@@ -258,6 +281,8 @@ def _entry_scale(model, G: np.ndarray, shift: bool) -> tuple[np.ndarray, float]:
     c = _row_norms(np.asarray(G))
     if shift:
         c = c + c[model.pivot]
+    # the pivot's own column is zero exactly: subtracted from itself, or a zero row of G_0
+    c[model.pivot] = 0.0
     e_in = float(getattr(model, "input_error", 0.0) or 0.0)
     return c, ((model.d + 3) * UNIT_ROUNDOFF + 2.0 * e_in) * (1 + 1e-12)
 
@@ -274,6 +299,9 @@ def _merge_distances(acc: dict, part: dict, extra: dict, more: dict | None) -> N
     if part["ratio"] > acc["ratio"]:
         acc["ratio"], acc["ratio_at"] = part["ratio"], part["ratio_at"]
     acc["unbounded"] = acc["unbounded"] or part["unbounded"]
+    acc["hold"] = max(acc["hold"], part["hold"])
+    acc["open_count"] += part["open_count"]
+    acc["open"].extend(part["open"][:max(OPEN_ENTRIES - len(acc["open"]), 0)])
     for key in ("e2", "l2"):
         _merge_sumsq(acc[key], part[key])
     for key in ("kl_sum", "tv_sum"):
@@ -335,22 +363,49 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
     acc["tv_max"] = max(acc["tv_max"], float(tv.max()))
 
 
-def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, ra, ca, rb, cb) -> None:
-    """The largest ``|D| / (rtol max(|La|, |Lb|) + r_a c_a + r_b c_b)`` of a block, into ``acc``."""
+def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: float, ra, ca, rb, cb) -> None:
+    """Into ``acc``, for a block (``M = max(|La|, |Lb|)``, ``b = r_a c_a + r_b c_b``):
+    the entries where ``|D| + b > resolution rtol M`` (the rounding bound leaves
+    them open), the largest ``(|D| + b) / (resolution rtol M)`` and, over those
+    entries only, the largest ``|D| / (rtol M + b)``. Elsewhere every entry is
+    certainly equal at ``rtol``, its ratio at most ``resolution``, below
+    ``gap``: those entries decide nothing else."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        T = np.maximum(np.abs(La), np.abs(Lb))
-        T *= rtol
-        T += np.multiply.outer(ra, ca)
-        T += np.multiply.outer(rb, cb)
-        T += UNDERFLOW
+        M = np.abs(La)
+        np.maximum(M, np.abs(Lb), out=M)
+        # b for every entry at once: a rank-two product
+        B = np.column_stack([ra, rb]) @ np.vstack([ca, cb])
         # a bound that is not finite leaves its entry unknown: neither equal nor not
-        if not np.isfinite(T).all():
+        if not np.isfinite(B).all():
             acc["unbounded"] = True
-        T = np.divide(np.abs(D), T, out=T)
-    j = int(np.argmax(T))
-    top = float(T.flat[j])
-    if top > acc["ratio"]:
-        acc["ratio"], acc["ratio_at"] = top, (i + j // n, j % n)
+        A = np.abs(D)
+        A += B
+        M *= resolution * rtol
+        M += UNDERFLOW
+        where = np.flatnonzero(~(A <= M))       # (a NaN, from an overflow, is open)
+    if not where.size:
+        return
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        if 8 * where.size > A.size:
+            # most entries open (two models that differ): whole-array passes
+            # are cheaper than gathering
+            a, m, b = A.ravel(), M.ravel(), B.ravel()
+        else:
+            a, m, b = A.flat[where], M.flat[where], B.flat[where]
+        hold = a / m
+        m /= resolution
+        m += b
+        a -= b
+        fail = np.divide(a, m, out=a)
+    h = float(hold.max())
+    acc["hold"] = max(acc["hold"], h if math.isfinite(h) else math.inf)
+    k = int(np.nanargmax(fail)) if np.isfinite(fail).any() else 0
+    if float(fail[k]) > acc["ratio"]:
+        j = int(where[k]) if fail.size == where.size else k
+        acc["ratio"], acc["ratio_at"] = float(fail[k]), (i + j // n, j % n)
+    acc["open_count"] += int(where.size)
+    room = OPEN_ENTRIES - len(acc["open"])
+    acc["open"].extend((i + int(j) // n, int(j) % n) for j in where[:max(room, 0)])
 
 
 def _more_distances(acc: dict, Ea, Eb, D, tot, lse, n: int) -> None:
@@ -595,7 +650,7 @@ def el_decisions(a, b, k: int, fa: Factored, fb: Factored, angles: dict, tol: To
     out = {}
     for name, key in (("EL1", "angles_context"), ("EL2", "angles_token")):
         value = math.sin(max(angles[key])) if angles[key] else 0.0
-        out[name] = tol.decide(value, 1.0, extra=ta + tb + rnd, quantity=EL_QUANTITIES[name])
+        out[name] = tol.certain(value, 1.0, extra=ta + tb + rnd, quantity=EL_QUANTITIES[name])
     if k == 0:
         out["EL3"] = tol.decide(0.0, 0.0, quantity=EL_QUANTITIES["EL3"])
         return out
@@ -605,7 +660,7 @@ def el_decisions(a, b, k: int, fa: Factored, fb: Factored, angles: dict, tol: To
     top = max(float(sa[0]), float(sb[0]))
     err = (ea + 2.0 * float(sa[0]) * ta) + (eb + 2.0 * float(sb[0]) * tb) + 2.0 * float(sa[0]) * tb + rnd * 2 * top
     # relative to the larger sigma_1, as the sines are to one
-    out["EL3"] = tol.decide(_spectral_norm(r3) / top, 1.0, extra=err / top, quantity=EL_QUANTITIES["EL3"])
+    out["EL3"] = tol.certain(_spectral_norm(r3) / top, 1.0, extra=err / top, quantity=EL_QUANTITIES["EL3"])
     return out
 
 
@@ -714,8 +769,9 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     they are undecided in the band, or whenever ``k`` itself was undecided.
     At the tolerance (no ``k`` given), ``L_k`` is ``L`` and EL1--EL3 all hold
     exactly when ``L = L~`` entry by entry (Theorem 5): the distances' pass
-    decides that too (``same_distribution``), and where it does not hold,
-    EL1--EL3 all holding (measured against ``sigma_1``) become undecided. At the tolerance (no ``k`` given), two
+    decides that too (``same_distribution``), and where a difference exceeds
+    its entry's tolerance and rounding, EL1--EL3 all holding (measured against
+    ``sigma_1``) become undecided. At the tolerance (no ``k`` given), two
     models whose decided ranks differ fail EL3 (no bijection between ``M~`` and
     ``M``), and EL1 or EL2 that held at the one rank is undecided.
 
@@ -753,7 +809,7 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     say = progress or (lambda _msg: None)
     # the distances first: their blocks of logits are then not alive beside the factors
     say("distances between the distributions")
-    dist = distances(a, b, both_ways=both_ways, rtol=tol.rtol)
+    dist = distances(a, b, both_ways=both_ways, rtol=tol.rtol, resolution=tol.resolution)
     say("factoring both models (joint QR of the context and the token matrices)")
     fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
     # the rest is (d + d~)-sized: independent parts side by side where there are
@@ -778,9 +834,13 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                     for n, v in verdicts.items() if n != "EL3"}
         verdicts["EL3"] = (Truth.FAILS if decided else Truth.UNDECIDED).value
         measures["EL3"]["quantity"] = f"the decided ranks differ ({sa.k} and {sb.k})"
-    same = _same_distribution(dist, tol)
-    if k is None and cut == "tolerance" and same["verdict"] != Truth.HOLDS.value and \
-            set(verdicts.values()) == {Truth.HOLDS.value}:
+    same = _same_distribution(dist, tol, lambda: _open_entries_equal(a, b, dist, tol))
+    if k is None and cut == "tolerance" and sa.k_decided and sb.k_decided and sa.k == sb.k and \
+            same["verdict"] == Truth.HOLDS.value:
+        # L = L~ entry by entry, certainly at rtol: EL1-EL3 hold (Theorem 5),
+        # whatever the truncations' error bounds leave open
+        verdicts = {n: Truth.HOLDS.value for n in verdicts}
+    if k is None and cut == "tolerance" and same["ratio"] > 1.0 and set(verdicts.values()) == {Truth.HOLDS.value}:
         # at the decided rank L_k is L: EL1-EL3 all hold iff L = L~ entry by entry
         # (Theorem 5), which the angles and the norm of EL3, measured against
         # sigma_1, do not see in logits far smaller than the largest; which of
@@ -799,15 +859,47 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist, dict(fa.methods), same_distribution=same, el_measures=measures)
 
 
-def _same_distribution(dist: dict, tol: Tolerance) -> dict:
-    """``L = L~`` entry by entry from the distances' ``entry_ratio``: holds when
-    every difference is within ``rtol`` of its larger logit plus the rounding
-    of both (ratio at most one), fails when one is beyond ``gap`` times that,
-    undecided between, or where a bound was not finite and no entry fails."""
+def _exact_logit(model, x: int, y: int) -> Fraction:
+    """``f(x)^T (g(y) - g(pivot))`` in rational arithmetic, from the model's numbers."""
+    f = read_rows(_features(model), x, x + 1)[0]
+    G = np.asarray(model.G)
+    g, p = G[y], G[model.pivot]
+    return sum((Fraction(float(a)) * (Fraction(float(b)) - Fraction(float(c))) for a, b, c in zip(f, g, p)),
+               Fraction(0))
+
+
+def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> bool | None:
+    """The entries the rounding bound left open, formed exactly: True when each
+    is within ``rtol`` of its larger logit, False when one is beyond ``gap``
+    times that (a witness), None when that cannot be told (too many entries,
+    inputs that declare an error, or an entry between the two)."""
+    open_ = dist.get("entries_open")
+    if open_ is None or getattr(a, "input_error", 0.0) or getattr(b, "input_error", 0.0):
+        return None
+    rtol = Fraction(tol.rtol)
+    for x, y in open_:
+        la, lb = _exact_logit(a, x, y), _exact_logit(b, x, y)
+        big = max(abs(la), abs(lb))
+        if abs(la - lb) > Fraction(tol.gap) * rtol * big:
+            return False
+        if abs(la - lb) > rtol * big:
+            return None
+    return True
+
+
+def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
+    """``L = L~`` entry by entry from the distances' ratios: fails when a
+    difference is beyond ``gap`` times ``rtol`` of its larger logit plus the
+    rounding of both (``entry_ratio``), holds when every difference plus that
+    rounding is within ``sqrt(gap) rtol`` (``entry_hold_ratio`` at most one),
+    undecided otherwise (or where a bound was not finite and no entry fails).
+    ``exact()``: the open entries formed exactly (:func:`_open_entries_equal`),
+    asked only when the others all hold."""
     ratio = float(dist["entry_ratio"])
     if ratio > tol.gap:
         verdict = Truth.FAILS
-    elif ratio <= 1.0 and not dist.get("entry_unbounded"):
+    elif not dist.get("entry_unbounded") and (float(dist["entry_hold_ratio"]) <= 1.0 or
+                                              (exact is not None and exact() is True)):
         verdict = Truth.HOLDS
     else:
         verdict = Truth.UNDECIDED
@@ -867,7 +959,9 @@ def truncation_error(model, fac: Factored, k: int) -> tuple[float, float]:
     singular subspaces are within ``theta = eps / (s_k - s_(k+1) - 2 eps)`` of
     the exact ones (Wedin; infinite when that gap is not positive) and the
     computed ``L_k`` within ``err = eps + 2 sigma_1 theta`` of the exact one, in
-    the spectral norm (the projectors move by ``theta`` on each side)."""
+    the spectral norm (the projectors move by ``theta`` on each side). When
+    ``k`` keeps every singular value the truncation is ``L + E`` itself and
+    ``err = eps``."""
     s = fac.s
     with np.errstate(over="ignore", under="ignore"):
         eps = float(np.ldexp(factor_error(fac, max(model.m, model.n, model.d), model), fac.s_exp))
@@ -875,6 +969,8 @@ def truncation_error(model, fac: Factored, k: int) -> tuple[float, float]:
         return 0.0, eps
     delta = float(s[k - 1]) - (float(s[k]) if k < s.size else 0.0) - 2.0 * eps
     theta = eps / delta if delta > 0 else math.inf
+    if k >= s.size:
+        return theta, eps
     return theta, eps + 2.0 * float(s[0]) * theta
 
 
@@ -964,14 +1060,14 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     # the relative residual is the sine of the angle between the two columns
     moved = float(angle_moved([np.linalg.norm(r.logodds_diff(a, b)), np.linalg.norm(r.logodds_diff(c, e))],
                               r.err).sum())
-    in_n = tol.decide(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
+    in_n = tol.certain(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
     return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
             "k": r.k, "k_label": r.spectra.k_label(),
             "cos_N": cos_n, "residual_N": res_n, "lambda_N": lam_n,
             "cos_logodds": cos_l, "residual_logodds": res_l, "lambda_logodds": lam_l,
             "parallel_N": in_n,
             "cos_raw": cos_r, "residual_raw": res_r, "lambda_raw": lam_r,
-            "parallel_raw": tol.decide(res_r, 1.0, extra=eps).truth.value}
+            "parallel_raw": tol.certain(res_r, 1.0, extra=eps).truth.value}
 
 
 def parallel_table(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",
@@ -1011,6 +1107,11 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     X = r.L_rows_coords(src) if reading == "M" else (feats.rows(src) if isinstance(feats, RowSource)
                                                        else np.asarray(feats)[src])
     X = np.hstack([X, np.ones((len(S), 1))])
+    # columns brought to size about one by powers of two (the same span, exactly):
+    # the solver's cut of small singular values would otherwise drop the
+    # intercept beside coordinates 2^50 larger, and fit a smaller span
+    cexp = np.array([math.frexp(float(t))[1] if t > 0 else 0 for t in np.abs(X).max(axis=0, initial=0.0)])
+    X = np.ldexp(X, -cexp[None, :])
     coef = scipy.linalg.lstsq(X, Y, lapack_driver="gelsd")[0]
     R = Y - X @ coef
     dof = len(S) - X.shape[1]
@@ -1023,7 +1124,9 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     cond = float(live[0] / live[-1]) if live.size else float("inf")
     if dof <= 0:
         verdict = "vacuous"
-    elif not r.spectra.k_decided and reading == "M":
+    elif not r.spectra.k_decided:
+        # the targets are columns of L_k, and which truncation the claim is
+        # about is not determined: reading anything too
         verdict = "undecided"
     else:
         # rounding allowance of a least-squares residual: u * size * condition of
@@ -1033,8 +1136,10 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
         extra = np.finfo(float).eps * max(model.m, model.n, model.d) * cond + _moved(r, Y, [dst], len(T))
         if reading == "M" and live.size:
             spread = math.sqrt(max(np.bincount(src).max(), 1))
-            extra += spread * (r.err + float(r.fac.s[0]) * r.theta) / float(live[-1])
-        verdict = tol.decide(rel, 1.0, extra=extra).truth.value
+            # (the regressors' error in the scaled columns: times the largest scaling)
+            grow = math.ldexp(1.0, -int(cexp[:-1].min())) if cexp.size > 1 else 1.0
+            extra += spread * grow * (r.err + float(r.fac.s[0]) * r.theta) / float(live[-1])
+        verdict = tol.certain(rel, 1.0, extra=extra).truth.value
     return {"reading": reading, "k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S), "columns": X.shape[1],
             "dof": dof, "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
             "r2": _r2(Y, R), "residual": rel, "relationally_linear": verdict}
@@ -1056,7 +1161,7 @@ def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAUL
     R = D - shift
     rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
     extra = np.finfo(float).eps * max(model.m, model.n, model.d) + _moved(r, Y, [dst, src], len(T))
-    verdict = "vacuous" if len(S) < 2 else (tol.decide(rel, 1.0, extra=extra).truth.value
+    verdict = "vacuous" if len(S) < 2 else (tol.certain(rel, 1.0, extra=extra).truth.value
                                             if r.spectra.k_decided else "undecided")
     return {"k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S),
             "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],

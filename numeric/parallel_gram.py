@@ -59,7 +59,7 @@ import numpy as np
 import scipy.linalg
 
 from allornone.errors import InputFormatError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, Tolerance
 
 __all__ = ["FORMS", "PairMetric", "pair_indices", "cosine_matrix", "mean_offdiagonal", "upper_values",
            "CategoryCosines", "category_cosines", "batch_cosines", "parallel_rows"]
@@ -229,10 +229,11 @@ def _fits(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _verdicts(res: np.ndarray, tol: Tolerance, extra) -> list[str]:
-    """:meth:`Tolerance.decide` (relative to one) of each residual, ``extra`` a
+    """:meth:`Tolerance.certain` (relative to one) of each residual, ``extra`` a
     number or one per residual."""
-    lo = tol.bounds(1.0, 0.0)[0] + np.maximum(np.asarray(extra, dtype=float), 0.0)
-    hi = tol.gap * lo
+    e = np.maximum(np.asarray(extra, dtype=float), 0.0) + UNDERFLOW
+    lo = tol.resolution * tol.rtol - e
+    hi = tol.gap * (tol.rtol + e)
     out = np.where(~np.isfinite(res) | ~np.isfinite(lo), "undecided",
                    np.where(res <= lo, "holds", np.where(res > hi, "fails", "undecided")))
     return np.broadcast_to(out, np.shape(res)).tolist()

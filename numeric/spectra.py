@@ -166,14 +166,38 @@ def _pow2(X: np.ndarray) -> int:
     return math.frexp(top)[1] if top > 0 and math.isfinite(top) else 0
 
 
-def _core_svd(R_F: np.ndarray, R_G: np.ndarray):
-    """SVD of ``R_F R_G^T`` with both factors scaled by powers of two to entries
-    about one (exact), so that the product neither overflows nor underflows
-    while the singular values of ``L`` themselves are representable.
+_NO_EXPONENT = -(1 << 20)
 
-    Raises :class:`~allornone.errors.NonFiniteValueError` when they are not."""
-    eF, eG = _pow2(R_F), _pow2(R_G)
-    core = np.ldexp(R_F, -eF) @ np.ldexp(R_G, -eG).T
+
+def _column_exponents(R: np.ndarray) -> np.ndarray:
+    """The exponent of each column's largest entry (:data:`_NO_EXPONENT` for a zero column)."""
+    top = np.abs(R).max(axis=0) if R.shape[0] else np.zeros(R.shape[1])
+    return np.where(top > 0, np.frexp(top)[1], _NO_EXPONENT).astype(np.int64)
+
+
+def _core_svd(R_F: np.ndarray, R_G: np.ndarray):
+    """SVD of ``R_F R_G^T = sum_j r_j t_j^T`` with column ``j`` of ``R_F`` scaled
+    by ``2^-a_j`` and of ``R_G`` by ``2^-(E - a_j)`` (exact, the same product
+    times ``2^-E``): ``a_j`` brings ``r_j`` to size about one and ``E`` the
+    largest term ``|r_j| |t_j|``. One exponent per factor would not do: with
+    coordinates ``2^+-530`` apart the largest entries of ``R_F`` and ``R_G``
+    sit in different columns, and every term would fall among the subnormals.
+    Only terms ``2^-1000`` below the largest can underflow
+    (:func:`factor_error` counts them).
+
+    Raises :class:`~allornone.errors.NonFiniteValueError` when the singular
+    values of ``L`` are not representable."""
+    if not (np.isfinite(R_F).all() and np.isfinite(R_G).all()):
+        raise NonFiniteValueError("the triangular factors of F and G_0 = G - g(pivot) are not finite: an entry of "
+                                  "G_0 or a column's norm overflows binary64")
+    a, b = _column_exponents(R_F), _column_exponents(R_G)
+    live = (a > _NO_EXPONENT) & (b > _NO_EXPONENT)
+    E = int((a + b)[live].max()) if live.any() else 0
+    with np.errstate(under="ignore"):
+        # a column that is zero in either factor adds nothing to the product
+        core = np.ldexp(np.where(live, 1.0, 0.0) * R_F, -np.where(live, a, 0)) @ \
+            np.ldexp(R_G, -np.where(live, E - a, 0)).T
+    eF, eG = E, 0
     U, s0, Vt = scipy.linalg.svd(core, full_matrices=False, check_finite=False)
     with np.errstate(over="ignore", under="ignore"):
         s = np.ldexp(s0, eF + eG)
@@ -343,6 +367,8 @@ def factor_error(fac: Factored, size: int, model=None) -> float:
         S = float(np.sum(np.ldexp(nF * nG, eF + eG - fac.s_exp)))
     d = fac.R_F.shape[1]
     level = 2.0 * svd_noise(size, S) + 2.0 * svd_noise(d, S) + (d + 2) * UNIT_ROUNDOFF * S
+    # terms of the core that fell among the subnormals (_core_svd): at most 2^-1020 each
+    level += d * fac.R_F.shape[0] * 2.0 ** -1020
     top = float(fac.s_unit[0])
     gram = sum(GRAM_BOUND / 2.0 for side in ("context", "token") if fac.methods.get(side) == "gram")
     e_in = float(getattr(model, "input_error", 0.0) or 0.0)

@@ -122,3 +122,62 @@ def test_hidden_components_far_larger_than_the_logits_leave_k_undecided_not_zero
     s = analyse(b)
     assert not (s.k == 0 and s.k_decided)
     assert "fails" not in graded.compare(a, b).el_verdicts.values()
+
+
+def test_coordinates_more_than_2_to_the_1022_apart_keep_the_core_exact():
+    """f -> D f, g -> D^-1 g with D = diag(2^-530, 1, 1, 2^530): every entry a
+    normal float, L unchanged; the core once scaled by one exponent per factor
+    fell among the subnormals (wrong singular values, EL 'fails')."""
+    from allornone.numeric import spectra
+
+    F = np.array([[7.0, 0.0, -9.0, -1.0], [9.0, 4.0, 6.0, -8.0], [1.0, 2.0, 3.0, 5.0]])
+    G = np.array([[7.0, -1.0, 3.0, 0.0], [-9.0, 5.0, 0.0, 7.0], [-9.0, -5.0, -6.0, -4.0], [-8.0, -5.0, -1.0, -5.0],
+                  [-1.0, -8.0, -7.0, -1.0], [7.0, -5.0, -3.0, 3.0]])
+    e = np.array([-530, 0, 0, 530])
+    a, b = FloatModel(F, G), FloatModel(F * np.ldexp(1.0, e), G * np.ldexp(1.0, -e))
+    assert np.allclose(spectra.analyse(b).sigma_L, spectra.analyse(a).sigma_L, rtol=1e-13)
+    for x, y in ((a, b), (b, a)):
+        assert "fails" not in graded.compare(x, y).el_verdicts.values()
+
+
+def test_an_error_bound_that_covers_the_residual_decides_nothing():
+    """A shear of c = 1.78e9 leaves k decided but lets the columns' error reach
+    2/3 of their angle: not parallel (exact residual 2/3) must not become
+    'holds' (a rounding bound never buys a holds)."""
+    from allornone.numeric.parallel_gram import parallel_rows
+
+    F = np.array([[1.0, 0], [0, 1], [1, 1], [2, -1], [1, 3]])
+    G = np.array([[0.0, 0], [3000, 1000], [-1000, 2000], [500, 500], [501, 499], [500, 501]])
+    c = 1783430877.0
+    F2, G2 = F.copy(), G.copy()
+    F2[:, 0] += c * F2[:, 1]
+    G2[:, 1] -= c * G2[:, 0]
+    assert graded.parallel(FloatModel(F, G), (3, 4), (3, 5))["parallel_N"] == "fails"
+    m = FloatModel(F2, G2)
+    assert graded.parallel(m, (3, 4), (3, 5))["parallel_N"] != "holds"
+    assert parallel_rows(m, [((3, 4), (3, 5))])[0]["parallel_N"] != "holds"
+
+
+@pytest.mark.parametrize("e", [0, 60, 144, -144])
+def test_a_fit_on_features_does_not_lose_its_intercept_to_their_scale(e):
+    """Reading anything: l(dst) regressed on [f(src), 1] with f scaled by 2^e
+    (g by 2^-e): the span is the same, and the solver's cut of small singular
+    values once dropped the intercept beside f of size 2^60."""
+    F = np.array([[-1.0], [3.0], [6.0], [-5.0]])
+    G = np.array([[-2.0], [-6.0], [5.0], [2.0]])
+    m = FloatModel(np.ldexp(F, e), np.ldexp(G, -e))
+    r = graded.readout_linearity(m, [(1, 3), (2, 0), (1, 3), (2, 0)], [(0, 1)], reading="any")
+    assert r["relationally_linear"] == "holds", r
+
+
+def test_overflowing_g0_and_an_overflowing_certificate_are_errors_or_answers():
+    from allornone.errors import NonFiniteValueError
+    from allornone.numeric import spectra
+
+    G = np.array([[1.7e308], [-1.7e308], [1.0]])
+    m = FloatModel(np.array([[1e-10], [1.0], [1e-10]]), G)
+    with pytest.raises(NonFiniteValueError):
+        spectra.analyse(m)
+    big = FloatModel(np.array([[1.7e308, 0.0], [0.0, 1.0]]), np.array([[0.0, 0.0], [1e-300, 1.0], [0.0, 2.0]]))
+    other = FloatModel(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 2.0]]))
+    graded.compare(big, other)     # an answer, not a crash

@@ -233,18 +233,30 @@ def test_plot_is_written(tmp_path, small):
 
 # -- graded comparison -----------------------------------------------------------------
 
+# A reparametrisation or a twin computed in floats moves each logit by about
+# u |f(x)| |g_0(y)| times the condition of the change of basis: beside small
+# logits that is more than rtol = 1e-12 of the entry, and the truncation's error
+# at k = 120 (sigma_120 close to sigma_121) is about 1e-8 of sigma_1. At the
+# default tolerance the pair is honestly undecided (never "fails"); at
+# rtol = 1e-8, which covers that rounding, EL1-EL3 hold.
+LOOSE = Tolerance(1e-8)
+
+
 def test_reparametrisation_is_graded_equivalent(small, reparametrised):
-    r = graded.compare(small, reparametrised)
+    r = graded.compare(small, reparametrised, tol=LOOSE)
     assert r.max_abs_log_odds_diff <= 1e-10 and r.kl_max <= 1e-12 and r.tv_max <= 1e-10
     assert r.el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+    assert r.same_distribution["verdict"] == "holds"
+    assert "fails" not in graded.compare(small, reparametrised).el_verdicts.values()
     assert r.sin_max <= r.wedin_bound <= 1e-6
     assert r.certificate["A"]["shape"] == [small.d, small.d]
 
 
 def test_b5_twin_is_graded_equivalent(small, twin):
-    r = graded.compare(small, twin)
+    r = graded.compare(small, twin, tol=LOOSE)
     assert r.max_abs_log_odds_diff <= 1e-8 * np.abs(small.log_odds()).max()
     assert r.el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+    assert "fails" not in graded.compare(small, twin).el_verdicts.values()
     assert r.certificate["A"]["shape"] == [small.d, twin.d] and twin.d != small.d
     assert r.sin_max <= r.wedin_bound
 
@@ -305,8 +317,11 @@ def test_parallel_in_N_is_shared_and_raw_is_not(small, twin):
     for p, q in zip(mine, theirs):
         assert p["cos_logodds"] == pytest.approx(q["cos_logodds"], abs=1e-8)
     assert any(abs(p["cos_raw"] - q["cos_raw"]) > 0.05 for p, q in zip(mine[:2], theirs[:2]))
-    assert mine[2]["parallel_N"] == mine[2]["parallel_raw"] == "holds"
-    assert mine[0]["parallel_N"] == "fails"
+    # a pair against itself: residual 0, held at a tolerance that covers the
+    # truncation's error at k = 120 (at the default, parallel_N is undecided)
+    same = graded.parallel_table(small, pairs[2:], tol=LOOSE)[0]
+    assert same["parallel_N"] == same["parallel_raw"] == mine[2]["parallel_raw"] == "holds"
+    assert mine[2]["parallel_N"] != "fails" and mine[0]["parallel_N"] == "fails"
 
 
 def test_parallel_in_N_but_not_raw():
@@ -427,7 +442,9 @@ def test_verify_gives_each_pair_a_graded_object_and_summarises_large_certificate
     for key in ("max_abs_log_odds_diff", "rel_log_odds_diff", "kl_mean", "kl_max", "tv_max", "k",
                 "angles_context", "angles_token", "wedin_bound"):
         assert key in g
-    assert g["el_verdicts"] == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+    # the graded object is compare's at the default tolerance (undecided there: see LOOSE)
+    assert g["el_verdicts"] == graded.compare(small, reparametrised).el_verdicts
+    assert "fails" not in g["el_verdicts"].values()
     thm5 = q["results"][0]
     assert "certificate" not in thm5 and thm5["certificate_summary"]["A"]["shape"] == [small.d, small.d]
     cor6 = [x for x in q["results"] if x["result"] == "cor6"][0]
@@ -445,7 +462,8 @@ def test_verify_grades_a_pair_of_different_dimensions(tmp_path, small, twin):
     q = json.loads(out.read_text())["queries"][0]
     assert [x["result"] for x in q["results"]] == ["thm5"]  # no Corollary 6: d != d~
     assert q["graded"]["certificate"]["A"]["shape"] == [small.d, twin.d]
-    assert q["graded"]["el_verdicts"] == {"EL1": "holds", "EL2": "holds", "EL3": "holds"}
+    assert q["graded"]["el_verdicts"] == graded.compare(small, twin).el_verdicts
+    assert "fails" not in q["graded"]["el_verdicts"].values()
 
 
 def test_errors_are_allornone_errors(tmp_path):

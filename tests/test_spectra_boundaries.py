@@ -90,6 +90,19 @@ def test_hidden_components_that_cancel_are_cut_at_the_scale_of_the_factors():
     assert s.k == 3 and s.k_decided
 
 
+def test_k_is_not_decided_zero_when_the_zero_bound_reaches_sigma_1():
+    """Hidden components 1e20 times the identified ones (mixed by an orthogonal
+    Q) cancel in L, but their rounding exceeds every singular value of L: the
+    bound says nothing about L's own size, so k = 0 is not a decision."""
+    rng = np.random.default_rng(3)
+    Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
+    F = np.hstack([rng.standard_normal((40, 3)), 1e20 * rng.standard_normal((40, 3))]) @ Q
+    G = np.hstack([rng.standard_normal((30, 3)), np.zeros((30, 3))]) @ Q
+    s = spectra.analyse(FloatModel(F, G))
+    assert s.band[0] * s.sigma_L[0] > s.sigma_L[0]   # the zero bound is above sigma_1 of the computed L
+    assert not s.k_decided
+
+
 @pytest.mark.parametrize("k", [0, 1, 7])
 def test_a_given_k_from_zero_to_the_number_of_singular_values(k):
     m = _head()
