@@ -371,18 +371,22 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
     certainly equal at ``rtol``, its ratio at most ``resolution``, below
     ``gap``: those entries decide nothing else."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        # b = r_a c_a + r_b c_b, a rank-two product of vectors >= 0: its largest entry
+        # is max(r_a) max(c_a) + max(r_b) max(c_b), finite exactly when every entry's
+        # is. A bound that is not finite leaves its entry unknown: neither equal nor not
+        top = float(np.max(ra, initial=0.0)) * float(np.max(ca, initial=0.0)) + \
+            float(np.max(rb, initial=0.0)) * float(np.max(cb, initial=0.0))
+        if not math.isfinite(top):
+            acc["unbounded"] = True
         M = np.abs(La)
         np.maximum(M, np.abs(Lb), out=M)
-        # b for every entry at once: a rank-two product
         B = np.column_stack([ra, rb]) @ np.vstack([ca, cb])
-        # a bound that is not finite leaves its entry unknown: neither equal nor not
-        if not np.isfinite(B).all():
-            acc["unbounded"] = True
         A = np.abs(D)
         A += B
         M *= resolution * rtol
-        M += UNDERFLOW
-        where = np.flatnonzero(~(A <= M))       # (a NaN, from an overflow, is open)
+        # open: |D| + b > resolution rtol M (an entry 0 in both models with b = 0,
+        # the pivot's column, is not; a NaN comes only from a bound flagged above)
+        where = np.flatnonzero(np.greater(A, M))
     if not where.size:
         return
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
@@ -390,6 +394,7 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
             # most entries open (two models that differ): whole-array passes
             # are cheaper than gathering
             a, m, b = A.ravel(), M.ravel(), B.ravel()
+            m += UNDERFLOW                      # (no 0/0 where both logits are 0)
         else:
             a, m, b = A.flat[where], M.flat[where], B.flat[where]
         hold = a / m
@@ -399,7 +404,9 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
         fail = np.divide(a, m, out=a)
     h = float(hold.max())
     acc["hold"] = max(acc["hold"], h if math.isfinite(h) else math.inf)
-    k = int(np.nanargmax(fail)) if np.isfinite(fail).any() else 0
+    k = int(np.argmax(fail))
+    if math.isnan(fail[k]):
+        k = int(np.nanargmax(fail)) if not np.isnan(fail).all() else 0
     if float(fail[k]) > acc["ratio"]:
         j = int(where[k]) if fail.size == where.size else k
         acc["ratio"], acc["ratio_at"] = float(fail[k]), (i + j // n, j % n)
