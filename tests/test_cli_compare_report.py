@@ -121,3 +121,36 @@ def test_analyse_parallel_prints_the_rows_of_parallel_table(files):
             assert got[key] == pytest.approx(w[key], abs=1e-12)
         assert (got["parallel_N"], got["parallel_raw"]) == (w["parallel_N"], w["parallel_raw"])
         assert f"{got['cos_logodds']:.4f}" in r.stdout
+
+
+def test_an_undecided_pair_names_the_rtol_from_which_its_measures_hold(tmp_path):
+    """A trained LSTM and its reparametrisation at k = 292 (rank_rtol 1e-9): the
+    truncation is determined to about 1e-6 of sigma_1, so at rtol 1e-12 EL1-EL3
+    are undecided, and the line names the rtol from which the three measures,
+    their errors included, hold. At that rtol they hold; at half of it they do not."""
+    import re
+
+    from allornone.numeric import FloatModel, Tolerance, scale
+
+    path = "tests/data/textgenrnn_head.npz"
+    a = load_head(f"{path}:features", f"{path}:weight", bias="bias")
+    A = scale.well_conditioned(a.d, np.random.default_rng(3))
+    b = FloatModel(a.F @ A, a.G @ np.linalg.inv(A).T, a.pivot)
+    np.savez(tmp_path / "a.npz", features=a.F, weight=a.G)
+    np.savez(tmp_path / "b.npz", features=b.F, weight=b.G)
+    r = CliRunner().invoke(main, ["compare", "--features", f"{tmp_path}/a.npz:features", "--head",
+                                  f"{tmp_path}/a.npz:weight", "--features", f"{tmp_path}/b.npz:features",
+                                  "--head", f"{tmp_path}/b.npz:weight", "--rank-rtol", "1e-9"])
+    assert r.exit_code == 0, r.output
+    line = _words(r.stdout)
+    assert "undecided whether equivalent: at k = 292" in line
+    need = float(re.search(r"from rtol = ([0-9.e+-]+) on\)", line).group(1))
+    assert 1e-12 < need < 1e-5
+
+    def measured(rtol):
+        g = graded.compare(a, b, Tolerance(rtol, rank_rtol=1e-9))
+        assert g.k == 292
+        return [m["value"] <= m["bounds"][0] for m in g.el_measures.values()]
+
+    assert all(measured(need * 1.05))       # (the line prints two digits)
+    assert not all(measured(need / 2))

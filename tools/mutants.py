@@ -414,6 +414,11 @@ REAL_MODEL_MUTANTS = [
            "for s_p, U_q, s_q, Vt_q, E in ((sa, Ub, sb, Vtb, Lb - La), (sb, Ua, sa, Vta, La - Lb)):",
            "for s_p, U_q, s_q, Vt_q, E in ((sa, Ub, sb, Vtb, Lb - La),):",
            "the self-test's own Wedin bound with one role", _SELFTEST),
+    Mutant("compare-rtol-to-hold-without-error", "theorems/engine/cli_models.py",
+           'need = max(need, (float(m["value"]) + max(error, 0.0)) / res)',
+           'need = max(need, float(m["value"]) / res)',
+           "the rtol compare names for an undecided pair leaves the measures' errors out",
+           ("tests/test_cli_compare_report.py",)),
 ]
 MUTANTS += REAL_MODEL_MUTANTS
 

@@ -665,7 +665,7 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     t.add_row("EL1, EL2, EL3 (relative residual: verdict)",
               ", ".join(f"{g['el_residuals'][e]:.2g}: {g['el_verdicts'][e]}" for e in ("EL1", "EL2", "EL3")))
     console.print(t)
-    console.print(cli_models.equivalence_line(g, tol.rtol), markup=False, soft_wrap=True)
+    console.print(cli_models.equivalence_line(g, tol.rtol, tol.gap), markup=False, soft_wrap=True)
     for label, i in (("first model", 0), ("second model", 1)):
         if rows:
             console.print(_parallel_table(f"parallelism, {label}, at k = {result.k}", [r[i] for r in rows]))

@@ -7,6 +7,8 @@ when this module is imported (``cli.py`` does it at its end).
 """
 from __future__ import annotations
 
+import math
+
 import os
 import time
 from pathlib import Path
@@ -312,7 +314,7 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
 
 # -- compare: its verdict in words, every canonical correlation, its plot ----------------
 
-def equivalence_line(g: dict, rtol: float) -> str:
+def equivalence_line(g: dict, rtol: float, gap: float = 1e3) -> str:
     """Whether the two heads are equivalent (same distribution) at ``k`` (Theorem 5),
     with what decides it: the measure of ``el_measures`` behind the verdicts of
     :func:`allornone.numeric.graded.el_decisions`, or, for a report made
@@ -328,7 +330,7 @@ def equivalence_line(g: dict, rtol: float) -> str:
     tail = f"; ||L - L~||_F / ||L||_F = {g['rel_log_odds_diff']:.3g}"
     failing = [e for e in ("EL1", "EL2", "EL3") if ver[e] == "fails"]
     if g.get("el_measures"):
-        return _measured_line(g, rtol, failing, tail)
+        return _measured_line(g, rtol, failing, tail, gap)
     if failing:
         worst = max(failing, key=lambda e: res[e])
         return (f"not equivalent (decided): {worst} fails at k = {g['k']}, relative residual {res[worst]:.3g} "
@@ -342,7 +344,25 @@ def equivalence_line(g: dict, rtol: float) -> str:
     return f"undecided whether equivalent: at k = {g['k']}, {why}{tail}"
 
 
-def _measured_line(g: dict, rtol: float, failing: list, tail: str) -> str:
+def rtol_to_hold(measures: dict, rtol: float, gap: float = 1e3) -> float | None:
+    """The least ``rtol`` at which every measure of ``el_measures`` (decided by
+    ``Tolerance.certain`` at ``rtol``: holds when ``value + error <= sqrt(gap)
+    rtol``) would hold, its error unchanged (it does not depend on ``rtol``);
+    None when that is not below one.
+
+    >>> m = {"value": 1e-12, "bounds": [31.6e-12 - 2e-8, 1e-5]}
+    >>> f"{rtol_to_hold({'EL1': m}, 1e-12, 1e3):.3g}"
+    '6.32e-10'
+    """
+    res = math.sqrt(gap)
+    need = 0.0
+    for m in measures.values():
+        error = res * rtol - float(m["bounds"][0])
+        need = max(need, (float(m["value"]) + max(error, 0.0)) / res)
+    return need if 0.0 < need < 1.0 and math.isfinite(need) else None
+
+
+def _measured_line(g: dict, rtol: float, failing: list, tail: str, gap: float = 1e3) -> str:
     """:func:`equivalence_line` from what each verdict was decided on (``el_measures``).
 
     >>> m = {"quantity": "sine of the largest angle", "value": 0.25, "bounds": [1e-9, 1e-6]}
@@ -372,6 +392,11 @@ def _measured_line(g: dict, rtol: float, failing: list, tail: str) -> str:
         e = next(e for e in ("EL1", "EL2", "EL3") if ver[e] == "undecided")
         lo, hi = ms[e]["bounds"]
         why = f"{e}: {ms[e]['quantity']} {ms[e]['value']:.3g} lies between {lo:.3g} and {hi:.3g}"
+        need = rtol_to_hold(ms, rtol, gap) if not failing else None
+        if need is not None and need > rtol:
+            # what the answer would take: the measures and their errors do not
+            # depend on rtol, so from this rtol on all three are within it
+            why += f" (all three measures hold, their errors included, from rtol = {need:.2g} on)"
     return f"undecided whether equivalent: at k = {g['k']}, {why}{tail}"
 
 
