@@ -63,7 +63,10 @@ CACHE_ENTRIES = 1 << 16
 #: Entries of ``L = L~`` that the rounding bound leaves open and that the
 #: comparison forms exactly (rational arithmetic) to decide them; beyond that
 #: many, ``same_distribution`` stays undecided where they are.
-OPEN_ENTRIES = 256
+OPEN_ENTRIES = 4096
+#: Rational multiply-adds the exact check of the open entries may spend
+#: (entries times ``d + d~``); beyond it the open entries stay undecided.
+EXACT_BUDGET = 1 << 18
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
@@ -164,7 +167,9 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     two logits compared: ``u (d + 3) |f(x)| c(y)`` for each model, ``c(y)``
     the norm of the token row multiplied plus the pivot's where its column is
     subtracted (Cauchy--Schwarz on the dot products' ``gamma_d |f| |g|``),
-    with twice any declared input error added to ``u (d + 3)``. Below one,
+    with twice any declared input error added to ``u (d + 3)``, and
+    ``2 UNDERFLOW`` (what underflow may lose) where the row and the column are
+    not zero in both models. Below one,
     every entry is equal at ``rtol``; above ``gap``, that entry differs.
     ``entry_unbounded`` is True where some ``b`` was not finite (those entries
     are then neither). ``entry_hold_ratio`` is the largest
@@ -223,10 +228,12 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
             Xa, Xb = read_rows(a.features, i, i + r), read_rows(b.features, i, i + r)
             np.matmul(Xa, GaT, out=bufa[:r])
             np.matmul(Xb, GbT, out=bufb[:r])
-            rows = (_row_norms(Xa) * sides[0][1], _row_norms(Xb) * sides[1][1])
+            na, nb = _row_norms(Xa), _row_norms(Xb)
+            # (the rows that are not zero, told before the scaling by beta can underflow)
+            rows = (na * sides[0][1], nb * sides[1][1], ((na > 0) | (nb > 0)).astype(float))
             for j in range(0, r, sub):
                 h = min(r, j + sub)
-                bound = (rtol, resolution, rows[0][j:h], sides[0][0], rows[1][j:h], sides[1][0])
+                bound = (rtol, resolution, rows[0][j:h], sides[0][0], rows[1][j:h], sides[1][0], rows[2][j:h])
                 _block_distances(acc, extra, bufa[j:h], bufb[j:h], diff[j:h], i + j, n,
                                  p if shift_a else None, p if shift_b else None, bound)
         return r, acc, extra
@@ -363,8 +370,11 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
     acc["tv_max"] = max(acc["tv_max"], float(tv.max()))
 
 
-def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: float, ra, ca, rb, cb) -> None:
-    """Into ``acc``, for a block (``M = max(|La|, |Lb|)``, ``b = r_a c_a + r_b c_b``):
+def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: float, ra, ca, rb, cb,
+                 live=None) -> None:
+    """Into ``acc``, for a block (``M = max(|La|, |Lb|)``, ``b = r_a c_a + r_b c_b``
+    plus ``2 UNDERFLOW`` where the row (``live``: 1, or 0 for a row zero in both
+    models) and the column (``c_a`` or ``c_b`` not zero) are not zero):
     the entries where ``|D| + b > resolution rtol M`` (the rounding bound leaves
     them open), the largest ``(|D| + b) / (resolution rtol M)`` and, over those
     entries only, the largest ``|D| / (rtol M + b)``. Elsewhere every entry is
@@ -380,12 +390,18 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
             acc["unbounded"] = True
         M = np.abs(La)
         np.maximum(M, np.abs(Lb), out=M)
-        B = np.column_stack([ra, rb]) @ np.vstack([ca, cb])
+        # what underflow may lose in each model's dot product (UNDERFLOW, also what
+        # underflow in b itself lost) belongs to every entry that is not an exact
+        # zero by construction: two logits that both underflowed to 0 are open,
+        # not equal, and the same claim at any scaling of the contexts and tokens
+        # is then told in exact arithmetic
+        live = np.ones(len(ra)) if live is None else live
+        B = np.column_stack([ra, rb, live]) @ np.vstack([ca, cb, np.where((ca > 0) | (cb > 0), 2.0 * UNDERFLOW, 0.0)])
         A = np.abs(D)
         A += B
         M *= resolution * rtol
-        # open: |D| + b > resolution rtol M (an entry 0 in both models with b = 0,
-        # the pivot's column, is not; a NaN comes only from a bound flagged above)
+        # open: |D| + b > resolution rtol M (an exact zero by construction in both
+        # models, b = 0, is not; a NaN comes only from a bound flagged above)
         where = np.flatnonzero(np.greater(A, M))
     if not where.size:
         return
@@ -394,7 +410,7 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
             # most entries open (two models that differ): whole-array passes
             # are cheaper than gathering
             a, m, b = A.ravel(), M.ravel(), B.ravel()
-            m += UNDERFLOW                      # (no 0/0 where both logits are 0)
+            m += UNDERFLOW                      # (no 0/0 at the exact zeros)
         else:
             a, m, b = A.flat[where], M.flat[where], B.flat[where]
         hold = a / m
@@ -847,11 +863,14 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
         # L = L~ entry by entry, certainly at rtol: EL1-EL3 hold (Theorem 5),
         # whatever the truncations' error bounds leave open
         verdicts = {n: Truth.HOLDS.value for n in verdicts}
-    if k is None and cut == "tolerance" and same["ratio"] > 1.0 and set(verdicts.values()) == {Truth.HOLDS.value}:
+    if k is None and cut == "tolerance" and same["verdict"] != Truth.HOLDS.value and \
+            set(verdicts.values()) == {Truth.HOLDS.value}:
         # at the decided rank L_k is L: EL1-EL3 all hold iff L = L~ entry by entry
         # (Theorem 5), which the angles and the norm of EL3, measured against
-        # sigma_1, do not see in logits far smaller than the largest; which of
-        # the three then does not hold is not known
+        # sigma_1, do not see in logits far smaller than the largest; where the
+        # entries do not certainly agree (a difference beyond its tolerance, or
+        # one that the rounding or a declared input error could hide), which of
+        # the three holds is not known
         verdicts = {n: Truth.UNDECIDED.value for n in verdicts}
     llv_value = None
     if llv:
@@ -875,23 +894,25 @@ def _exact_logit(model, x: int, y: int) -> Fraction:
                Fraction(0))
 
 
-def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> bool | None:
-    """The entries the rounding bound left open, formed exactly: True when each
-    is within ``rtol`` of its larger logit, False when one is beyond ``gap``
-    times that (a witness), None when that cannot be told (too many entries,
-    inputs that declare an error, or an entry between the two)."""
+def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, dict | None]:
+    """The entries the rounding bound left open, formed exactly: ``(True,
+    None)`` when each is within ``rtol`` of its larger logit; ``(False,
+    witness)`` when one is beyond ``gap`` times that (``witness``: the entry and
+    its exact ratio ``|L - L~| / (rtol max(|L|, |L~|))``); ``(None, None)`` when
+    that cannot be told (too many entries, inputs that declare an error, or
+    entries between the two and none beyond)."""
     open_ = dist.get("entries_open")
-    if open_ is None or getattr(a, "input_error", 0.0) or getattr(b, "input_error", 0.0):
-        return None
-    rtol = Fraction(tol.rtol)
+    if open_ is None or getattr(a, "input_error", 0.0) or getattr(b, "input_error", 0.0) or \
+            len(open_) * (a.d + b.d) > EXACT_BUDGET:
+        return None, None
+    rtol, between = Fraction(tol.rtol), False
     for x, y in open_:
         la, lb = _exact_logit(a, x, y), _exact_logit(b, x, y)
-        big = max(abs(la), abs(lb))
-        if abs(la - lb) > Fraction(tol.gap) * rtol * big:
-            return False
-        if abs(la - lb) > rtol * big:
-            return None
-    return True
+        diff, big = abs(la - lb), max(abs(la), abs(lb))
+        if diff > Fraction(tol.gap) * rtol * big:
+            return False, {"x": int(x), "y": int(y), "ratio": float(diff / (rtol * big))}
+        between = between or diff > rtol * big
+    return (None, None) if between else (True, None)
 
 
 def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
@@ -901,16 +922,24 @@ def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
     rounding is within ``sqrt(gap) rtol`` (``entry_hold_ratio`` at most one),
     undecided otherwise (or where a bound was not finite and no entry fails).
     ``exact()``: the open entries formed exactly (:func:`_open_entries_equal`),
-    asked only when the others all hold."""
+    asked only when the ratios leave the pair undecided: an exact entry beyond
+    ``gap rtol`` fails it (that entry is the witness), and where every bound is
+    finite, every open entry within ``rtol`` holds it."""
     ratio = float(dist["entry_ratio"])
+    witness = dict(dist["entry_witness"])
+    unbounded = bool(dist.get("entry_unbounded"))
     if ratio > tol.gap:
         verdict = Truth.FAILS
-    elif not dist.get("entry_unbounded") and (float(dist["entry_hold_ratio"]) <= 1.0 or
-                                              (exact is not None and exact() is True)):
+    elif not unbounded and float(dist["entry_hold_ratio"]) <= 1.0:
         verdict = Truth.HOLDS
     else:
         verdict = Truth.UNDECIDED
-    return {"verdict": verdict.value, "ratio": ratio, "witness": dict(dist["entry_witness"])}
+        answer, at = exact() if exact is not None else (None, None)
+        if answer is False:
+            verdict, ratio, witness = Truth.FAILS, at["ratio"], {"x": at["x"], "y": at["y"]}
+        elif answer is True and not unbounded:
+            verdict = Truth.HOLDS
+    return {"verdict": verdict.value, "ratio": ratio, "witness": witness}
 
 
 def _cosines(angles: list) -> list:

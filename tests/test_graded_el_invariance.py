@@ -181,3 +181,52 @@ def test_overflowing_g0_and_an_overflowing_certificate_are_errors_or_answers():
     big = FloatModel(np.array([[1.7e308, 0.0], [0.0, 1.0]]), np.array([[0.0, 0.0], [1e-300, 1.0], [0.0, 2.0]]))
     other = FloatModel(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 2.0]]))
     graded.compare(big, other)     # an answer, not a crash
+
+
+def _cancelling(top: int):
+    """Two models whose context 0 has entries near ``top`` and log-odds 1 and 4
+    (for token 1, ``g_0 = (1, -1)``): ``2^61 + 1 - 2^61`` against ``2^61 + 4 - 2^61``."""
+    G = [[0, 0], [1, -1], [0, 1], [1, 0]]
+    return [[top + 1, top], [3, 5], [7, 2]], [[top + 4, top], [3, 5], [7, 2]], G
+
+
+def test_a_difference_that_a_declared_input_error_hides_is_not_equivalent():
+    """Entries of 2^61 rounded to binary64 (ExactModel.to_float declares the
+    error): the two log-odds 1 and 4 become the same float data, and the
+    declared error covers the difference. EL1-EL3, measured against sigma_1 ~
+    2^61, see nothing; L = L~ is not certain, so the pair is undecided, never
+    equivalent."""
+    from allornone.symbolic.model import ExactModel
+
+    F1, F2, G = _cancelling(2 ** 61)
+    a, b = ExactModel(F1, G).to_float(), ExactModel(F2, G).to_float()
+    assert a.input_error > 0 and np.array_equal(np.asarray(a.F), np.asarray(b.F))
+    r = graded.compare(a, b)
+    assert r.same_distribution["verdict"] == "undecided"
+    assert "holds" not in r.el_verdicts.values()
+
+
+def test_a_difference_below_the_rounding_bound_of_exact_inputs_is_formed_exactly():
+    """The same with entries 2^52, exactly representable: the difference 3 is
+    within the dot products' rounding bound at |f| |g_0| ~ 2^53, so the entry is
+    open, formed in rational arithmetic, and the pair fails there."""
+    F1, F2, G = _cancelling(2 ** 52)
+    a, b = FloatModel(np.array(F1, float), np.array(G, float)), FloatModel(np.array(F2, float), np.array(G, float))
+    r = graded.compare(a, b)
+    assert r.same_distribution["verdict"] == "fails"
+    assert "holds" not in r.el_verdicts.values()
+
+
+def test_two_logits_that_both_underflow_are_not_called_equal():
+    """Log-odds 2^-1100 and 2^-1099 (context 0, token 1) both underflow to 0 in
+    binary64; scaling context 0 by 2^550 (a symmetry of L = L~) makes them
+    2^-550 and 2^-549. The entry is open, formed exactly, and the pair fails."""
+    t = 2.0 ** -550
+    G = np.array([[0.0, 0.0], [t, 0.0], [0.0, 1.0]])
+    a = FloatModel(np.array([[t, 0.0], [0.0, 1.0], [1.0, 1.0]]), G)
+    b = FloatModel(np.array([[2 * t, 0.0], [0.0, 1.0], [1.0, 1.0]]), G)
+    assert a.log_odds()[0, 1] == b.log_odds()[0, 1] == 0.0
+    r = graded.compare(a, b)
+    assert r.same_distribution["verdict"] == "fails"
+    assert r.same_distribution["witness"] == {"x": 0, "y": 1}
+    assert "holds" not in r.el_verdicts.values()

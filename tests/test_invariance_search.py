@@ -1,6 +1,7 @@
 """A Hypothesis-driven search of the invariance harness: results x base instances x
 transforms, single or composed (a change of basis, then rounding on input, say),
-outside the fixed cells of the table.
+outside the fixed cells of the table; and the same for the graded comparison of
+real models on Theorem 5's instances.
 
 Every float verdict found decided must agree with the exact one, and no float
 computation may raise. The atoms listed in :data:`GEOMETRIC` are the exception
@@ -69,6 +70,24 @@ def test_search_finds_no_contradiction(case):
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_long_search_finds_no_contradiction(case):
+    _check(case)
+
+
+@st.composite
+def graded_cases(draw):
+    """The graded comparison of real models on Theorem 5's instances, under one
+    or two of Theorem 5's transforms."""
+    usable = [t.name for t in tf.TRANSFORMS if "thm5" in t.results]
+    plain = [t.name for t in tf.TRANSFORMS if "thm5" in t.results and t.realisation == "binary64"]
+    names = [draw(st.sampled_from(usable))]
+    if draw(st.booleans()):
+        names.insert(0, draw(st.sampled_from([n for n in plain if n != names[0]])))
+    return inv.GRADED, tf.COMPOSE.join(names), draw(st.integers(0, 40)), draw(st.integers(0, 400))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(graded_cases())
+def test_search_of_the_graded_comparison_finds_no_contradiction(case):
     _check(case)
 
 

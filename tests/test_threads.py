@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from allornone.numeric import FloatModel, factor, graded, spectra, threads
+from allornone.numeric import FloatModel, Tolerance, factor, graded, spectra, threads
 from allornone.numeric.scale import random_model
 
 
@@ -241,9 +241,12 @@ def test_compare_gives_one_answer_on_any_number_of_threads(monkeypatch):
     T = rng.standard_normal((a.d, a.d))
     c = FloatModel(a.F @ T, a.G @ np.linalg.inv(T).T)
     out = {}
+    # the reparametrisation computed in floats moves small logits by more than
+    # 1e-12 of themselves: at rtol 1e-10 L = L~ holds entry by entry, and EL1-EL3 with it
+    loose = Tolerance(1e-10)
     for w in (1, 2):
         monkeypatch.setattr(threads, "WORKERS", w)
-        out[w] = (graded.compare(a, b), graded.compare(a, c))
+        out[w] = (graded.compare(a, b), graded.compare(a, c, loose))
     for r1, r2 in zip(out[1], out[2]):
         assert (r1.k, r1.k_decided, r1.el_verdicts, r1.witness) == (r2.k, r2.k_decided, r2.el_verdicts, r2.witness)
         assert r1.max_abs_log_odds_diff == r2.max_abs_log_odds_diff

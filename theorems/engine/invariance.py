@@ -312,6 +312,19 @@ def _atoms(rid: str, inst: Instance, side: str) -> dict:
     return {"equivalent": Decision(truth, detail={"el": r.el_verdicts, "same": r.same_distribution})}
 
 
+def _logits_beyond_binary64(inst: Instance, rid: str) -> bool:
+    """Whether some exact log-odds of the instance's models is beyond binary64's
+    range (the models' entries can each be in it: contexts and tokens far
+    apart); for :data:`GRADED`, also whether a dot product ``f(x)^T g_0(y)``
+    may pass beyond it on the way (``d max|F| max|G_0|``): the graded
+    comparison's distances are taken on logits formed in binary64, and say so
+    with a ``NonFiniteValueError`` where they cannot be."""
+    top = Fraction(np.finfo(float).max)
+    if any(abs(m.log_odds().max_abs()) > top for m in inst.models):
+        return True
+    return rid == GRADED and any(m.d * m.F.max_abs() * m.G0.max_abs() > top for m in inst.models)
+
+
 def check(rid: str, name: str, seed: int, index: int) -> dict:
     """Decide one transformed instance exactly and in floats.
 
@@ -358,14 +371,21 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     variant = tf.transform(name).variant.get(base_rid, set())
     out["exact_changed"] = sorted(n for n, d in exact.items()
                                   if n not in variant and d.truth is not before[n])
+    beyond = False
     try:
         out["margin"] = separation(base_rid, inst, declared=how == "rounded")
     except NonFiniteValueError:
         # logits beyond binary64 although F and G are in it: no float
         # computation can hold them, the instance is not separated
-        out["margin"] = 0.0
+        out["margin"], beyond = 0.0, True
     try:
         flt = _atoms(rid, floats, "float")
+    except NonFiniteValueError as exc:
+        if beyond or _logits_beyond_binary64(inst, rid):
+            # a float computation that needs the logits themselves (the graded
+            # comparison's distances) says so with the error overflow is to give
+            return {**out, "outcome": "not representable", "why": f"the logits are beyond binary64: {exc}"}
+        return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     except Exception as exc:  # a float layer that raises on a valid instance is a defect too
         return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     out["contradicted"] = sorted(n for n, d in flt.items() if not d.undecided and d.truth is not exact[n].truth)
