@@ -337,9 +337,14 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
     hi, lo = float(D.max()), float(D.min())
     if not (math.isfinite(hi) and math.isfinite(lo)):
         j = int(np.flatnonzero(~np.isfinite(D))[0])
-        raise NonFiniteValueError(f"the log-odds of context {i + j // n}, token {j % n} overflow binary64 "
-                                  "(not finite: |f(x)| |g_0(y)| beyond 1.8e308): no distance can be "
-                                  "computed")
+        x, y = i + j // n, j % n
+        if np.isfinite(La.flat[j]) and np.isfinite(Lb.flat[j]):
+            what = (f"difference of the two models' log-odds at context {x}, token {y} overflows binary64 "
+                    f"({La.flat[j]:.3g} and {Lb.flat[j]:.3g})")
+        else:
+            what = (f"log-odds of context {x}, token {y} overflow binary64 (not finite: |f(x)| |g_0(y)| "
+                    "beyond 1.8e308)")
+        raise NonFiniteValueError(f"the {what}: no distance can be computed")
     if max(hi, -lo) > acc["worst"]:
         j = int(np.argmax(D)) if hi >= -lo else int(np.argmin(D))
         acc["worst"], acc["where"] = max(hi, -lo), (i + j // n, j % n)
@@ -796,7 +801,9 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     its entry's tolerance and rounding, EL1--EL3 all holding (measured against
     ``sigma_1``) become undecided. At the tolerance (no ``k`` given), two
     models whose decided ranks differ fail EL3 (no bijection between ``M~`` and
-    ``M``), and EL1 or EL2 that held at the one rank is undecided.
+    ``M``), and EL1 or EL2 that held at the one rank is undecided; where
+    ``L = L~`` holds entry by entry, the differing ranks (one of them counted
+    below a zero bound that a change of basis can raise) leave EL3 undecided.
 
     ``bias``: whether each model's last coordinate is a folded bias
     (:meth:`FloatModel.from_head`). A head without a bias is the same model
@@ -847,17 +854,20 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     verdicts = {name: (d.truth.value if sa.k_decided else Truth.UNDECIDED.value) for name, d in decisions.items()}
     measures = {name: {"quantity": d.detail["quantity"], "value": float(d.residual),
                        "bounds": [float(d.tolerance[0]), float(d.tolerance[1])]} for name, d in decisions.items()}
+    same = _same_distribution(dist, tol, lambda: _open_entries_equal(a, b, dist, tol))
     if k is None and cut == "tolerance" and sa.k != sb.k:
         # both at the same tolerance and of other ranks: EL3 asks for a bijection
         # between M~ and M, which no A, B give; EL1 and EL2 were judged at one
         # rank, so a "holds" there says nothing of the other model's further
-        # directions (a "fails" stands). Where a rank is undecided, so is EL3.
-        decided = sa.k_decided and sb.k_decided
+        # directions (a "fails" stands). Where a rank is undecided, so is EL3;
+        # so too where L = L~ holds entry by entry: a rank "decided" below one
+        # model's zero bound (its factors' size, which a change of basis moves)
+        # is then not to be trusted against the logits themselves.
+        decided = sa.k_decided and sb.k_decided and same["verdict"] != Truth.HOLDS.value
         verdicts = {n: (Truth.UNDECIDED.value if v == Truth.HOLDS.value else v)
                     for n, v in verdicts.items() if n != "EL3"}
         verdicts["EL3"] = (Truth.FAILS if decided else Truth.UNDECIDED).value
         measures["EL3"]["quantity"] = f"the decided ranks differ ({sa.k} and {sb.k})"
-    same = _same_distribution(dist, tol, lambda: _open_entries_equal(a, b, dist, tol))
     if k is None and cut == "tolerance" and sa.k_decided and sb.k_decided and sa.k == sb.k and \
             same["verdict"] == Truth.HOLDS.value:
         # L = L~ entry by entry, certainly at rtol: EL1-EL3 hold (Theorem 5),

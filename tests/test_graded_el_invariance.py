@@ -230,3 +230,32 @@ def test_two_logits_that_both_underflow_are_not_called_equal():
     assert r.same_distribution["verdict"] == "fails"
     assert r.same_distribution["witness"] == {"x": 0, "y": 1}
     assert "holds" not in r.el_verdicts.values()
+
+
+def test_ranks_that_differ_under_a_shear_do_not_fail_an_equal_pair():
+    """F T, G T^-T with T = I + 2^22 e_2 e_1^T, exact in binary64: L is unchanged
+    (rank 2, sigma_2 = 0.707), but the sheared factors' size puts the second
+    model's zero bound above sigma_2, and its rank by rounding is 1. L = L~
+    holds entry by entry, so the differing ranks do not fail EL3."""
+    N, c = 2.0 ** 30, 2.0 ** 22
+    F = np.array([[1.0, 0.0], [1.0, 1.0]])
+    G = np.array([[0.0, 0.0], [N, 0.0], [0.0, 1.0]])
+    Fb, Gb = F.copy(), G.copy()
+    Fb[:, 0] += c * F[:, 1]
+    Gb[:, 1] -= c * G[:, 0]
+    assert np.array_equal(Fb @ Gb.T, F @ G.T)
+    a, b = FloatModel(F, G), FloatModel(Fb, Gb)
+    for x, y in ((a, b), (b, a)):
+        r = graded.compare(x, y)
+        assert r.same_distribution["verdict"] == "holds"
+        assert "fails" not in r.el_verdicts.values()
+
+
+def test_a_difference_of_logits_beyond_binary64_is_named_as_such():
+    """Logits 1e308 and -1e308 are each finite; their difference is not."""
+    from allornone.errors import NonFiniteValueError
+
+    G = np.array([[0.0, 0.0], [1.0, 0.0]])
+    a, b = FloatModel(np.array([[1e308, 0.0]]), G), FloatModel(np.array([[-1e308, 0.0]]), G)
+    with pytest.raises(NonFiniteValueError, match="difference of the two models' log-odds at context 0, token 1"):
+        graded.compare(a, b)
