@@ -376,7 +376,7 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
 
 
 def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: float, ra, ca, rb, cb,
-                 live=None) -> None:
+                 live) -> None:
     """Into ``acc``, for a block (``M = max(|La|, |Lb|)``, ``b = r_a c_a + r_b c_b``
     plus ``2 UNDERFLOW`` where the row (``live``: 1, or 0 for a row zero in both
     models) and the column (``c_a`` or ``c_b`` not zero) are not zero):
@@ -400,7 +400,6 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
         # zero by construction: two logits that both underflowed to 0 are open,
         # not equal, and the same claim at any scaling of the contexts and tokens
         # is then told in exact arithmetic
-        live = np.ones(len(ra)) if live is None else live
         B = np.column_stack([ra, rb, live]) @ np.vstack([ca, cb, np.where((ca > 0) | (cb > 0), 2.0 * UNDERFLOW, 0.0)])
         A = np.abs(D)
         A += B
@@ -895,9 +894,8 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist, dict(fa.methods), same_distribution=same, el_measures=measures)
 
 
-def _exact_logit(model, x: int, y: int) -> Fraction:
-    """``f(x)^T (g(y) - g(pivot))`` in rational arithmetic, from the model's numbers."""
-    f = read_rows(_features(model), x, x + 1)[0]
+def _exact_logit(model, f: np.ndarray, y: int) -> Fraction:
+    """``f^T (g(y) - g(pivot))`` in rational arithmetic, from the model's numbers."""
     G = np.asarray(model.G)
     g, p = G[y], G[model.pivot]
     return sum((Fraction(float(a)) * (Fraction(float(b)) - Fraction(float(c))) for a, b, c in zip(f, g, p)),
@@ -916,8 +914,11 @@ def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, 
             len(open_) * (a.d + b.d) > EXACT_BUDGET:
         return None, None
     rtol, between = Fraction(tol.rtol), False
+    rows: dict = {}     # each context's features read once (a file's rows are read, not mapped)
     for x, y in open_:
-        la, lb = _exact_logit(a, x, y), _exact_logit(b, x, y)
+        if x not in rows:
+            rows[x] = tuple(read_rows(_features(m), x, x + 1)[0] for m in (a, b))
+        la, lb = _exact_logit(a, rows[x][0], y), _exact_logit(b, rows[x][1], y)
         diff, big = abs(la - lb), max(abs(la), abs(lb))
         if diff > Fraction(tol.gap) * rtol * big:
             return False, {"x": int(x), "y": int(y), "ratio": float(diff / (rtol * big))}

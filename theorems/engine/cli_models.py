@@ -8,7 +8,6 @@ when this module is imported (``cli.py`` does it at its end).
 from __future__ import annotations
 
 import math
-
 import os
 import time
 from pathlib import Path

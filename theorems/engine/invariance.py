@@ -312,17 +312,12 @@ def _atoms(rid: str, inst: Instance, side: str) -> dict:
     return {"equivalent": Decision(truth, detail={"el": r.el_verdicts, "same": r.same_distribution})}
 
 
-def _logits_beyond_binary64(inst: Instance, rid: str) -> bool:
-    """Whether some exact log-odds of the instance's models is beyond binary64's
-    range (the models' entries can each be in it: contexts and tokens far
-    apart); for :data:`GRADED`, also whether a dot product ``f(x)^T g_0(y)``
-    may pass beyond it on the way (``d max|F| max|G_0|``): the graded
-    comparison's distances are taken on logits formed in binary64, and say so
-    with a ``NonFiniteValueError`` where they cannot be."""
+def _dots_beyond_binary64(inst: Instance) -> bool:
+    """Whether a dot product ``f(x)^T g_0(y)`` of the instance's models may pass
+    beyond binary64's range, on the way or in its value (``d max|F| max|G_0|``,
+    which bounds both; each entry can be in range: contexts and tokens far apart)."""
     top = Fraction(np.finfo(float).max)
-    if any(abs(m.log_odds().max_abs()) > top for m in inst.models):
-        return True
-    return rid == GRADED and any(m.d * m.F.max_abs() * m.G0.max_abs() > top for m in inst.models)
+    return any(m.d * m.F.max_abs() * m.G0.max_abs() > top for m in inst.models)
 
 
 def check(rid: str, name: str, seed: int, index: int) -> dict:
@@ -381,9 +376,10 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     try:
         flt = _atoms(rid, floats, "float")
     except NonFiniteValueError as exc:
-        if beyond or _logits_beyond_binary64(inst, rid):
-            # a float computation that needs the logits themselves (the graded
-            # comparison's distances) says so with the error overflow is to give
+        if rid == GRADED and (beyond or _dots_beyond_binary64(inst)):
+            # the graded comparison's distances are taken on logits formed in
+            # binary64 and say so with the error overflow is to give; every other
+            # result decides on scaled products, and raising there is a defect
             return {**out, "outcome": "not representable", "why": f"the logits are beyond binary64: {exc}"}
         return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     except Exception as exc:  # a float layer that raises on a valid instance is a defect too
