@@ -34,6 +34,7 @@ from allornone.numeric import linalg as fl
 from allornone.numeric.logit_tiles import common_exponents as _common_exponents
 from allornone.numeric.logit_tiles import common_scaled
 from allornone.numeric.logit_tiles import compare_tiles
+from allornone.numeric.primitives import entry_ratios
 
 __all__ = ["FloatCertificate", "FloatIdentification", "el_certificate", "linear_identification", "same_distribution"]
 
@@ -83,23 +84,17 @@ def same_distribution(a, b) -> Decision:
     Fa, Fb, Ga, Gb, Ea, Eb, ex, ey = _scaled_pair(a, b)
     da, db = a.d, b.d
     # dot-product rounding (gamma_d |f|^T |g_0|, Higham), plus the inputs' own
-    # relative error where declared; a coordinate in which g_0 vanishes adds nothing
+    # relative error where declared (in ca, cb and in the subtraction's bound
+    # Ea, Eb); a coordinate in which g_0 vanishes adds nothing
     ca, cb = _U * (da + 2) + 2 * a.input_error, _U * (db + 2) + 2 * b.input_error
     aFa, aFb, aGa, aGb = np.abs(Fa), np.abs(Fb), np.abs(Ga), np.abs(Gb)
-    # the declared part of that bound, on its own: a cost for "holds" (room
-    # for "fails"), never room for "holds"
-    declared = None
-    if a.input_error or b.input_error:
-        declared = [_declared_rows(model, ey) for model in (a, b)]
     m, n = Fa.shape[0], Ga.shape[0]
     step = max(1, _BLOCK // max(n, 1))
     worst = (-1.0, (0, 0), 0.0, 0.0)   # ratio, entry, residual, bound
     max_res = 0.0
     any_fail = False
     # entries to recompute with correctly rounded dot products: those the
-    # Higham bound leaves undecided, and those it calls equal although it is
-    # not gap times below the logits compared (logits that cancel a hidden
-    # component: a non-zero difference of that size would pass too)
+    # Higham bound does not show certainly equal and not certainly apart
     rows, cols, overflowed = [], [], False
     for i in range(0, m, step):
         La = Fa[i:i + step] @ Ga.T
@@ -109,23 +104,9 @@ def same_distribution(a, b) -> Decision:
         del La, Lb
         rnd = (ca * (aFa[i:i + step] @ aGa.T) + cb * (aFb[i:i + step] @ aGb.T)
                + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T)
-        bound = np.maximum(tol.rtol * nat + rnd, np.finfo(float).tiny)
-        fratio = diff / bound
-        if declared is None:
-            ratio = fratio
-        else:
-            dec = (2 * a.input_error * (aFa[i:i + step] @ aGa.T) + 2 * b.input_error * (aFb[i:i + step] @ aGb.T)
-                   + aFa[i:i + step] @ declared[0].T + aFb[i:i + step] @ declared[1].T)
-            # rnd counts dec once as room; "holds" takes it back and pays it
-            bound = tol.rtol * nat + rnd - 2.01 * dec
-            used_up = (dec > 0) & (bound <= 0)
-            bound = np.maximum(bound, np.finfo(float).tiny)
-            ratio = diff / bound
-            # a bound the declared error used up holds nothing
-            ratio[used_up] = np.inf
-            del dec, used_up
-        redo = ((rnd > 0) & (rnd * tol.gap > nat) & (ratio <= 1)) | ((ratio > 1) & (fratio <= tol.gap))
+        ratio, fratio, bound = entry_ratios(diff, nat, rnd, tol)
         del nat, rnd
+        redo = (ratio > 1) & (fratio <= tol.gap)
         any_fail |= bool(np.any(fratio > tol.gap))
         if np.any(redo):
             r, c = np.nonzero(redo)
@@ -143,24 +124,15 @@ def same_distribution(a, b) -> Decision:
     return _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
 
 
-def _declared_rows(model, ey: np.ndarray) -> np.ndarray:
-    """The declared error of ``G_0 = G - g(y_0)``, ``input_error (|g(y)| +
-    |g(y_0)|)`` (zero at the pivot), with the tokens scaled by ``2^-ey``."""
-    if not model.input_error:
-        return np.zeros_like(model.G)
-    I = model.input_error * (np.abs(model.G) + np.abs(model.G[model.pivot]))
-    I[model.pivot] = 0.0
-    return fl.scale_rows(I, ey)
-
-
 def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:
     """The verdict of a log-odds comparison once every entry has been judged
     by its dot-product bound: the entries collected for it (``rows``,
-    ``cols``) recomputed exactly rounded (unless something already fails),
-    undecided when more were to be recomputed than allowed; the witness and
-    the tolerance at the entry with the largest ratio, in the models' units."""
+    ``cols``) recomputed (unless something already fails, or more were to be
+    recomputed than allowed: the verdict is then undecided, and recomputing a
+    part could only find a witness the bound hides); the witness and the
+    tolerance at the entry with the largest ratio, in the models' units."""
     any_undecided = overflowed
-    if rows and not any_fail:
+    if rows and not any_fail and not overflowed:
         refined = _refined_entries(a, b, Fa, Fb, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)
         if refined is None:
             any_undecided = True
@@ -176,7 +148,8 @@ def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max
     e = int(ex[x] + ey[y]) if a.m and a.n else 0
     lo = float(np.ldexp(worst[3], e))
     detail = {} if truth is Truth.HOLDS else {"witness": (int(x), int(y))}
-    return Decision(truth, max_res, (lo, tol.gap * lo), detail)
+    # (lo: the "holds" bound, sqrt(gap) rtol of the entry; "fails" is gap rtol of it)
+    return Decision(truth, max_res, (lo, tol.gap * lo / tol.resolution), detail)
 
 
 # From this many entries of L on, the comparison runs in tiles (contexts x tokens).
@@ -237,19 +210,47 @@ _REFINE_MAX = 1 << 18
 
 def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):
     """Entries ``(xs, ys)`` of both (row-scaled) log-odds recomputed as
-    correctly rounded ``f(x)^T g(y) - f(x)^T g(y_0)`` (:func:`~allornone.numeric.linalg.rounded_dots`),
-    judged against ``rtol max(|L|, |L~|)`` plus their rounding (half an ulp of
-    each value and of the difference, and what underflow may lose), or None when the refinement is not
+    ``f(x)^T g(y) - f(x)^T g(y_0)`` in one compensated sum
+    (:func:`~allornone.numeric.linalg.compensated_dots`, with its bound), and
+    those it leaves open (terms that cancel by more than ``1/(n u)``: a hidden
+    component of ``2^60``), up to :data:`_ROUNDED_MAX` of them, correctly
+    rounded (:func:`~allornone.numeric.linalg.rounded_dots`: half an ulp and
+    what underflow may lose). Each is judged by
+    :func:`~allornone.numeric.primitives.entry_ratios` with its error: the
+    bound of each value, half an ulp of the difference, and, where a model
+    declares an error of its own numbers (``input_error``), ``2 input_error
+    (|f(x)|^T |g(y)| + |f(x)|^T |g(y_0)|)``. None when the refinement is not
     available (entries too large to split, scaling that would not be exact).
+    Returns ``(ratio, |diff|, bound, xs, ys, fails_ratio)``, ``ratio`` and
+    ``bound`` for "holds"."""
+    first = _entries(a, b, Fa, Fb, ey, xs, ys, fl.compensated_dots, tol)
+    if first is None:
+        return None
+    ratio, diff, hold, fratio = first
+    again = np.flatnonzero((ratio > 1) & (fratio <= tol.gap))
+    if 0 < again.size <= _ROUNDED_MAX:
+        second = _entries(a, b, Fa, Fb, ey, xs[again], ys[again], _rounded, tol)
+        if second is not None:
+            for whole, part in zip((ratio, diff, hold, fratio), second):
+                whole[again] = part
+    return ratio, diff, hold, xs, ys, fratio
 
-    A model that declares an error of its own numbers (``input_error``) has
-    ``e = 2 input_error (|f(x)|^T |g(y)| + |f(x)|^T |g(y_0)|)`` subtracted
-    from the bound for "holds" and added to it for "fails": a difference its
-    declared error may account for is undecided. Returns
-    ``(ratio, |diff|, bound, xs, ys, fails_ratio)``, ``ratio`` and ``bound``
-    for "holds"."""
-    vals, tiny = [], 0.0
-    declared = np.zeros(xs.size)
+
+# Of the entries a compensated sum leaves open, at most this many are recomputed
+# correctly rounded (math.fsum per entry: about 0.2 ms each at d = 357).
+_ROUNDED_MAX = 1 << 12
+
+
+def _rounded(pairs):
+    """:func:`~allornone.numeric.linalg.rounded_dots` as ``(values, errors)``."""
+    out = fl.rounded_dots(pairs)
+    return None if out is None else (out[0], _U * np.abs(out[0]) + out[1])
+
+
+def _entries(a, b, Fa, Fb, ey, xs, ys, dots, tol):
+    """The entries by ``dots`` (``(values, errors)`` of row-wise dot products),
+    judged: ``(hold ratio, |diff|, hold bound, fail ratio)``, or None."""
+    vals, err = [], np.zeros(xs.size)
     for model, F in ((a, Fa), (b, Fb)):
         e = ey[ys][:, None]
         Gy = np.ldexp(model.G[ys], -e)
@@ -258,25 +259,21 @@ def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):
         if not (np.array_equal(np.ldexp(Gy, e), model.G[ys])
                 and np.array_equal(np.ldexp(G0, e), np.broadcast_to(model.G[model.pivot], Gy.shape))):
             return None
-        out = fl.rounded_dots([(F[xs], Gy), (F[xs], -G0)])
+        out = dots([(F[xs], Gy), (F[xs], -G0)])
         if out is None:
             return None
         vals.append(out[0])
-        tiny += out[1]
+        err += out[1]
         if model.input_error:
             aF = np.abs(F[xs])
-            declared += 2 * model.input_error * (np.sum(aF * np.abs(Gy), axis=1) + np.sum(aF * np.abs(G0), axis=1))
+            err += 2.02 * model.input_error * (np.sum(aF * np.abs(Gy), axis=1) + np.sum(aF * np.abs(G0), axis=1))
     La, Lb = vals
     diff = np.abs(La - Lb)
-    nat = np.maximum(np.abs(La), np.abs(Lb))
-    rounding = tol.rtol * nat + 1.01 * _U * (np.abs(La) + np.abs(Lb) + diff) + tiny
-    # the declared error is paid by "holds" and counted as room by "fails"
-    hold = np.maximum(rounding - 1.01 * declared, np.finfo(float).tiny)
-    fail = np.maximum(rounding + 1.01 * declared, np.finfo(float).tiny)
-    ratio = diff / hold
-    # a bound the declared error used up holds nothing
-    ratio[(declared > 0) & (rounding <= 1.01 * declared)] = np.inf
-    return ratio, diff, hold, xs, ys, diff / fail
+    # each value's own bound, the difference's rounding and the declared error:
+    # all that the exact entries may differ by
+    err += 1.01 * _U * diff
+    ratio, fratio, hold = entry_ratios(diff, np.maximum(np.abs(La), np.abs(Lb)), err, tol)
+    return ratio, diff, hold, fratio
 
 
 @dataclass

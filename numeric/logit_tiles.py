@@ -15,13 +15,14 @@ powers of two common to both models, is judged on
   ``FloatModel.input_error``): ``2 ie |f| |g_0| + |f| |i_0|``, ``i_0`` the
   declared error ``ie (|g(y)| + |g(y_0)|)`` of ``g_0``.
 
-It *holds* at the entry when ``diff + dec <= rtol nat + rnd`` and *fails*
-when ``diff > gap (rtol nat + rnd + dec)``: the declared error is a cost for
-"holds" and room for "fails", never room for "holds" -- a difference the
-declared error may account for is undecided. Entries between the two, and
-entries whose bound is not ``gap`` times below the logits compared
-(``gap (rnd + dec) > nat``: logits that cancel a hidden component), are handed
-back to be recomputed with correctly rounded dot products
+With ``e = rnd + dec``, everything the computed logits may differ from the
+exact ones by, the entry is decided by
+:func:`~allornone.numeric.primitives.entry_ratios`: it *holds* when ``diff + e
+<= sqrt(gap) rtol (nat - e)`` (certainly equal at the tolerance: neither the
+rounding nor a declared error buys it) and *fails* when ``diff > gap (rtol nat
++ e)``. Entries between the two -- among them every entry whose bound is as
+large as the tolerance (logits that cancel a hidden component, logits near
+zero) -- are handed back to be recomputed with correctly rounded dot products
 (:func:`allornone.numeric.equivalence._conclude`).
 
 **Threads.** Token blocks are independent, so they are shared among
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from allornone.numeric import linalg as fl
 from allornone.numeric import threads as th
+from allornone.numeric.primitives import entry_ratios
 
 __all__ = ["TileResult", "common_exponents", "compare_tiles", "pow2_rows"]
 
@@ -148,38 +150,14 @@ def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_f
     np.abs(Lb, out=Lb)
     nat = np.maximum(La, Lb, out=La)
     rnd = np.matmul(left[sl], right, out=Lb)
-    bound = nat * tol.rtol
-    bound += rnd
-    dec = None
     if dright is not None:
-        dec = dleft[sl] @ dright
-        rnd += dec           # rounding and declared error: what the logits may hide
-        fbound = bound + dec
-        bound -= 1.01 * dec  # "holds" pays for the declared error
-        used_up = (dec > 0) & (bound <= 0)
-        np.maximum(fbound, _TINY, out=fbound)
-    np.maximum(bound, _TINY, out=bound)
-    ratio = np.divide(diff, bound)
-    if dec is not None:
-        # a bound the declared error used up holds nothing
-        ratio[used_up] = np.inf
-        del used_up
-        fratio = np.divide(diff, fbound)
-        del fbound
-    else:
-        fratio = ratio
-    top = float(fratio.max()) if fratio.size else 0.0
-    any_fail |= top > tol.gap
-    redo = None
-    if float(ratio.max(initial=0.0)) > 1:
-        redo = (ratio > 1) & (fratio <= tol.gap)
-    rnd *= tol.gap
-    blind = rnd > nat
-    if blind.any():
-        blind &= ratio <= 1
-        redo = blind if redo is None else (redo | blind)
-    del nat, rnd, blind, dec, fratio
-    if redo is not None and redo.any():
+        rnd += dleft[sl] @ dright      # rounding and declared error: what the logits may hide
+    ratio, fratio, bound = entry_ratios(diff, nat, rnd, tol)
+    del nat, rnd
+    any_fail |= float(fratio.max(initial=0.0)) > tol.gap
+    redo = (ratio > 1) & (fratio <= tol.gap)
+    del fratio
+    if redo.any():
         r, c = np.nonzero(redo)
         rows.append(r + i)
         cols.append(c + j)

@@ -50,7 +50,7 @@ from allornone.numeric.linalg import (DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Toleranc
                                       singular_values)
 
 __all__ = ["ROUNDED_LIMIT", "singular_values", "product_rank", "product_rank_decision", "log_odds_rank",
-           "products_equal", "consistent", "certified_nonzero"]
+           "products_equal", "entry_ratios", "consistent", "certified_nonzero"]
 
 #: Multiply-adds (``m n d``) up to which a product is formed correctly rounded.
 ROUNDED_LIMIT = 1 << 22
@@ -387,6 +387,43 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
     x, y = map(int, np.unravel_index(int(np.argmax(np.where(exact_zero, -np.inf, absR - lo))), R.shape))
     return _in_units(tol.certain(float(absR[x, y]), float(size[x, y]), float(E[x, y]), underflow=False, **detail),
                      int(ex[x] + ey[y]))
+
+
+def entry_ratios(diff: np.ndarray, nat: np.ndarray, err: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE):
+    r"""The rule of :func:`products_equal` for entries computed elsewhere (the
+    log-odds comparisons at vocabulary scale form their products a block at a
+    time): ``diff = |L - L~|`` and ``nat = max(|L|, |L~|)`` as computed, ``err``
+    an entrywise bound on how far either may be from its exact value (rounding,
+    underflow and any declared input error, both models together).
+
+    **Claim.** Where ``hold <= 1`` the exact entries are within ``sqrt(gap)
+    rtol`` of the larger of them; where ``fail > gap`` they are more than
+    ``gap rtol`` of it apart. **Proof.** The exact difference is at most
+    ``diff + err`` and the larger exact entry at least ``nat - err``; the exact
+    difference is at least ``diff - err`` and the larger exact entry at most
+    ``nat + err``, and ``diff > gap (rtol nat + err)`` gives ``diff - err > gap
+    rtol (nat + err)`` for ``rtol < 1 - 1/gap``. So a rounding bound never buys
+    a "holds": where it is as large as the tolerance, the entry is neither.
+
+    Returns ``(hold, fail, lo)``, ``lo`` the bound ``hold`` is measured against
+    (an entry with ``diff = err = 0``, exactly equal by construction, has
+    ``hold = 0``).
+
+    >>> h, f, _ = entry_ratios(np.array([1e-7]), np.array([1.0]), np.array([5e-4]))
+    >>> bool(h[0] > 1), bool(f[0] > Tolerance().gap)      # the bound hides the difference
+    (True, False)
+    >>> h, f, _ = entry_ratios(np.array([0.0]), np.array([1.0]), np.array([1e-15]))
+    >>> bool(h[0] <= 1)
+    True
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lo = np.maximum(nat - err, 0.0)
+        lo *= tol.resolution * tol.rtol
+        top = diff + err
+        hold = np.divide(top, lo)
+        hold[top == 0] = 0.0
+        fail = diff / np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
+    return hold, fail, lo
 
 
 def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,

@@ -85,13 +85,42 @@ def test_proportional_log_odds_recomputes_cancelling_logits():
 
 
 def test_without_the_refinement_cancelling_logits_are_undecided_not_equal(monkeypatch):
-    # the check above can fail: with the correctly rounded recomputation switched
-    # off the change hides under the plain bound, and is then left undecided
+    # the check above can fail: with the recomputation (compensated, then
+    # correctly rounded) switched off the change hides under the plain bound,
+    # and is then left undecided
     from allornone.numeric import linalg as numeric_linalg
 
     monkeypatch.setattr(numeric_linalg, "rounded_dots", lambda pairs: None)
+    monkeypatch.setattr(numeric_linalg, "compensated_dots", lambda pairs: None)
     d = thm5.same_distribution(_cancelling(), _cancelling(2.0 ** -12))
     assert d.undecided
+
+
+def test_compensated_dots_are_within_their_bound():
+    """Dot2's values against exact rational sums: rows spanning 2^+-300 whose
+    last two terms cancel the rest twice over (the exact sum is about u^2
+    times its terms), so Dot2's own rounding is far above half an ulp of the
+    value -- every value is within its bound, and a bound of ``u |r|`` alone
+    (no ``gamma_n^2`` term) is exceeded; where the terms do not cancel the
+    bound is a few ulps; entries too large to split give None."""
+    rng = np.random.default_rng(4)
+    rows, n = 300, 12
+    A = rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-300, 300, (rows, 1))
+    B = rng.standard_normal((rows, n))
+    B[:, -2:] = 1.0
+    for r in range(rows):
+        t = sum(Fraction(float(a)) * Fraction(float(b)) for a, b in zip(A[r, :-2], B[r, :-2]))
+        A[r, -2] = -float(t)
+        A[r, -1] = -float(t + Fraction(A[r, -2]))
+    vals, errs = fl.compensated_dots([(A[:, :5], B[:, :5]), (A[:, 5:], B[:, 5:])])
+    exact = [sum(Fraction(float(a)) * Fraction(float(b)) for a, b in zip(ra, rb)) for ra, rb in zip(A, B)]
+    off = np.array([abs(Fraction(float(v)) - e) for v, e in zip(vals, exact)], dtype=float)
+    assert np.all(off <= errs)
+    assert np.any(off > fl.UNIT_ROUNDOFF * np.abs(vals))
+    plain = rng.standard_normal((50, 4))
+    v, e = fl.compensated_dots([(plain, np.abs(plain))])
+    assert np.all(e <= 8 * fl.UNIT_ROUNDOFF * np.abs(v))
+    assert fl.compensated_dots([(np.array([[2.0 ** 1000]]), np.array([[1.0]]))]) is None
 
 
 def test_rounded_dots_are_correctly_rounded():
@@ -220,20 +249,28 @@ def test_large_b5_twin_is_never_decided_not_equivalent():
 
 # -- Corollary 6 at realistic sizes -------------------------------------------------
 
+#: A reparametrisation computed in binary64 changes the exact logits by its own
+#: rounding, more than sqrt(gap) 1e-12 of a logit near zero: such a pair is equal
+#: (and equivalent) at a tolerance that covers it, undecided at the default.
+FLOAT_BUILT = fl.Tolerance(rtol=1e-8)
+
+
 def _diverse_pair(m, n, d, seed=5):
     rng = np.random.default_rng(seed)
     F, G, T = rng.standard_normal((m, d)), rng.standard_normal((n, d)), rng.standard_normal((d, d))
-    return FloatModel(F, G), FloatModel(F @ np.linalg.inv(T).T, G @ T), T, G
+    return (FloatModel(F, G, tolerance=FLOAT_BUILT), FloatModel(F @ np.linalg.inv(T).T, G @ T, tolerance=FLOAT_BUILT),
+            T, G)
 
 
 def test_corollary6_without_kronecker_system():
     a, b, T, G = _diverse_pair(60, 400, 24)
+    assert thm5.same_distribution(*(FloatModel(m.F, m.G) for m in (a, b))).undecided
     r = cor6.equivalence(a, b)
     assert r.verdict == "equivalent" and r.hypotheses_hold
     assert np.abs(r.A - T).max() < 1e-8 * np.abs(T).max()
     G2 = G.copy()
     G2[5, 3] += 1e-3
-    r2 = cor6.equivalence(a, FloatModel(b.F, G2 @ T))
+    r2 = cor6.equivalence(a, FloatModel(b.F, G2 @ T, tolerance=FLOAT_BUILT))
     assert r2.verdict == "not equivalent" and not r2.identification.decision.holds
 
 
@@ -563,3 +600,23 @@ def test_zero_logits_are_decided_exactly():
     # a context whose logits are 2^-1000 times another's is not zero
     assert zero_logits(a, b, contexts=[1]).tolist() == [False]
     assert zero_logits(a, a, tokens=[0, 1, 2]).tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize("e", [20, 33])
+@pytest.mark.parametrize("tiled", [False, True])
+def test_a_difference_the_rounding_bound_hides_is_not_called_equal(e, tiled, monkeypatch):
+    """``L = 1`` formed as ``2^e - (2^e - 1)`` next to ``L~ = 1 + 1e-7``: the
+    logit is exact in binary64 but its dot-product bound (about ``u d 2^e``
+    with ``d = 2``, or ``2^(2e)`` in the tiles' Cauchy--Schwarz form) is larger
+    than the difference. The bound once bought "holds" wherever it was below
+    ``1/gap`` of the logit; a rounding bound is now never room for "holds", and
+    the entry, recomputed correctly rounded, fails. The same models with equal
+    logits hold, and a difference of ``1e-14`` (within ``rtol``) holds too."""
+    from allornone.numeric import equivalence as eq
+
+    if tiled:
+        monkeypatch.setattr(eq, "_TILED_AT", 0)
+    a = FloatModel(np.array([[2.0 ** e, 1.0]]), np.array([[0.0, 0.0], [1.0, 1.0 - 2.0 ** e]]))
+    for eps, truth in ((1e-7, "fails"), (1e-14, "holds"), (0.0, "holds")):
+        b = FloatModel(np.array([[1.0]]), np.array([[0.0], [1.0 + eps]]))
+        assert thm5.same_distribution(a, b).truth.value == truth, (eps, e, tiled)

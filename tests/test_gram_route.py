@@ -14,7 +14,7 @@ from allornone.numeric import equivalence as feq
 from allornone.numeric.scale import b5_twin, random_model
 from allornone.theorems import thm5
 # the exact model of the same binary64 numbers, and a small integer model
-from test_float_soundness import _scaled_pairs, _small_integer_model, exact_of
+from test_float_soundness import FLOAT_BUILT, _scaled_pairs, _small_integer_model, exact_of
 
 
 def by_gram(a, b):
@@ -245,10 +245,11 @@ def test_large_b5_twins_are_never_decided_not_equivalent():
 
 def test_b5_twin_at_moderate_scale_is_equivalent_with_the_qr_certificate():
     F, G = random_model(60, 3000, 24, rank_f=22, rank_g=20, seed=11)
-    a = FloatModel(F, G)
-    b = FloatModel(*b5_twin(F, G, extra=(3, 4), seed=12))
+    a = FloatModel(F, G, tolerance=FLOAT_BUILT)      # (a twin built in floats)
+    b = FloatModel(*b5_twin(F, G, extra=(3, 4), seed=12), tolerance=FLOAT_BUILT)
     r = by_gram(a, b)
-    q = thm5.equivalence(FloatModel(F, G), FloatModel(b.F, b.G), route="qr")
+    q = thm5.equivalence(FloatModel(F, G, tolerance=FLOAT_BUILT), FloatModel(b.F, b.G, tolerance=FLOAT_BUILT),
+                         route="qr")
     assert r.verdict == q.verdict == "equivalent" and r.k == q.k == (20, 20)
     assert r.certificate.decision.holds
     assert np.abs(r.B - q.B).max() <= 1e-8 * np.abs(q.B).max()
@@ -256,7 +257,7 @@ def test_b5_twin_at_moderate_scale_is_equivalent_with_the_qr_certificate():
     # one entry of one token changed by 1/2 among 3000: found, with its token
     G2 = b.G.copy()
     G2[1717, 3] += 0.5
-    r2 = by_gram(a, FloatModel(b.F, G2))
+    r2 = by_gram(a, FloatModel(b.F, G2, tolerance=FLOAT_BUILT))
     assert r2.verdict == "not equivalent" and r2.witness[1] == 1717
     assert not r2.certificate.decision.holds
 
@@ -370,8 +371,8 @@ def test_row_level_holds_alone_would_miss_it(monkeypatch):
 def test_el2_is_judged_token_by_token():
     rng = np.random.default_rng(1)
     F, G = random_model(64, 9000, 8, 8, 7, seed=rng)
-    a = FloatModel(F, G)
-    b = FloatModel(*b5_twin(a.F, a.G, extra=(2, 1), seed=rng))
+    a = FloatModel(F, G, tolerance=FLOAT_BUILT)
+    b = FloatModel(*b5_twin(a.F, a.G, extra=(2, 1), seed=rng), tolerance=FLOAT_BUILT)
     r = thm5.equivalence(a, b, route="gram")
     assert r.verdict == "equivalent"
     assert r.certificate.el2.holds and r.certificate.el2.detail.get("route") == "gram, token by token"

@@ -1,14 +1,14 @@
 """The tiled entrywise comparison of L and L~ (``numeric.logit_tiles``): the same
-verdicts, witnesses and residuals as the single-threaded loop it replaced, on
+verdicts, witnesses and residuals as a single-threaded loop over the tiles, on
 every thread count and tiling; and a declared input error is a cost for
 "holds", never room for it.
 
 Each check was run once against a broken variant of the module and failed
-there: with the test for logits that cancel a hidden component switched off
-(``rnd *= 0`` in place of ``rnd *= tol.gap``) the reference comparison fails on
-the cancelling pairs; with the declared error added to the "holds" bound
-instead of subtracted, the declared-error tests fail; with the token blocks'
-results merged in reverse order, the comparison with the previous loop fails."""
+there: with the rounding bound counted as room for "holds" (mutant
+``entries-rounding-buys-holds``) the comparison with the loop fails on the
+cancelling pairs; with the declared error left out of the tiles' bound, the
+declared-error tests fail; with the token blocks' results merged in reverse
+order, the comparison with the loop fails."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,8 +25,8 @@ G_CANCEL = [[0, 0], [1, -1], [0, 1]]
 
 
 def _reference(a, b, tol, tile_tokens, tile_contexts):
-    """The previous single-threaded tiled loop, verbatim up to names (no
-    declared errors: it counted them as room for "holds")."""
+    """The single-threaded tiled loop the tiles replaced, up to names, with the
+    entrywise rule written out (no declared errors)."""
     ex = feq._common_exponents(a.F, b.F)
     Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
     nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
@@ -52,12 +52,13 @@ def _reference(a, b, tol, tile_tokens, tile_contexts):
             diff = np.abs(La - Lb)
             nat = np.maximum(np.abs(La), np.abs(Lb))
             rnd = left[sl] @ right
-            bound = np.maximum(nat * tol.rtol + rnd, np.finfo(float).tiny)
-            ratio = diff / bound
-            top = float(ratio.max()) if ratio.size else 0.0
-            any_fail |= top > tol.gap
-            redo = (ratio > 1) & (ratio <= tol.gap) if top > 1 else np.zeros(ratio.shape, bool)
-            redo |= (rnd * tol.gap > nat) & (ratio <= 1)
+            # the shared rule: the bound is a cost for "holds", room for "fails"
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bound = np.maximum(nat - rnd, 0.0) * (np.sqrt(tol.gap) * tol.rtol)
+                ratio = np.where(diff + rnd == 0, 0.0, (diff + rnd) / bound)
+            fratio = diff / np.maximum(nat * tol.rtol + rnd, np.finfo(float).tiny)
+            any_fail |= bool(fratio.size) and float(fratio.max()) > tol.gap
+            redo = (ratio > 1) & (fratio <= tol.gap)
             if redo.any():
                 r, c = np.nonzero(redo)
                 if not overflowed and sum(map(len, rows)) + r.size <= feq._REFINE_MAX:
@@ -171,3 +172,24 @@ def test_pow2_rows_is_scale_rows():
     e2 = e.copy()
     e2[0] = 1100
     assert np.array_equal(logit_tiles.pow2_rows(X, e2), fl.scale_rows(X, e2))
+
+
+@pytest.mark.parametrize("tiled", [False, True])
+def test_a_declared_error_larger_than_the_rounding_is_a_cost_for_holds(monkeypatch, tiled):
+    """A model that declares its numbers known to ``1e-6`` (measured, not
+    rounded): a change of ``1e-9`` in one logit is within that error, and the
+    rounding bound alone (about ``1e-15``) would call it within the tolerance
+    of neither -- the verdict is undecided, in the blocks and in the tiles; the
+    same models declaring nothing fail, and equal numbers declaring the error
+    are undecided as well (they may differ by it)."""
+    if tiled:
+        monkeypatch.setattr(feq, "_TILED_AT", 0)
+        monkeypatch.setattr(feq, "_TILE_TOKENS", 2)
+        monkeypatch.setattr(feq, "_TILE_CONTEXTS", 1)
+    F, G = np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([[0.0, 0.0], [1.0, 1.0], [2.0, -1.0]])
+    G2 = G.copy()
+    G2[2, 0] += 1e-9
+    declared = [FloatModel(F, X, input_error=1e-6) for X in (G, G2)]
+    assert feq.same_distribution(*declared).undecided
+    assert feq.same_distribution(FloatModel(F, G), FloatModel(F, G2)).fails
+    assert feq.same_distribution(declared[0], FloatModel(F, G.copy(), input_error=1e-6)).undecided
