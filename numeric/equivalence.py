@@ -34,7 +34,7 @@ from allornone.numeric import linalg as fl
 from allornone.numeric.logit_tiles import common_exponents as _common_exponents
 from allornone.numeric.logit_tiles import common_scaled
 from allornone.numeric.logit_tiles import compare_tiles
-from allornone.numeric.primitives import entry_ratios
+from allornone.numeric.primitives import entry_ratios, recomputed_entries
 
 __all__ = ["FloatCertificate", "FloatIdentification", "el_certificate", "linear_identification", "same_distribution"]
 
@@ -209,48 +209,13 @@ _REFINE_MAX = 1 << 18
 
 
 def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):
-    """Entries ``(xs, ys)`` of both (row-scaled) log-odds recomputed as
-    ``f(x)^T g(y) - f(x)^T g(y_0)`` in one compensated sum
-    (:func:`~allornone.numeric.linalg.compensated_dots`, with its bound), and
-    those it leaves open (terms that cancel by more than ``1/(n u)``: a hidden
-    component of ``2^60``), up to :data:`_ROUNDED_MAX` of them, correctly
-    rounded (:func:`~allornone.numeric.linalg.rounded_dots`: half an ulp and
-    what underflow may lose). Each is judged by
-    :func:`~allornone.numeric.primitives.entry_ratios` with its error: the
-    bound of each value, half an ulp of the difference, and, where a model
-    declares an error of its own numbers (``input_error``), ``2 input_error
-    (|f(x)|^T |g(y)| + |f(x)|^T |g(y_0)|)``. None when the refinement is not
-    available (entries too large to split, scaling that would not be exact).
-    Returns ``(ratio, |diff|, bound, xs, ys, fails_ratio)``, ``ratio`` and
-    ``bound`` for "holds"."""
-    first = _entries(a, b, Fa, Fb, ey, xs, ys, fl.compensated_dots, tol)
-    if first is None:
-        return None
-    ratio, diff, hold, fratio = first
-    again = np.flatnonzero((ratio > 1) & (fratio <= tol.gap))
-    if 0 < again.size <= _ROUNDED_MAX:
-        second = _entries(a, b, Fa, Fb, ey, xs[again], ys[again], _rounded, tol)
-        if second is not None:
-            for whole, part in zip((ratio, diff, hold, fratio), second):
-                whole[again] = part
-    return ratio, diff, hold, xs, ys, fratio
-
-
-# Of the entries a compensated sum leaves open, at most this many are recomputed
-# correctly rounded (math.fsum per entry: about 0.2 ms each at d = 357).
-_ROUNDED_MAX = 1 << 12
-
-
-def _rounded(pairs):
-    """:func:`~allornone.numeric.linalg.rounded_dots` as ``(values, errors)``."""
-    out = fl.rounded_dots(pairs)
-    return None if out is None else (out[0], _U * np.abs(out[0]) + out[1])
-
-
-def _entries(a, b, Fa, Fb, ey, xs, ys, dots, tol):
-    """The entries by ``dots`` (``(values, errors)`` of row-wise dot products),
-    judged: ``(hold ratio, |diff|, hold bound, fail ratio)``, or None."""
-    vals, err = [], np.zeros(xs.size)
+    """Entries ``(xs, ys)`` of both (row-scaled) log-odds recomputed from the
+    models' numbers (:func:`~allornone.numeric.primitives.recomputed_entries`),
+    with the tokens scaled by ``2^-ey``; None when that is not available
+    (entries too large to split, a scaling that would not be exact). Returns
+    ``(ratio, |diff|, bound, xs, ys, fails_ratio)``, ``ratio`` and ``bound``
+    for "holds"."""
+    sides = []
     for model, F in ((a, Fa), (b, Fb)):
         e = ey[ys][:, None]
         Gy = np.ldexp(model.G[ys], -e)
@@ -259,21 +224,12 @@ def _entries(a, b, Fa, Fb, ey, xs, ys, dots, tol):
         if not (np.array_equal(np.ldexp(Gy, e), model.G[ys])
                 and np.array_equal(np.ldexp(G0, e), np.broadcast_to(model.G[model.pivot], Gy.shape))):
             return None
-        out = dots([(F[xs], Gy), (F[xs], -G0)])
-        if out is None:
-            return None
-        vals.append(out[0])
-        err += out[1]
-        if model.input_error:
-            aF = np.abs(F[xs])
-            err += 2.02 * model.input_error * (np.sum(aF * np.abs(Gy), axis=1) + np.sum(aF * np.abs(G0), axis=1))
-    La, Lb = vals
-    diff = np.abs(La - Lb)
-    # each value's own bound, the difference's rounding and the declared error:
-    # all that the exact entries may differ by
-    err += 1.01 * _U * diff
-    ratio, fratio, hold = entry_ratios(diff, np.maximum(np.abs(La), np.abs(Lb)), err, tol)
-    return ratio, diff, hold, fratio
+        sides.append((F[xs], Gy, G0, model.input_error))
+    out = recomputed_entries(*sides, tol)
+    if out is None:
+        return None
+    ratio, diff, hold, fratio = out
+    return ratio, diff, hold, xs, ys, fratio
 
 
 @dataclass

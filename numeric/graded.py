@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 import threading
-from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -47,7 +46,8 @@ import scipy.linalg
 
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance, row_exponents, scale_rows
+from allornone.numeric.primitives import recomputed_entries
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
 from allornone.numeric import spectra as _spectra
@@ -61,12 +61,10 @@ BLOCK_ENTRIES = 1 << 22
 #: faster than half as many and than the whole block of :data:`BLOCK_ENTRIES`).
 CACHE_ENTRIES = 1 << 16
 #: Entries of ``L = L~`` that the rounding bound leaves open and that the
-#: comparison forms exactly (rational arithmetic) to decide them; beyond that
-#: many, ``same_distribution`` stays undecided where they are.
-OPEN_ENTRIES = 4096
-#: Rational multiply-adds the exact check of the open entries may spend
-#: (entries times ``d + d~``); beyond it the open entries stay undecided.
-EXACT_BUDGET = 1 << 18
+#: comparison recomputes from the models' numbers to decide them
+#: (:func:`~allornone.numeric.primitives.recomputed_entries`); beyond that many,
+#: ``same_distribution`` stays undecided where they are.
+OPEN_ENTRIES = 1 << 14
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
@@ -894,36 +892,47 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist, dict(fa.methods), same_distribution=same, el_measures=measures)
 
 
-def _exact_logit(model, f: np.ndarray, y: int) -> Fraction:
-    """``f^T (g(y) - g(pivot))`` in rational arithmetic, from the model's numbers."""
-    G = np.asarray(model.G)
-    g, p = G[y], G[model.pivot]
-    return sum((Fraction(float(a)) * (Fraction(float(b)) - Fraction(float(c))) for a, b, c in zip(f, g, p)),
-               Fraction(0))
-
-
 def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, dict | None]:
-    """The entries the rounding bound left open, formed exactly: ``(True,
-    None)`` when each is within ``rtol`` of its larger logit; ``(False,
-    witness)`` when one is beyond ``gap`` times that (``witness``: the entry and
-    its exact ratio ``|L - L~| / (rtol max(|L|, |L~|))``); ``(None, None)`` when
-    that cannot be told (too many entries, inputs that declare an error, or
-    entries between the two and none beyond)."""
+    """The entries the rounding bound left open, recomputed from the models'
+    numbers (:func:`~allornone.numeric.primitives.recomputed_entries`: a
+    compensated sum with its bound, correctly rounded where that bound is not
+    enough, any declared input error paid): ``(True, None)`` when each is
+    certainly within ``sqrt(gap) rtol`` of its larger logit; ``(False,
+    witness)`` when one is beyond ``gap rtol`` of it (``witness``: the entry
+    and its ratio); ``(None, None)`` when that cannot be told (too many entries,
+    numbers beyond ``2^995``, or entries neither and none beyond)."""
     open_ = dist.get("entries_open")
-    if open_ is None or getattr(a, "input_error", 0.0) or getattr(b, "input_error", 0.0) or \
-            len(open_) * (a.d + b.d) > EXACT_BUDGET:
+    if not open_:
         return None, None
-    rtol, between = Fraction(tol.rtol), False
-    rows: dict = {}     # each context's features read once (a file's rows are read, not mapped)
-    for x, y in open_:
-        if x not in rows:
-            rows[x] = tuple(read_rows(_features(m), x, x + 1)[0] for m in (a, b))
-        la, lb = _exact_logit(a, rows[x][0], y), _exact_logit(b, rows[x][1], y)
-        diff, big = abs(la - lb), max(abs(la), abs(lb))
-        if diff > Fraction(tol.gap) * rtol * big:
-            return False, {"x": int(x), "y": int(y), "ratio": float(diff / (rtol * big))}
-        between = between or diff > rtol * big
-    return (None, None) if between else (True, None)
+    xs = np.array([x for x, _ in open_], dtype=int)
+    ys = np.array([y for _, y in open_], dtype=int)
+    # each context's features read once (a file's rows are read, not mapped)
+    ctx = np.unique(xs)
+    at = np.searchsorted(ctx, xs)
+    rows = [np.vstack([read_rows(_features(m), int(x), int(x) + 1) for x in ctx]) for m in (a, b)]
+    Ga, Gb = np.asarray(a.G), np.asarray(b.G)
+    # one power of two per context and one per token, common to both models:
+    # the claim unchanged, and no product beyond binary64 on the way
+    ex = np.maximum(row_exponents(rows[0]), row_exponents(rows[1]))[at]
+    ey = np.max([row_exponents(M) for M in (Ga[ys], Gb[ys], np.broadcast_to(Ga[a.pivot], (ys.size, a.d)),
+                                                np.broadcast_to(Gb[b.pivot], (ys.size, b.d)))], axis=0)
+    sides = []
+    for m, R, G in ((a, rows[0], Ga), (b, rows[1], Gb)):
+        parts = (scale_rows(R[at], ex), scale_rows(G[ys], ey), scale_rows(np.broadcast_to(G[m.pivot], (ys.size, m.d)), ey))
+        # a scaling that is not exact (an entry pushed among the subnormals) would
+        # change the numbers: those entries stay open
+        back = (R[at], G[ys], np.broadcast_to(G[m.pivot], (ys.size, m.d)))
+        if not all(np.array_equal(scale_rows(P, -e), X) for P, X, e in zip(parts, back, (ex, ey, ey))):
+            return None, None
+        sides.append((*parts, getattr(m, "input_error", 0.0)))
+    out = recomputed_entries(*sides, tol)
+    if out is None:
+        return None, None
+    hold, _, _, fail = out
+    k = int(np.argmax(fail))
+    if fail[k] > tol.gap:
+        return False, {"x": int(xs[k]), "y": int(ys[k]), "ratio": float(fail[k])}
+    return (True, None) if bool(np.all(hold <= 1)) else (None, None)
 
 
 def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
@@ -932,10 +941,11 @@ def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
     rounding of both (``entry_ratio``), holds when every difference plus that
     rounding is within ``sqrt(gap) rtol`` (``entry_hold_ratio`` at most one),
     undecided otherwise (or where a bound was not finite and no entry fails).
-    ``exact()``: the open entries formed exactly (:func:`_open_entries_equal`),
-    asked only when the ratios leave the pair undecided: an exact entry beyond
-    ``gap rtol`` fails it (that entry is the witness), and where every bound is
-    finite, every open entry within ``rtol`` holds it."""
+    ``exact()``: the open entries recomputed (:func:`_open_entries_equal`),
+    asked only when the ratios leave the pair undecided: a recomputed entry
+    certainly beyond ``gap rtol`` fails it (that entry is the witness), and
+    where every bound is finite, every open entry certainly within ``sqrt(gap)
+    rtol`` holds it."""
     ratio = float(dist["entry_ratio"])
     witness = dict(dist["entry_witness"])
     unbounded = bool(dist.get("entry_unbounded"))

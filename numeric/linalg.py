@@ -81,7 +81,6 @@ __all__ = [
     "row_basis",
     "column_basis",
     "projector_onto_rows",
-    "projector_onto_columns",
     "pinv",
     "solve_left",
     "is_zero",
@@ -716,10 +715,6 @@ def projector_onto_rows(B: np.ndarray) -> np.ndarray:
     if np.allclose(gram, np.eye(B.shape[0]), atol=1e-12):
         return B.T @ B
     return B.T @ np.linalg.solve(gram, B)
-
-
-def projector_onto_columns(U: np.ndarray) -> np.ndarray:
-    return projector_onto_rows(U.T)
 
 
 def pinv(X: np.ndarray, rank: int | None = None, tol: Tolerance = DEFAULT_TOLERANCE) -> np.ndarray:

@@ -209,7 +209,7 @@ def test_a_difference_that_a_declared_input_error_hides_is_not_equivalent():
 def test_a_difference_below_the_rounding_bound_of_exact_inputs_is_formed_exactly():
     """The same with entries 2^52, exactly representable: the difference 3 is
     within the dot products' rounding bound at |f| |g_0| ~ 2^53, so the entry is
-    open, formed in rational arithmetic, and the pair fails there."""
+    open, recomputed from the models' numbers, and the pair fails there."""
     F1, F2, G = _cancelling(2 ** 52)
     a, b = FloatModel(np.array(F1, float), np.array(G, float)), FloatModel(np.array(F2, float), np.array(G, float))
     r = graded.compare(a, b)
@@ -220,7 +220,7 @@ def test_a_difference_below_the_rounding_bound_of_exact_inputs_is_formed_exactly
 def test_two_logits_that_both_underflow_are_not_called_equal():
     """Log-odds 2^-1100 and 2^-1099 (context 0, token 1) both underflow to 0 in
     binary64; scaling context 0 by 2^550 (a symmetry of L = L~) makes them
-    2^-550 and 2^-549. The entry is open, formed exactly, and the pair fails."""
+    2^-550 and 2^-549. The entry is open, recomputed after scaling, and the pair fails."""
     t = 2.0 ** -550
     G = np.array([[0.0, 0.0], [t, 0.0], [0.0, 1.0]])
     a = FloatModel(np.array([[t, 0.0], [0.0, 1.0], [1.0, 1.0]]), G)

@@ -430,7 +430,7 @@ REAL_MODEL_MUTANTS = [
            ("tests/test_graded_el_invariance.py",)),
     Mutant("graded-exact-witness-ignored", "numeric/graded.py", "        if answer is False:",
            "        if answer is False and False:",
-           "an open entry formed exactly beyond gap rtol does not fail L = L~",
+           "an open entry recomputed beyond gap rtol does not fail L = L~",
            ("tests/test_graded_el_invariance.py",)),
     Mutant("entries-rounding-buys-holds", "numeric/primitives.py", "        top = diff + err\n",
            "        top = np.maximum(diff - err, 0.0)\n",
