@@ -33,7 +33,7 @@ from allornone.decision import Decision, Truth
 from allornone.numeric import linalg as fl
 from allornone.numeric.logit_tiles import common_exponents as _common_exponents
 from allornone.numeric.logit_tiles import common_scaled
-from allornone.numeric.logit_tiles import compare_tiles
+from allornone.numeric.logit_tiles import HANDED_BACK, compare_tiles
 from allornone.numeric.primitives import entry_ratios, recomputed_entries
 
 __all__ = ["FloatCertificate", "FloatIdentification", "el_certificate", "linear_identification", "same_distribution"]
@@ -168,11 +168,11 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
     ``u (d + 2) |f(x)| |g_0(y)|`` with Euclidean norms (which bounds
     ``u (d + 2) |f(x)|^T |g_0(y)|``), so that it costs no matrix product of
     its own: two products of ``m x n x d`` flops in all, the token blocks
-    shared among threads. Entries the bound cannot tell from zero, or leaves
-    undecided, are recomputed exactly rounded as in :func:`same_distribution`."""
+    shared among threads. Entries the bound leaves open are recomputed as in
+    :func:`same_distribution`."""
     Fa, Fb, ex, t = compare_tiles(a, b, tol, _TILE_TOKENS, _TILE_CONTEXTS)
     # tiles in their order, as long as they fit in what may be recomputed
-    rows, cols, kept, overflowed = [], [], 0, False
+    rows, cols, kept, overflowed = [], [], 0, t.redo_count > _REFINE_MAX
     for r, c in zip(t.rows, t.cols):
         if kept + r.size > _REFINE_MAX:
             overflowed = True
@@ -205,7 +205,7 @@ def same_distribution_at_tokens(a, b, tokens) -> Decision:
 
 
 # At most this many entries of L are recomputed with correctly rounded dot products.
-_REFINE_MAX = 1 << 18
+_REFINE_MAX = HANDED_BACK
 
 
 def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):

@@ -45,6 +45,9 @@ __all__ = ["TileResult", "common_exponents", "compare_tiles", "pow2_rows"]
 
 _U = fl.UNIT_ROUNDOFF
 _TINY = np.finfo(float).tiny
+#: Entries a block of tokens hands back to be recomputed, at most (as many as
+#: :func:`allornone.numeric.equivalence.same_distribution` recomputes in all).
+HANDED_BACK = 1 << 18
 #: Entries of the rows of a tile that the elementwise test takes at once.
 CACHE_ENTRIES = 1 << 16
 _LOCAL = threading.local()
@@ -117,7 +120,7 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     m = Fa.shape[0]
     worst = (-1.0, (0, 0), 0.0, 0.0)
     any_fail, max_res = False, 0.0
-    rows, cols = [], []
+    rows, cols, count = [], [], [0]
     scale_y = np.ldexp(1.0, e)[None, :] if int(np.max(np.abs(e), initial=0)) < 1000 else None
     # the products a tile of nc contexts at a time, into buffers kept by the
     # thread; the elementwise test a few rows at a time (its dozen passes then
@@ -135,14 +138,16 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
             sl = slice(i, min(i0 + h0, i + step))
             La, Lb = bufa[i - i0:sl.stop - i0], bufb[i - i0:sl.stop - i0]
             any_fail, worst, max_res = _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol,
-                                              any_fail, worst, max_res, rows, cols)
-    return e, any_fail, worst, max_res, rows, cols
+                                              any_fail, worst, max_res, rows, cols, count)
+    return e, any_fail, worst, max_res, rows, cols, count[0]
 
 
-def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_fail, worst, max_res, rows, cols):
+def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_fail, worst, max_res, rows, cols,
+           count):
     """The entrywise test on rows ``sl`` of the contexts and the block of tokens
     from ``j`` (``La``, ``Lb``: their logits, overwritten), folded into the
-    block's running results (``rows``, ``cols``: entries handed back)."""
+    block's running results (``rows``, ``cols``: entries handed back, at most
+    :data:`HANDED_BACK` of them; ``count[0]``: how many there were)."""
     i = sl.start
     diff = np.subtract(La, Lb)
     np.abs(diff, out=diff)
@@ -159,8 +164,12 @@ def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_f
     del fratio
     if redo.any():
         r, c = np.nonzero(redo)
-        rows.append(r + i)
-        cols.append(c + j)
+        # beyond what may be recomputed the verdict is undecided anyway:
+        # only the count is kept (the entries could be a third of the logits)
+        if count[0] + r.size <= HANDED_BACK:
+            rows.append(r + i)
+            cols.append(c + j)
+        count[0] += r.size
         ratio[redo] = -1.0
     k = int(np.argmax(ratio))
     x, y = divmod(k, ratio.shape[1])
@@ -197,7 +206,7 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
     parts = th.run_all(lambda j: _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol),
                        starts, threads)
     out = TileResult(np.zeros(n, dtype=int))
-    for j, (e, fail, worst, res, rows, cols) in zip(starts, parts):
+    for j, (e, fail, worst, res, rows, cols, count) in zip(starts, parts):
         out.ey[j:j + e.size] = e
         out.any_fail |= fail
         if worst[0] > out.worst[0]:
@@ -205,6 +214,6 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
         out.max_res = max(out.max_res, res)
         out.rows += rows
         out.cols += cols
-        out.redo_count += sum(map(len, rows))
+        out.redo_count += count
     return Fa, Fb, ex, out
 
