@@ -46,7 +46,7 @@ import scipy.linalg
 
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance, row_exponents, scale_rows
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance, scale_rows
 from allornone.numeric.primitives import recomputed_entries
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
@@ -892,6 +892,12 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist, dict(fa.methods), same_distribution=same, el_measures=measures)
 
 
+def _top_exponents(*arrays) -> np.ndarray:
+    """Per row the exponent of the largest entry over ``arrays`` (0 where all are zero)."""
+    top = np.max([np.max(np.abs(X), axis=1, initial=0.0) for X in arrays], axis=0)
+    return np.where(top > 0, np.frexp(top)[1], 0).astype(int)
+
+
 def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, dict | None]:
     """The entries the rounding bound left open, recomputed from the models'
     numbers (:func:`~allornone.numeric.primitives.recomputed_entries`: a
@@ -913,9 +919,10 @@ def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, 
     Ga, Gb = np.asarray(a.G), np.asarray(b.G)
     # one power of two per context and one per token, common to both models:
     # the claim unchanged, and no product beyond binary64 on the way
-    ex = np.maximum(row_exponents(rows[0]), row_exponents(rows[1]))[at]
-    ey = np.max([row_exponents(M) for M in (Ga[ys], Gb[ys], np.broadcast_to(Ga[a.pivot], (ys.size, a.d)),
-                                                np.broadcast_to(Gb[b.pivot], (ys.size, b.d)))], axis=0)
+    # (from the largest entry of either model: a row zero in one model takes the other's size)
+    ex = _top_exponents(rows[0], rows[1])[at]
+    ey = _top_exponents(Ga[ys], Gb[ys], np.broadcast_to(Ga[a.pivot], (ys.size, a.d)),
+                        np.broadcast_to(Gb[b.pivot], (ys.size, b.d)))
     sides = []
     for m, R, G in ((a, rows[0], Ga), (b, rows[1], Gb)):
         parts = (scale_rows(R[at], ex), scale_rows(G[ys], ey), scale_rows(np.broadcast_to(G[m.pivot], (ys.size, m.d)), ey))

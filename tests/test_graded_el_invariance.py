@@ -259,3 +259,23 @@ def test_a_difference_of_logits_beyond_binary64_is_named_as_such():
     a, b = FloatModel(np.array([[1e308, 0.0]]), G), FloatModel(np.array([[-1e308, 0.0]]), G)
     with pytest.raises(NonFiniteValueError, match="difference of the two models' log-odds at context 0, token 1"):
         graded.compare(a, b)
+
+
+def test_a_context_zero_in_one_model_and_tiny_in_the_other_is_recomputed_at_its_own_size():
+    """Context 0 is zero in one model and of size 2^-1012 in the other, whose
+    logits there cancel to exactly 0: both distributions agree. The entries are
+    open (what underflow may lose belongs to them) and are recomputed with the
+    context scaled by the size of the model where it is not zero -- a zero row
+    has no size to give; taking it as size one left the products near underflow
+    and the pair undecided. A change of 2^-1030 in the tiny context's logits
+    fails."""
+    G = np.array([[0.0, 0.0], [1.0, -1.0], [2.0, -2.0], [1.0, 3.0]])
+    t = 2.0 ** -1012
+    a = FloatModel(np.array([[0.0, 0.0], [1.0, 2.0]]), G)
+    b = FloatModel(np.array([[t, t], [1.0, 2.0]]), G)
+    assert graded.compare(a, b).same_distribution["verdict"] == "fails"      # token 3: 4t against 0
+    G2 = G[:3]
+    a, b = FloatModel(a.F, G2), FloatModel(b.F, G2)
+    assert graded.compare(a, b).same_distribution["verdict"] == "holds"
+    c = FloatModel(np.array([[t, t + 2.0 ** -1030], [1.0, 2.0]]), G2)
+    assert graded.compare(b, c).same_distribution["verdict"] == "fails"
