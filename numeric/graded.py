@@ -64,7 +64,7 @@ CACHE_ENTRIES = 1 << 16
 #: comparison recomputes from the models' numbers to decide them
 #: (:func:`~allornone.numeric.primitives.recomputed_entries`); beyond that many,
 #: ``same_distribution`` stays undecided where they are.
-OPEN_ENTRIES = 1 << 14
+OPEN_ENTRIES = 4096
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
            "readout_linearity", "steering", "summarise_matrix", "fold_zero_bias"]
