@@ -509,6 +509,11 @@ def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
     return np.array([math.fsum(row) for row in T.tolist()], dtype=float), tiny
 
 
+def _near_underflow(p: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Where the product ``p = fl(x y)`` or its error term may have underflowed."""
+    return ((p != 0) & (np.abs(p) < 2.0 ** -960)) | ((x != 0) & (y != 0) & (p == 0))
+
+
 # Entries that compensated_dots takes at once (its arrays then stay in the cache).
 _DOT2_CHUNK = 4096
 
@@ -541,20 +546,20 @@ def compensated_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.nda
         with np.errstate(under="ignore"):
             p, s = _two_product(X[0], Y[0])
             size = np.abs(p)
+            near = _near_underflow(p, X[0], Y[0])
             for i in range(1, n):
                 h, r = _two_product(X[i], Y[i])
                 p, q = _two_sum(p, h)
                 s += q + r
                 size += np.abs(h)
+                near |= _near_underflow(h, X[i], Y[i])
             res = p + s
-            P = X * Y
         if not (np.all(np.isfinite(res)) and np.all(np.isfinite(size))):
             return None
         # |x|^T |y| is taken in floats: (1 + gamma) bounds its own rounding
         err = (u * np.abs(res) + gamma * gamma * size * (1 + gamma)) / (1 - u)
         # an error term (or a product) that may have underflowed loses at most
         # the smallest subnormal each
-        near = np.any(((P != 0) & (np.abs(P) < 2.0 ** -960)) | ((X != 0) & (Y != 0) & (P == 0)), axis=0)
         err += np.where(near, 4.0 * n * 2.0 ** -1074, 0.0)
         vals[c:c + res.size], errs[c:c + res.size] = res, err * (1 + 4 * u)
     return vals, errs
