@@ -12,7 +12,11 @@ So one huge context cannot set the scale at which the others are judged.
   bound ``rtol max(|L|, |L~|) + u (d + 2)(|f(x)|^T |g_0(y)| + |f~(x)|^T |g~_0(y)|)``
   (absolute values entrywise: Higham's bound for a dot product, so a hidden
   coordinate that ``g_0`` does not have costs nothing) plus the error of the two
-  subtractions ``G - g(y_0)``.
+  subtractions ``G - g(y_0)`` and what underflow may lose
+  (:func:`~allornone.numeric.linalg.underflow_loss`, where the context and the
+  token are not zero in both models), judged by
+  :func:`~allornone.numeric.primitives.entry_ratios`; the entries that leaves
+  open are recomputed (:func:`~allornone.numeric.primitives.recomputed_entries`).
 * :func:`el_certificate` builds ``A* = (F P_M)^T ((F~ P~)^T)^+`` and
   ``B* = (G_0 P_N)^T ((G~_0 P~)^T)^+`` and judges EL1--EL3 column by column
   against the errors the computed subspaces propagate (``Structure.errors``):
@@ -89,6 +93,11 @@ def same_distribution(a, b) -> Decision:
     ca, cb = _U * (da + 2) + 2 * a.input_error, _U * (db + 2) + 2 * b.input_error
     aFa, aFb, aGa, aGb = np.abs(Fa), np.abs(Fb), np.abs(Ga), np.abs(Gb)
     m, n = Fa.shape[0], Ga.shape[0]
+    # what underflow may lose, in every entry whose row and column are not
+    # zero in both models (taken from the models' numbers: a scaled row may
+    # have underflowed to zero)
+    live_x = np.any(a.F, axis=1) | np.any(b.F, axis=1)
+    live_y = fl.underflow_loss(da, db) * (np.any(a.G != a.G[a.pivot], axis=1) | np.any(b.G != b.G[b.pivot], axis=1))
     step = max(1, _BLOCK // max(n, 1))
     worst = (-1.0, (0, 0), 0.0, 0.0)   # ratio, entry, residual, bound
     max_res = 0.0
@@ -103,7 +112,7 @@ def same_distribution(a, b) -> Decision:
         nat = np.maximum(np.abs(La), np.abs(Lb))
         del La, Lb
         rnd = (ca * (aFa[i:i + step] @ aGa.T) + cb * (aFb[i:i + step] @ aGb.T)
-               + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T)
+               + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T + np.multiply.outer(live_x[i:i + step], live_y))
         ratio, fratio, bound = entry_ratios(diff, nat, rnd, tol)
         del nat, rnd
         redo = (ratio > 1) & (fratio <= tol.gap)
@@ -121,10 +130,10 @@ def same_distribution(a, b) -> Decision:
         if ratio.flat[j] > worst[0]:
             worst = (float(ratio.flat[j]), (i + x, y), float(diff.flat[j]), float(bound.flat[j]))
         max_res = max(max_res, float(np.ldexp(diff, ex[i:i + step, None] + ey[None, :]).max()) if diff.size else 0.0)
-    return _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
+    return _conclude(a, b, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
 
 
-def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:
+def _conclude(a, b, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:
     """The verdict of a log-odds comparison once every entry has been judged
     by its dot-product bound: the entries collected for it (``rows``,
     ``cols``) recomputed (unless something already fails, or more were to be
@@ -133,7 +142,7 @@ def _conclude(a, b, Fa, Fb, ex, ey, rows, cols, overflowed, any_fail, worst, max
     tolerance at the entry with the largest ratio, in the models' units."""
     any_undecided = overflowed
     if rows and not any_fail and not overflowed:
-        refined = _refined_entries(a, b, Fa, Fb, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)
+        refined = _refined_entries(a, b, ex, ey, np.concatenate(rows), np.concatenate(cols), tol)
         if refined is None:
             any_undecided = True
         else:
@@ -170,7 +179,7 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
     its own: two products of ``m x n x d`` flops in all, the token blocks
     shared among threads. Entries the bound leaves open are recomputed as in
     :func:`same_distribution`."""
-    Fa, Fb, ex, t = compare_tiles(a, b, tol, _TILE_TOKENS, _TILE_CONTEXTS)
+    ex, t = compare_tiles(a, b, tol, _TILE_TOKENS, _TILE_CONTEXTS)
     # tiles in their order, as long as they fit in what may be recomputed
     rows, cols, kept, overflowed = [], [], 0, t.redo_count > _REFINE_MAX
     for r, c in zip(t.rows, t.cols):
@@ -180,7 +189,7 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
         rows.append(r)
         cols.append(c)
         kept += r.size
-    return _conclude(a, b, Fa, Fb, ex, t.ey, rows, cols, overflowed, t.any_fail, t.worst, t.max_res, tol)
+    return _conclude(a, b, ex, t.ey, rows, cols, overflowed, t.any_fail, t.worst, t.max_res, tol)
 
 
 def same_distribution_at_tokens(a, b, tokens) -> Decision:
@@ -208,28 +217,23 @@ def same_distribution_at_tokens(a, b, tokens) -> Decision:
 _REFINE_MAX = HANDED_BACK
 
 
-def _refined_entries(a, b, Fa, Fb, ex, ey, xs, ys, tol):
-    """Entries ``(xs, ys)`` of both (row-scaled) log-odds recomputed from the
-    models' numbers (:func:`~allornone.numeric.primitives.recomputed_entries`),
-    with the tokens scaled by ``2^-ey``; None when that is not available
-    (entries too large to split, a scaling that would not be exact). Returns
-    ``(ratio, |diff|, bound, xs, ys, fails_ratio)``, ``ratio`` and ``bound``
-    for "holds"."""
-    sides = []
-    for model, F in ((a, Fa), (b, Fb)):
-        e = ey[ys][:, None]
-        Gy = np.ldexp(model.G[ys], -e)
-        G0 = np.ldexp(np.broadcast_to(model.G[model.pivot], Gy.shape), -e)
-        # the scaling must be exact (no subnormal underflow), or the values are not the model's
-        if not (np.array_equal(np.ldexp(Gy, e), model.G[ys])
-                and np.array_equal(np.ldexp(G0, e), np.broadcast_to(model.G[model.pivot], Gy.shape))):
-            return None
-        sides.append((F[xs], Gy, G0, model.input_error))
+def _refined_entries(a, b, ex, ey, xs, ys, tol):
+    """Entries ``(xs, ys)`` of both log-odds recomputed from the models' numbers
+    (:func:`~allornone.numeric.primitives.recomputed_entries`, each model at its
+    own scale); None when that is not available. Returns ``(ratio, |diff|,
+    bound, xs, ys, fails_ratio)``, ``ratio`` and ``bound`` for "holds",
+    ``|diff|`` and ``bound`` in the units of the blocked comparison (contexts
+    scaled by ``2^-ex``, tokens by ``2^-ey``)."""
+    sides = [(m.F[xs], m.G[ys], np.broadcast_to(m.G[m.pivot], (ys.size, m.d)), m.input_error) for m in (a, b)]
     out = recomputed_entries(*sides, tol)
     if out is None:
         return None
-    ratio, diff, hold, fratio = out
-    return ratio, diff, hold, xs, ys, fratio
+    ratio, diff, hold, fratio, unit = out
+    # into the blocked comparison's units, for the report only (the ratios
+    # carry the verdict)
+    shift = unit - ex[xs] - ey[ys]
+    with np.errstate(over="ignore"):
+        return ratio, np.ldexp(diff, shift), np.ldexp(hold, shift), xs, ys, fratio
 
 
 @dataclass

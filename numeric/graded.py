@@ -46,7 +46,7 @@ import scipy.linalg
 
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance, scale_rows
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric.primitives import recomputed_entries
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
@@ -892,12 +892,6 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
                             dist, dict(fa.methods), same_distribution=same, el_measures=measures)
 
 
-def _top_exponents(*arrays) -> np.ndarray:
-    """Per row the exponent of the largest entry over ``arrays`` (0 where all are zero)."""
-    top = np.max([np.max(np.abs(X), axis=1, initial=0.0) for X in arrays], axis=0)
-    return np.where(top > 0, np.frexp(top)[1], 0).astype(int)
-
-
 def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, dict | None]:
     """The entries the rounding bound left open, recomputed from the models'
     numbers (:func:`~allornone.numeric.primitives.recomputed_entries`: a
@@ -916,26 +910,13 @@ def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, 
     ctx = np.unique(xs)
     at = np.searchsorted(ctx, xs)
     rows = [np.vstack([read_rows(_features(m), int(x), int(x) + 1) for x in ctx]) for m in (a, b)]
-    Ga, Gb = np.asarray(a.G), np.asarray(b.G)
-    # one power of two per context and one per token, common to both models:
-    # the claim unchanged, and no product beyond binary64 on the way
-    # (from the largest entry of either model: a row zero in one model takes the other's size)
-    ex = _top_exponents(rows[0], rows[1])[at]
-    ey = _top_exponents(Ga[ys], Gb[ys], np.broadcast_to(Ga[a.pivot], (ys.size, a.d)),
-                        np.broadcast_to(Gb[b.pivot], (ys.size, b.d)))
-    sides = []
-    for m, R, G in ((a, rows[0], Ga), (b, rows[1], Gb)):
-        parts = (scale_rows(R[at], ex), scale_rows(G[ys], ey), scale_rows(np.broadcast_to(G[m.pivot], (ys.size, m.d)), ey))
-        # a scaling that is not exact (an entry pushed among the subnormals) would
-        # change the numbers: those entries stay open
-        back = (R[at], G[ys], np.broadcast_to(G[m.pivot], (ys.size, m.d)))
-        if not all(np.array_equal(scale_rows(P, -e), X) for P, X, e in zip(parts, back, (ex, ey, ey))):
-            return None, None
-        sides.append((*parts, getattr(m, "input_error", 0.0)))
+    # the models' own numbers: the primitive scales each model's rows itself
+    sides = [(R[at], np.asarray(m.G)[ys], np.broadcast_to(np.asarray(m.G)[m.pivot], (ys.size, m.d)),
+              getattr(m, "input_error", 0.0)) for m, R in ((a, rows[0]), (b, rows[1]))]
     out = recomputed_entries(*sides, tol)
     if out is None:
         return None, None
-    hold, _, _, fail = out
+    hold, _, _, fail, _ = out
     k = int(np.argmax(fail))
     if fail[k] > tol.gap:
         return False, {"x": int(xs[k]), "y": int(ys[k]), "ratio": float(fail[k])}

@@ -91,6 +91,7 @@ __all__ = [
     "norm2",
     "difference_with_error",
     "subtract_with_error",
+    "underflow_loss",
 ]
 
 #: ``u = 2^-53``: the relative rounding error of one binary64 operation.
@@ -100,6 +101,23 @@ UNIT_ROUNDOFF = 2.0 ** -53
 #: normal range. Negligible beside any tolerance on numbers of normal size; on
 #: subnormal data it keeps "holds" from being decided on what underflow erased.
 UNDERFLOW = 2.0 ** -1074 * 2.0 ** 30
+
+
+def underflow_loss(*dims: int) -> float:
+    """What underflow may lose in one entry of ``F G_0^T`` computed in binary64
+    with every row scaled by a power of two to entries of at most one (``dims``:
+    the dimensions of the products summed, one per model): in each model, each
+    of the ``d`` entries of the two rows may lose ``2^-1075`` to the scaling,
+    each product ``2^-1075``, and the rounding bound's own product as much, so
+    at most ``3 d 2^-1074`` per model; taken as ``8 d 2^-1074``, and never
+    below ``2 UNDERFLOW``. Added to the bound of every entry whose row and
+    column are not zero in both models, it keeps two logits that underflowed
+    to zero (or to a few subnormals) from being called equal.
+
+    >>> underflow_loss(3, 4) == 2 * UNDERFLOW
+    True
+    """
+    return 2.0 ** -1074 * max(2.0 ** 31, 8.0 * float(sum(dims)))
 
 
 @dataclass(frozen=True)

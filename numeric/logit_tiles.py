@@ -10,7 +10,9 @@ powers of two common to both models, is judged on
 * the rounding bound ``rnd = u (d + 2) |f| |g_0| + u (d~ + 2) |f~| |g~_0|
   + |f| |e_0| + |f~| |e~_0|`` (Euclidean norms: the Cauchy--Schwarz form of
   Higham's dot-product bound, so it is a rank-4 product and costs no product of
-  the tile's size; ``e_0`` the exact error of the subtraction ``G - g(y_0)``);
+  the tile's size; ``e_0`` the exact error of the subtraction ``G - g(y_0)``),
+  plus what underflow may lose (:func:`~allornone.numeric.linalg.underflow_loss`)
+  where the context and the token are not zero in both models;
 * the **declared** input error ``dec`` (where a model declares one,
   ``FloatModel.input_error``): ``2 ie |f| |g_0| + |f| |i_0|``, ``i_0`` the
   declared error ``ie (|g(y)| + |g(y_0)|)`` of ``g_0``.
@@ -106,9 +108,11 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     G0a, E0a = fl.subtract_with_error(a.G[j:j + nt], ga)
     G0b, E0b = fl.subtract_with_error(b.G[j:j + nt], gb)
     e = common_exponents(G0a, G0b)
+    # a token whose g_0 is not zero in both models: its entries may lose to underflow
+    live = fl.underflow_loss(a.d, b.d) * (np.any(G0a, axis=1) | np.any(G0b, axis=1))
     G0a, G0b, E0a, E0b = (pow2_rows(M, e) for M in (G0a, G0b, E0a, E0b))
     right = np.vstack([np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1),
-                       np.linalg.norm(E0a, axis=1), np.linalg.norm(E0b, axis=1)])
+                       np.linalg.norm(E0a, axis=1), np.linalg.norm(E0b, axis=1), live])
     del E0a, E0b
     dright = None
     if dleft is not None:
@@ -189,13 +193,14 @@ def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_f
 
 def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int | None = None):
     """Every entry of ``L`` and ``L~`` judged as the module docstring says.
-    Returns ``(Fa, Fb, ex, TileResult)`` (the row-scaled ``F``, ``F~`` and
-    their exponents, for the recomputation of the entries handed back)."""
+    Returns ``(ex, TileResult)``, ``ex`` the contexts' exponents (the units
+    of the entries handed back)."""
     ex = common_exponents(a.F, b.F)
     Fa, Fb = pow2_rows(a.F, ex), pow2_rows(b.F, ex)
     nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
     ca, cb = _U * (a.d + 2), _U * (b.d + 2)
-    left = np.column_stack([ca * nFa, cb * nFb, nFa, nFb])
+    # (last column: a context not zero in both models, for the underflow term)
+    left = np.column_stack([ca * nFa, cb * nFb, nFa, nFb, np.any(a.F, axis=1) | np.any(b.F, axis=1)])
     dleft = None
     if a.input_error or b.input_error:
         dleft = np.column_stack([2 * a.input_error * nFa, 2 * b.input_error * nFb, nFa, nFb])
@@ -215,5 +220,5 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
         out.rows += rows
         out.cols += cols
         out.redo_count += count
-    return Fa, Fb, ex, out
+    return ex, out
 

@@ -347,11 +347,17 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
         return None
     EA, EB, EC, ED = errors
     # one power of two per context for both products, one per token: the claim
-    # is unchanged, and no product over- or underflows
+    # is unchanged, and no product overflows; a row that loses entries to
+    # underflow on the way (a row spanning beyond binary64, or one far smaller
+    # than its counterpart in the other product) costs each of its entries
+    # what it may have lost (fl.underflow_loss: entries of at most one)
     ex = np.maximum(row_exponents(A), row_exponents(C))
     ey = np.maximum(row_exponents(B), row_exponents(D))
+    orig = (A, B, C, D)
     A, C = scale_rows(A, ex), scale_rows(C, ex)
     B, D = scale_rows(B, ey), scale_rows(D, ey)
+    lossy = [~np.all(scale_rows(X, -e) == X0, axis=1) for X, X0, e in zip((A, B, C, D), orig, (ex, ey, ex, ey))]
+    lost = fl.underflow_loss(d1, C.shape[1]) * ((lossy[0] | lossy[2])[:, None] | (lossy[1] | lossy[3])[None, :])
     EA, EC = (None if X is None else scale_rows(X, ex) for X in (EA, EC))
     EB, ED = (None if X is None else scale_rows(X, ey) for X in (EB, ED))
     diff = rounded_matmul([(A, B.T), (-C, D.T)])
@@ -360,12 +366,13 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
     if diff is None or left is None or right is None:
         return None
     R, E = diff
+    E = E + lost
     for extra in extras:
         if extra is not None:
             E = E + extra
     # each entry at its own size (a lower bound of the larger exact entry): a
     # log-odds is compared with itself, never with a larger one in its context
-    size = np.maximum(np.maximum(np.abs(left[0]) - left[1], np.abs(right[0]) - right[1]), 0.0)
+    size = np.maximum(np.maximum(np.abs(left[0]) - left[1], np.abs(right[0]) - right[1]) - lost, 0.0)
     lo = tol.resolution * tol.rtol * size - E
     hi = tol.gap * (tol.rtol * size + E)
     absR = np.abs(R)
@@ -437,11 +444,22 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
     ``L = L~`` that a dot-product bound leaves open.
 
     ``a = (F, G, P, input_error)``: per entry ``i`` the context's row ``F[i]``,
-    the token's row ``G[i]`` and the pivot's row ``P[i]`` (``k x d`` arrays,
-    each entry's three rows scaled by powers of two common to both models, so
-    that the claim is unchanged), and the relative error the model declares for
-    its numbers; ``b`` likewise. Entry ``i`` of ``L`` is ``F[i]^T G[i] - F[i]^T
+    the token's row ``G[i]`` and the pivot's row ``P[i]`` (``k x d`` arrays of
+    the model's own numbers), and the relative error the model declares for
+    them; ``b`` likewise. Entry ``i`` of ``L`` is ``F[i]^T G[i] - F[i]^T
     P[i]``, formed as one sum of ``2d`` products.
+
+    **Scaling.** In each model, ``F[i]`` is scaled by the power of two that
+    brings its largest entry to ``[1/2, 1)``, and ``G[i]``, ``P[i]`` by one
+    common power that does the same for the larger of them: no product leaves
+    binary64, and two models in different units (``f -> 2^600 f``, ``g ->
+    2^-600 g``) are each computed at their own size. A row that spans more
+    than the binary64 range loses entries to underflow on the way; each lost
+    entry is at most ``2^-1075`` of the row's unit, so the entry's bound gains
+    ``4 d 2^-1074`` units (all ``d`` entries of the three rows, and their
+    products). Both values are then brought to the larger of the two units
+    (that of a side which is exactly zero does not count), which loses at
+    most ``2^-1074`` there, added to the bound where it happened.
 
     **Claim and proof.** Each value is first formed by Dot2
     (:func:`~allornone.numeric.linalg.compensated_dots`) with its proven bound;
@@ -449,32 +467,61 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
     ``1/(d u)``), at most :data:`ROUNDED_ENTRIES`, are formed correctly rounded
     (:func:`~allornone.numeric.linalg.rounded_dots`: half an ulp plus what
     underflow may lose). The error of an entry is the bound of each value,
-    half an ulp of their difference and, where declared, ``2 input_error
-    (|F[i]|^T |G[i]| + |F[i]|^T |P[i]|)``; :func:`entry_ratios` turns that into
-    a certain "holds" or "fails" or neither.
+    the scaling losses above, half an ulp of their difference and, where
+    declared, ``2 input_error (|F[i]|^T |G[i]| + |F[i]|^T |P[i]|)``;
+    :func:`entry_ratios` turns that into a certain "holds" or "fails" or
+    neither.
 
-    Returns ``(hold, diff, bound, fail)`` (arrays as :func:`entry_ratios`, and
-    ``|L - L~|`` as computed), or None where a value cannot be formed (entries
-    beyond ``2^995``).
+    Returns ``(hold, diff, bound, fail, unit)``: arrays as
+    :func:`entry_ratios`, ``diff = |L - L~|`` as computed, ``diff`` and
+    ``bound`` in units of ``2^unit`` (per entry).
 
     >>> F = np.array([[2.0 ** 33, 1.0]]); G = np.array([[1.0, 1.0 - 2.0 ** 33]]); P = np.zeros((1, 2))
-    >>> hold, diff, _, fail = recomputed_entries((F, G, P, 0.0), (np.ones((1, 1)), np.array([[1 + 1e-7]]),
-    ...                                                            np.zeros((1, 1)), 0.0))
-    >>> bool(fail[0] > DEFAULT_TOLERANCE.gap), float(diff[0])
+    >>> hold, diff, _, fail, unit = recomputed_entries((F, G, P, 0.0), (np.ones((1, 1)), np.array([[1 + 1e-7]]),
+    ...                                                                  np.zeros((1, 1)), 0.0))
+    >>> bool(fail[0] > DEFAULT_TOLERANCE.gap), float(np.ldexp(diff[0], unit[0]))
     (True, 1.0000000005838672e-07)
+    >>> one = lambda e: np.array([[2.0 ** e]])
+    >>> _, _, _, fail, _ = recomputed_entries((one(-600), one(600), one(0) * 0, 0.0),
+    ...                                       (one(500), one(-499), one(0) * 0, 0.0))   # 1 against 2
+    >>> bool(fail[0] > DEFAULT_TOLERANCE.gap)
+    True
     """
+    sides = []
+    for F, G, P, ie in (a, b):
+        F, G, P = (np.asarray(X, dtype=float) for X in (F, G, P))
+        ex = row_exponents(F)
+        ey = np.maximum(row_exponents(G), row_exponents(P))
+        Fs, Gs, Ps = scale_rows(F, ex), scale_rows(G, ey), scale_rows(P, ey)
+        # entries a row spanning beyond binary64 lost on the way (each at most
+        # 2^-1075 of the unit, against entries of at most one)
+        lossy = ~(np.all(scale_rows(Fs, -ex) == F, axis=1) & np.all(scale_rows(Gs, -ey) == G, axis=1)
+                  & np.all(scale_rows(Ps, -ey) == P, axis=1))
+        zero = ~(np.any(F, axis=1) & (np.any(G, axis=1) | np.any(P, axis=1)))
+        lost = np.where(lossy & ~zero, 4.0 * max(F.shape[1], 1) * 2.0 ** -1074, 0.0)
+        sides.append((Fs, Gs, Ps, ie, ex + ey, zero, lost))
+    (_, _, _, _, sa, za, _), (_, _, _, _, sb, zb, _) = sides
+    # the common unit: the larger one, where both sides have a value of their own
+    unit = np.where(za, sb, np.where(zb, sa, np.maximum(sa, sb)))
+
     def judge(idx, dots):
         vals, err = [], np.zeros(idx.size)
-        for F, G, P, ie in (a, b):
-            F, G, P = F[idx], G[idx], P[idx]
+        for Fs, Gs, Ps, ie, s, _, lost in sides:
+            F, G, P = Fs[idx], Gs[idx], Ps[idx]
             out = dots([(F, G), (F, -P)])
             if out is None:
                 return None
-            vals.append(out[0])
-            err += out[1]
+            v, e = out[0], out[1] + lost[idx]
             if ie:
                 aF = np.abs(F)
-                err += 2.02 * ie * (np.sum(aF * np.abs(G), axis=1) + np.sum(aF * np.abs(P), axis=1))
+                e = e + 2.02 * ie * (np.sum(aF * np.abs(G), axis=1) + np.sum(aF * np.abs(P), axis=1))
+            # into the common unit (a shift down: exact unless it underflows,
+            # the value then within 2^-1074 of its own and the bound rounded up)
+            shift = s[idx] - unit[idx]
+            vs, es = np.ldexp(v, shift), np.ldexp(e, shift)
+            inexact = (np.ldexp(vs, -shift) != v) | (np.ldexp(es, -shift) != e)
+            vals.append(vs)
+            err += es + np.where(inexact, 2.0 * 2.0 ** -1074, 0.0)
         diff = np.abs(vals[0] - vals[1])
         err += 1.01 * UNIT_ROUNDOFF * diff
         hold, fail, lo = entry_ratios(diff, np.maximum(np.abs(vals[0]), np.abs(vals[1])), err, tol)
@@ -493,7 +540,8 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
         if second is not None:
             for whole, part in zip(first, second):
                 whole[again] = part
-    return first
+    return (*first, unit)
+
 
 
 def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,

@@ -315,6 +315,11 @@ def factor_pair(a, b, progress=None, method: str | None = None) -> tuple[Factore
     def model(cols):
         W_F, R_F = _thin_qr(R_c[:, cols])
         W_G, R_G = _thin_qr(R_t[:, cols])
+        if not (np.isfinite(W_F).all() and np.isfinite(W_G).all()):
+            # (the joint factor holds both models side by side: a column's norm
+            # may overflow where neither model's alone does)
+            raise NonFiniteValueError("the joint triangular factor of both models is not finite: a column's norm "
+                                      "overflows binary64")
         U, s, Vt, s0, e = _core_svd(R_F, R_G)
         return Factored(s, R_F, R_G, U, Vt, W_F, W_G, s0, e, q_context=tc.q,
                         methods={"context": tc.method, "token": tt.method})

@@ -620,3 +620,68 @@ def test_a_difference_the_rounding_bound_hides_is_not_called_equal(e, tiled, mon
     for eps, truth in ((1e-7, "fails"), (1e-14, "holds"), (0.0, "holds")):
         b = FloatModel(np.array([[1.0]]), np.array([[0.0], [1.0 + eps]]))
         assert thm5.same_distribution(a, b).truth.value == truth, (eps, e, tiled)
+
+
+def _p2(*rows):
+    return np.array([[0.0 if v is None else 2.0 ** v for v in r] for r in rows])
+
+
+# Pairs whose logits are of normal size, or far below, but whose rows, scaled by
+# powers of two common to both models, lose entries to underflow. ``None`` is a
+# zero entry. Each: (a, b, the exact verdict at the default tolerance, and
+# whether a sound float verdict may still be undecided).
+_UNDERFLOW_PAIRS = {
+    # L = 1 against L~ = 2, the two models in units 2^1100 apart: the common
+    # scaling of the context pushes one model's row to zero
+    "units apart": ((_p2([-600]), _p2([None], [600])), (_p2([500]), _p2([None], [-499])), "fails", False),
+    # L = 0 (a zero context) against L~ = 2^-600 (a tiny token)
+    "zero against tiny": ((_p2([None]), _p2([None], [600])), (_p2([0]), _p2([None], [-600])), "fails", False),
+    # one context spanning 2^1100: L = 2^-100 against 2^-99
+    "a row beyond the range": ((_p2([-600, 500]), _p2([None, None], [500, None])),
+                               (_p2([-599, 500]), _p2([None, None], [500, None])), "fails", True),
+    # L = 2^-200 against 2^-199, the product's only term below every subnormal
+    # at the rows' scale
+    "a product below the range": ((_p2([500, -100, None]), _p2([None] * 3, [None, -100, 500])),
+                                  (_p2([500, -99, None]), _p2([None] * 3, [None, -100, 500])), "fails", True),
+}
+
+
+@pytest.mark.parametrize("tiled", [False, True])
+@pytest.mark.parametrize("name", sorted(_UNDERFLOW_PAIRS))
+def test_logits_that_underflow_at_the_rows_scale_are_not_called_equal(name, tiled, monkeypatch):
+    """Each entry of ``L = L~`` is computed with contexts and tokens scaled by
+    powers of two common to both models, which may push entries of one model's
+    rows, or their products, below the subnormals: two different logits then
+    both read zero. The blocked and tiled comparisons add what underflow may
+    lose to every entry whose row and column are not zero in both models, and
+    the recomputation scales each model's rows by its own powers of two; the
+    verdict is the exact one, or undecided where a row itself spans beyond
+    binary64 -- never "holds". The primitive ``products_equal`` (one common
+    scaling, no recomputation) is at least never "holds" on them."""
+    from allornone.numeric import equivalence as eq
+    from allornone.numeric.primitives import products_equal
+
+    (Fa, Ga), (Fb, Gb), truth, may_be_open = _UNDERFLOW_PAIRS[name]
+    if tiled:
+        monkeypatch.setattr(eq, "_TILED_AT", 0)
+    a, b = FloatModel(Fa, Ga), FloatModel(Fb, Gb)
+    got = thm5.same_distribution(a, b).truth.value
+    assert got == truth or (may_be_open and got == "undecided"), (name, got)
+    # a model against itself: equal, or (where its rows lose entries whatever
+    # the scaling) at least never "not equal"
+    same = thm5.same_distribution(a, a).truth.value
+    assert same == "holds" or (may_be_open and same == "undecided"), (name, same)
+    assert not products_equal(a.F, a.G - a.G[0], b.F, b.G - b.G[0]).holds, name
+
+
+def test_a_joint_factor_beyond_binary64_is_a_clear_error():
+    """Two models side by side in one triangular factor: a token row of
+    ``2^1023`` in each gives a joint column norm beyond binary64, where neither
+    model alone overflows. The graded comparison says so (one error of the
+    package's own), rather than raising from inside SciPy."""
+    from allornone.errors import NonFiniteValueError
+    from allornone.numeric.graded import compare
+
+    a = FloatModel(np.array([[1.0]]), _p2([None], [1023], [-997]))
+    with pytest.raises(NonFiniteValueError, match="joint triangular factor"):
+        compare(a, a)
