@@ -325,60 +325,48 @@ def column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, nZ):
     return (eps + c) * nX + nEX + nW * ((eps_t + c) * nXt + nEXt) + moved
 
 
-def _columns(tol, res, nat, err, strict: bool = False, zero=None) -> Decision:
-    """Columns (rows) ``res`` against ``rtol * nat + err`` each. A bound whose
-    propagated part is not ``gap`` times below the natural size of the whole
-    comparison says nothing: "holds" is then undecided. Nor does a rounding
-    bound buy a "holds" column by column: a column whose error is not ``gap``
-    times below its own size (the part in ``M`` of a context tiny next to its
-    raw row, which the error is measured on) holds only where ``zero`` (a
+def _columns(tol, res, nat, err, zero=None) -> Decision:
+    """Columns (rows) ``res``, each of natural size ``nat`` and error bound
+    ``err``, by the rule of :meth:`Tolerance.certain
+    <allornone.numeric.linalg.Tolerance.certain>` column by column: *holds*
+    when every ``res + err <= sqrt(gap) rtol nat`` (an error bound never buys
+    it), *fails* when one ``res > gap (rtol nat + err)``. A column whose error
+    is as large as that (the part in ``M`` of a context tiny next to its raw
+    row, which the error is measured on) still holds where ``zero`` (a
     function of those columns' indices) shows both sides exactly zero: where
     the logits of that context, or token, vanish in both models (F6: the part
     in ``M`` is zero exactly when its logits are)."""
     if res.size == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     bound = np.maximum(tol.rtol * nat + err, np.finfo(float).tiny)
-    if not np.all(np.isfinite(bound)):
-        j = int(np.argmax(~np.isfinite(bound)))
-        return Decision(Truth.UNDECIDED, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
-    if np.isnan(res).any():
-        # a residual lost to overflow (inf - inf) is no evidence either way;
-        # as a ratio it would compare false with every threshold and pass as "holds"
-        j = int(np.argmax(np.isnan(res)))
-        return Decision(Truth.UNDECIDED, float("nan"), (float(bound[j]), float(tol.gap * bound[j])))
+    if not (np.all(np.isfinite(bound)) and np.all(np.isfinite(res))):
+        # an error bound lost to overflow, or a residual (inf - inf), is no
+        # evidence either way
+        j = int(np.argmax(~(np.isfinite(bound) & np.isfinite(res))))
+        return Decision(Truth.UNDECIDED, float(res[j]), (float(bound[j]), float(tol.gap * bound[j])))
     ratio = res / bound
     j = int(np.argmax(ratio))
-    truth = (Truth.FAILS if ratio[j] > tol.gap else Truth.UNDECIDED if ratio[j] > 1 else Truth.HOLDS)
-    if truth is Truth.HOLDS:
-        blind = np.flatnonzero((err * tol.gap > nat) & ((res > 0) | (nat > 0)))
-        if blind.size and (zero is None or not bool(np.all(zero(blind)))):
-            truth = Truth.UNDECIDED
-    # strict: a rounding bound never buys a "holds", each column must be certain
-    # to be within sqrt(gap) rtol of its size with its error added (Tolerance.certain)
-    if strict and truth is Truth.HOLDS and np.any(res + err > tol.resolution * tol.rtol * nat):
-        truth = Truth.UNDECIDED
-    if not np.isfinite(bound[j]) or (truth is Truth.HOLDS and not _informative(tol, float(np.max(err)),
-                                                                               float(np.max(nat)))):
-        truth = Truth.UNDECIDED
+    if ratio[j] > tol.gap:
+        truth = Truth.FAILS
+    else:
+        with np.errstate(over="ignore"):
+            open_ = np.flatnonzero(res + err > tol.resolution * tol.rtol * nat)
+        exact = (res[open_] == 0) & (err[open_] == 0)         # zero by construction
+        open_ = open_[~exact]
+        truth = Truth.HOLDS if not open_.size or (zero is not None and bool(np.all(zero(open_)))) \
+            else Truth.UNDECIDED
     return Decision(truth, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
 
 
-def _witnessed(tol, res, nat, post, prior, strict: bool = False) -> Decision:
+def _witnessed(tol, res, nat, post, prior) -> Decision:
     """:func:`_columns` for the residuals of a computed witness: "holds" is
     judged against ``post`` (the rounding of the residual itself), "fails"
     against ``prior`` (which also counts the witness's distance from the best
     one); undecided when they disagree."""
-    holds = _columns(tol, res, nat, post, strict)
+    holds = _columns(tol, res, nat, post)
     if holds.holds:
         return holds
     return _columns(tol, res, nat, prior)
-
-
-def _informative(tol, err: float, nat: float) -> bool:
-    """Whether an error bound ``err`` leaves room to tell a zero residual from
-    a quantity of natural size ``nat`` (it is ``gap`` times smaller, or
-    there is nothing to tell: both vanish)."""
-    return err * tol.gap <= nat or (err == 0.0)
 
 
 def zero_logits(a, b, contexts=None, tokens=None) -> np.ndarray:
@@ -455,11 +443,9 @@ def finish_certificate(tol, a, b, sa, sb, A, el1, dA, nA, B, el2, dB, nB, whole)
     res3 = float(np.abs(lhs - rhs).max()) if lhs.size else 0.0
     # A and B are explicit maps, a witness: EL3 holds on their own product's
     # rounding; their errors dA, dB only matter for "fails" (a better pair might do)
-    el3 = tol.decide(res3, nat3, post3)
-    if not (el3.holds and _informative(tol, post3, nat3)):
-        el3 = tol.decide(res3, nat3, err3)
-        if el3.holds and not _informative(tol, err3, nat3):
-            el3 = Decision(Truth.UNDECIDED, el3.residual, el3.tolerance)
+    el3 = tol.certain(res3, nat3, post3)
+    if not el3.holds:
+        el3 = tol.certain(res3, nat3, err3)
     decided = sa.decided and sb.decided
     return FloatCertificate(A, B, el1, el2, el3, decided, {"dA": dA, "dB": dB})
 
@@ -542,10 +528,10 @@ def linear_identification(a, b) -> FloatIdentification:
         e2 = np.maximum(c * (nGa * nAp + nGb) + dAp * nGa + data2, post2)
     R2 = Ga @ Ap - Gb
     res1, res2 = np.linalg.norm(R1, axis=0), np.linalg.norm(R2, axis=1)
-    # the witness A_p is judged by the strict rule: with an ill-conditioned basis
-    # its own size makes the rounding of its residual as large as a misfit
-    consistent = Decision.all([_witnessed(tol, res1, nFa, post1, e1, True),
-                               _witnessed(tol, res2, nGb, post2, e2, True)])
+    # (with an ill-conditioned basis the witness's own size makes the rounding
+    # of its residual as large as a misfit: that rounding is a cost for "holds")
+    consistent = Decision.all([_witnessed(tol, res1, nFa, post1, e1),
+                               _witnessed(tol, res2, nGb, post2, e2)])
     if not decided:
         return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                    "a rank of the structure is undecided")

@@ -677,7 +677,7 @@ def el_decisions(a, b, k: int, fa: Factored, fb: Factored, angles: dict, tol: To
         value = math.sin(max(angles[key])) if angles[key] else 0.0
         out[name] = tol.certain(value, 1.0, extra=ta + tb + rnd, quantity=EL_QUANTITIES[name])
     if k == 0:
-        out["EL3"] = tol.decide(0.0, 0.0, quantity=EL_QUANTITIES["EL3"])
+        out["EL3"] = tol.certain(0.0, 0.0, quantity=EL_QUANTITIES["EL3"])
         return out
     Ua, Va = fa.W_F @ fa.U[:, :k], fa.W_G @ fa.Vt[:k].T
     Ub, Vb = fb.W_F @ fb.U[:, :k], fb.W_G @ fb.Vt[:k].T

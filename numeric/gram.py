@@ -752,7 +752,8 @@ def _certificate(a, b, P: _Pair, tol) -> feq.FloatCertificate:
         truth = Truth.UNDECIDED
     elif lo > tol.gap * b_fail:
         truth = Truth.FAILS
-    elif hi <= b_hold and feq._informative(tol, err, nat_lo):
+    elif hi + err <= tol.resolution * tol.rtol * nat_lo:
+        # (Tolerance.certain: the error bound a cost for "holds", never room for it)
         truth = Truth.HOLDS
     else:
         truth = Truth.UNDECIDED

@@ -1,20 +1,18 @@
 r"""Floating-point linear algebra with one documented tolerance policy.
 
 **What a float verdict means.** Every float decision compares a non-negative
-residual ``r`` with a bound ``b`` on what ``r`` can be when the exact answer is
-zero, and says
+residual ``r``, computed with an error of at most ``e``, with the natural size
+``s`` of what it compares (:meth:`Tolerance.certain`), and says
 
-* **holds**      when ``r <= b``: the residual is within the error bound of the
-  computation (and of the tolerance the user allows);
-* **fails**      when ``r > gap * b``: the residual is larger than any error the
-  computation can make, so the exact residual is not zero;
+* **holds**      when ``r + e <= sqrt(gap) rtol s``: the exact residual is
+  certainly within ``sqrt(gap) rtol`` of the size, whatever the rounding did
+  (an error bound is a cost for "holds", never room for it);
+* **fails**      when ``r > gap (rtol s + e)``: the residual is larger than any
+  error the computation can make plus ``gap`` times the tolerance, so the
+  exact residual is not zero at the tolerance;
 * **undecided**  otherwise.
 
-The decision primitives (:mod:`allornone.numeric.primitives`: ``k``, ``L = L~``)
-use the stricter :meth:`Tolerance.certain`, on which a rounding bound never
-buys a "holds".
-
-The bound has two parts, ``b = rtol * s + e``:
+The two parts of the bound:
 
 * ``e`` -- the **rounding bound** of the computation, from error analysis at
   the scale of the quantities that reach the distribution, with the unit
@@ -47,16 +45,16 @@ decisions: singular values below ``rank_rtol * sigma_1`` then count as zero
 (for trained models whose spectra fade smoothly).
 
 >>> tol = Tolerance()
->>> tol.decide(1e-14, 1.0).truth.value
+>>> tol.certain(1e-14, 1.0).truth.value
 'holds'
->>> tol.decide(0.5, 1.0).truth.value
+>>> tol.certain(0.5, 1.0).truth.value
 'fails'
->>> tol.decide(1e-10, 1.0).truth.value
+>>> tol.certain(1e-10, 1.0).truth.value
 'undecided'
->>> tol.decide(1e-14, 1e-6).truth.value   # above gap * rtol * scale
+>>> tol.certain(1e-14, 1e-6).truth.value   # above gap * rtol * scale
 'fails'
->>> tol.decide(1e-14, 1e-6, extra=1e-13).truth.value   # within the rounding bound ``extra``
-'holds'
+>>> tol.certain(1e-14, 1e-6, extra=1e-13).truth.value   # a rounding bound may hide a difference
+'undecided'
 """
 from __future__ import annotations
 
@@ -175,13 +173,6 @@ class Tolerance:
         the ``gap rtol`` beyond which a residual fails -- whatever the rounding did."""
         return math.sqrt(self.gap)
 
-    def decide(self, residual: float, scale: float, extra: float = 0.0, **detail) -> Decision:
-        """Decide ``residual = 0``: holds below ``rtol * scale + extra``, fails
-        above ``gap`` times that, undecided in between (or when the residual
-        or the bound is not finite)."""
-        lo, hi = self.bounds(scale, extra)
-        return _three_valued(float(residual), lo, hi, False, detail)
-
     def certain(self, residual: float, scale: float, extra: float = 0.0, underflow: bool = True,
                 **detail) -> Decision:
         """Decide ``residual = 0`` when the rounding bound may not buy a "holds":
@@ -190,7 +181,7 @@ class Tolerance:
         ``scale``), fails as :meth:`decide` does, undecided otherwise.
         ``underflow=False`` when ``extra`` already bounds what underflow lost.
 
-        >>> Tolerance().certain(1e-14, 1e-6, extra=1e-13).truth.value    # decide() would say holds
+        >>> Tolerance().certain(1e-14, 1e-6, extra=1e-13).truth.value    # the bound may hide a difference
         'undecided'
         >>> Tolerance().certain(1e-14, 1.0, extra=1e-13).truth.value
         'holds'
@@ -801,12 +792,13 @@ def product_scale(*factors: np.ndarray) -> float:
 
 
 def is_zero(R: np.ndarray, scale: float, tol: Tolerance = DEFAULT_TOLERANCE, extra: float = 0.0) -> Decision:
-    """Three-valued test that ``R`` vanishes: its largest entry against
-    ``rtol * scale`` plus the rounding bound ``64 u scale`` of a product of
-    that size, plus ``extra`` (a propagated error bound)."""
+    """Three-valued test that ``R`` vanishes (:meth:`Tolerance.certain`): its
+    largest entry, with the rounding bound ``64 u scale`` of a product of that
+    size and ``extra`` (a propagated error bound) added as a cost, against
+    ``sqrt(gap) rtol * scale``."""
     res = float(max(R.max(), -R.min())) if R.size else 0.0
     scale = float(scale)
-    return tol.decide(res, scale, extra + 64.0 * UNIT_ROUNDOFF * scale)
+    return tol.certain(res, scale, extra + 64.0 * UNIT_ROUNDOFF * scale)
 
 
 def _graded_orthonormal_rows(B: np.ndarray) -> np.ndarray:

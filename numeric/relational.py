@@ -483,14 +483,12 @@ def regress(model, pairs, FS, inputs, Y, y_scale: float, reading: str, y_error: 
     # the modelling tolerance is relative to the readouts; the rounding of X Θ is
     # at the size of |X| |Θ|, which a badly conditioned basis makes much larger
     size = max(be.scale(Xs, Theta_s), y_scale)
-    dec = be.tolerance.decide(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, y_scale,
-                              extra + 64 * fl.UNIT_ROUNDOFF * size)
-    # (readouts that are exactly zero, Γ = {0}, are fitted exactly by Θ = 0)
-    if dec.holds and np.any(Y) and not resolves(be.tolerance, extra, y_scale):
-        # a fit through inputs so ill-conditioned that its error bound is not
-        # within the tolerance of the readouts cannot tell a small misfit from
-        # none: a change of basis of condition 1e8 shrinks an exact misfit that much
-        dec = Decision(Truth.UNDECIDED, dec.residual, dec.tolerance, dec.detail)
+    # (Tolerance.certain: a fit through inputs so ill-conditioned that its
+    # error bound is not within the tolerance of the readouts cannot tell a
+    # small misfit from none -- a change of basis of condition 1e8 shrinks an
+    # exact misfit that much -- so the bound is a cost for "holds")
+    dec = be.tolerance.certain(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, y_scale,
+                               extra + 64 * fl.UNIT_ROUNDOFF * size)
     on_logits = False
     if reading == "M" and (dec.undecided or not decided) and model.structure.decided:
         # the same question without P_M: the fit on the logits of S decides it
@@ -561,10 +559,8 @@ def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
         nY, nT = largest_column_norm(Y), largest_column_norm(Theta)
         extra = (bound / sv[rank - 1] * nY if rank else 0.0) + noise * nT + y_error
         size = max(model.backend.scale(Xs, Theta), y_scale)
-        dec = model.tolerance.decide(float(np.abs(Xs @ Theta - Y).max()) if Y.size else 0.0, y_scale,
-                                     extra + 64 * u * size)
-    if dec.holds and np.any(Y) and not resolves(model.tolerance, extra, y_scale):
-        return None
+        dec = model.tolerance.certain(float(np.abs(Xs @ Theta - Y).max()) if Y.size else 0.0, y_scale,
+                                      extra + 64 * u * size)
     return dec if not dec.undecided else None
 
 

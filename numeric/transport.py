@@ -299,9 +299,7 @@ def identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Deci
     PM = twin.projector_M
     resid = fl.norm2(Q - PM @ Q)
     extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * fl.UNIT_ROUNDOFF
-    alt = twin.tolerance.decide(resid, 1.0, extra, by_inclusion=True)
-    if alt.holds and not fr.resolves(twin.tolerance, extra, 1.0):
-        return identity
+    alt = twin.tolerance.certain(resid, 1.0, extra, by_inclusion=True)
     return identity if alt.undecided else alt
 
 

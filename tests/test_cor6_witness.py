@@ -52,17 +52,23 @@ def test_ranks_that_differ_rule_out_an_invertible_map():
 
 @pytest.mark.parametrize("name, index", [("change of basis", 20), ("change of basis", 26), ("hidden coordinates", 41)])
 def test_theorem5_certificate_is_judged_as_a_witness(name, index):
-    """The computed ``A*``, ``B*`` of Theorem 5 are explicit maps: EL1--EL3
-    hold on their own residuals and rounding. With the maps' a priori errors in
-    the bound (products of condition numbers up to 1e8 here) the same
-    equivalent pairs were undecided."""
+    """The computed ``A*``, ``B*`` of Theorem 5 are explicit maps, but their
+    residuals carry the errors of the computed subspaces at the size of the raw
+    rows (products of condition numbers up to 1e8 here): on their own they are
+    not certain at the tolerance, and say so, never "fails". Decided where the
+    claim lives -- ``L = L~``, each entry certain, ranks decided and equal --
+    EL1--EL3 hold (Theorem 5), and the certificate says by what."""
     from allornone.numeric import equivalence as feq
+    from allornone.theorems import thm5
 
     _, inst = inv.transform_instance("thm5", name, 0, index)
     assert get_record("thm5").evaluate(inst, "exact").atoms["el_equivalent"].truth is Truth.HOLDS
     a, b = (m.to_float() for m in inst.models)
-    cert = feq.el_certificate(a, b)
+    own = feq.el_certificate(a, b)
+    assert not any(d.fails for d in (own.el1, own.el2, own.el3))
+    cert = thm5.el_certificate(a, b)
     assert [d.truth for d in (cert.el1, cert.el2, cert.el3)] == [Truth.HOLDS] * 3
+    assert any(d.detail.get("by") == "L = L~" for d in (cert.el1, cert.el2, cert.el3))
 
 
 @pytest.mark.parametrize("where", [0, 1])

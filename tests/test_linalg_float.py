@@ -69,11 +69,15 @@ def test_rank_scale_judges_products_against_their_factors():
     assert fl.rank(X, scale=1e8) == (2, False)     # in the band of that noise
 
 
-def test_decide_three_values():
-    assert TOL.decide(1e-14, 1.0).holds
-    assert TOL.decide(0.5, 1.0).fails
-    assert TOL.decide(1e-10, 1.0).undecided
-    assert TOL.decide(float("nan"), 1.0).undecided
+def test_certain_three_values():
+    assert TOL.certain(1e-14, 1.0).holds
+    assert TOL.certain(0.5, 1.0).fails
+    assert TOL.certain(1e-10, 1.0).undecided
+    assert TOL.certain(float("nan"), 1.0).undecided
+    # an error bound is a cost for "holds": a residual of 1e-14 next to a
+    # bound of 1e-13 at size 1e-6 could hide a difference beyond the tolerance
+    assert TOL.certain(1e-14, 1e-6, extra=1e-13).undecided
+    assert fl.is_zero(np.array([[1e-14]]), 1e-6, extra=1e-13).undecided
     assert fl.is_zero(np.array([[0.0, -3e-15]]), 1.0).holds
     assert fl.is_zero(np.array([[0.0, -0.2]]), 1.0).fails
     assert fl.is_zero(np.array([[1e-10]]), 1.0).undecided

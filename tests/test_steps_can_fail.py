@@ -110,13 +110,13 @@ def test_the_self_test_notices_a_float_layer_without_an_undecided_band(monkeypat
 def test_the_self_test_notices_residual_tests_without_an_undecided_band(monkeypatch):
     from allornone.numeric import linalg as fl
 
-    real = fl.Tolerance.decide
+    real = fl.Tolerance.certain
 
-    def no_band(self, residual, scale, extra=0.0, **detail):
-        d = real(self, residual, scale, extra, **detail)
+    def no_band(self, residual, scale, extra=0.0, underflow=True, **detail):
+        d = real(self, residual, scale, extra, underflow, **detail)
         return Decision(Truth.FAILS, d.residual, d.tolerance) if d.undecided else d
 
-    monkeypatch.setattr(fl.Tolerance, "decide", no_band)
+    monkeypatch.setattr(fl.Tolerance, "certain", no_band)
     missed = st.float_band_controls()
     assert any(line.startswith("residuals from 1e-18 to 1e-4") for line in missed), missed
 

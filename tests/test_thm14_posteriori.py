@@ -136,7 +136,9 @@ def test_kernel_residual_bounds_the_exact_kernel_residual_with_an_inaccurate_cer
     a, b = inst.models
     fa, fb = a.to_float(), b.to_float()
     cert = thm5.el_certificate(fa, fb)
-    assert cert.decision.holds
+    # (the twin's rationals are rounded on input, with a declared error: its
+    # certificate is not certain to be exact at the tolerance, only never wrong)
+    assert not cert.decision.fails
     gamma = np.array(inst.params["gamma"].to_numpy(), dtype=float)
     _, P, _ = thm14._gamma(fa, gamma)
     V = fb.basis_N

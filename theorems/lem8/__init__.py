@@ -472,8 +472,14 @@ def same_ratio(be, r1: ParallelResult, r2: ParallelResult) -> Decision:
         return d
     if be.exact:
         return Decision.exact(r1.lam == r2.lam, abs(r1.lam - r2.lam))
-    return be.tolerance.decide(abs(r1.lam - r2.lam), max(abs(r1.lam), abs(r2.lam)),
-                               _ratio_error(r1) + _ratio_error(r2))
+    # each search accepts every λ within its room of its own (the room its
+    # residual test leaves, over |v|): the ratios agree when the two sets of
+    # accepted λ meet, or lie within the tolerance of each other
+    room = _ratio_room(r1) + _ratio_room(r2)
+    if not math.isfinite(room):
+        return be.decision(False, decided=False)
+    apart = max(abs(r1.lam - r2.lam) - room, 0.0)
+    return be.tolerance.certain(apart, max(abs(r1.lam), abs(r2.lam)))
 
 
 def ratio_by_definition(be, r: ParallelResult) -> Decision:
@@ -506,10 +512,11 @@ def ratio_by_definition(be, r: ParallelResult) -> Decision:
     return Decision.all(checks)
 
 
-def _ratio_error(r: ParallelResult) -> float:
-    """Error bound of a float ratio ``λ = <u, v>/<v, v>``: the bound of the
-    residual test that accepted it over the size of ``v`` (a short ``v``
-    computed from long rows gives an imprecise ``λ``)."""
+def _ratio_room(r: ParallelResult) -> float:
+    """How far a float ratio ``λ = <u, v>/<v, v>`` may move with its residual
+    test still holding: the room that test leaves (its "holds" bound, what
+    remains of ``sqrt(gap) rtol`` of the size once the error is paid) over the
+    size of ``v`` (a short ``v`` computed from long rows leaves ``λ`` loose)."""
     top = float(abs(r.v).max()) if r.v is not None and r.v.size else 0.0
     return r.decision.tolerance[0] / top if top > 0 else float("inf")
 

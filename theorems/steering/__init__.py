@@ -264,7 +264,8 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     NotEquivalentError
         Unless ``L = L~`` and Theorem 5's certificate satisfies EL1-EL3.
     TransportError
-        Unless ``result`` holds and ``Γ ⊆ N``.
+        Unless ``result`` holds, and where ``Γ ⊆ N`` fails (where that is
+        undecided, the transported verdicts are undecided).
 
     Examples
     --------
@@ -292,8 +293,8 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     cert = thm14._equivalent_certificate(model, twin, certificate)
     if not result.holds:
         raise thm14.TransportError(f"the steering to transport does not hold ({result.decision})")
-    if not thm14.gamma_in_N(model, result.gamma, _computed=True).holds:
-        raise thm14.TransportError("Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
+    sure = thm14._premise(thm14.gamma_in_N(model, result.gamma, _computed=True),
+                          "Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
     be = model.backend
     gt, gt_decided, gt_error, gt_readout = thm14._transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = thm14._gamma(twin, gt)
@@ -306,7 +307,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt, extra=extra)
     else:
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
-    if not gt_decided and not fit.fails:
+    if not (gt_decided and sure) and not fit.fails:
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
@@ -315,6 +316,8 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     if not be.exact:
         identity = ftr.transported_identity(model, twin, cert.A, cert.B, cert.errors, gt, gt_decided, gt_error, Wt,
                                            Pt, identity)
+    if not sure and identity.holds:
+        identity = Decision(Truth.UNDECIDED, identity.residual, identity.tolerance, identity.detail)
     return TransportedSteering(gt, vt, fit, verified, Wt, identity)
 
 

@@ -242,6 +242,16 @@ def _undecided(d: Decision) -> Decision:
     return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
 
 
+def _premise(d: Decision, message: str) -> bool:
+    """A premise of a transport (``Γ ⊆ N``, a fit reading only ``M``): raises
+    :class:`TransportError` with ``message`` where it fails, and says whether it
+    holds. Where it is undecided (floats: an error bound the tolerance does not
+    resolve), the transport runs and its verdicts are undecided."""
+    if d.fails:
+        raise TransportError(message)
+    return d.holds
+
+
 def _mark_undecided(result):
     result.decision, result.decided = _undecided(result.decision), False
     return result
@@ -634,7 +644,8 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     fit on the twin and re-decide it there from scratch.
 
     Raises :class:`NotEquivalentError` unless ``L = L~`` and
-    :class:`TransportError` unless ``result`` holds with ``Γ_q ⊆ M`` and ``Γ ⊆ N``.
+    :class:`TransportError` unless ``result`` holds, and where ``Γ_q ⊆ M`` or
+    ``Γ ⊆ N`` fails (where either is undecided, the transported verdicts are).
 
     >>> from allornone.symbolic import ExactModel, relational as rel
     >>> from allornone.symbolic.generators import b5_twin
@@ -651,11 +662,10 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     if not result.holds:
         raise TransportError(f"the relational linearity to transport does not hold ({result.decision})")
     sM = model.structure
-    if not be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q).holds:
-        raise TransportError("Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
-                             "(Appendix D.1); Theorem 14 does not transport it")
-    if not gamma_in_N(model, result.gamma, _computed=True).holds:
-        raise TransportError("Γ ⊄ N: Theorem 14 needs the readouts inside N")
+    sure = _premise(be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q),
+                    "Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
+                    "(Appendix D.1); Theorem 14 does not transport it")
+    sure &= _premise(gamma_in_N(model, result.gamma, _computed=True), "Γ ⊄ N: Theorem 14 needs the readouts inside N")
     gt, gt_decided, gt_error, gt_readout = _transport_gamma(model, twin, result.gamma, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
@@ -671,7 +681,7 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     verified = relational_linearity(twin, pairs, gt, "M", gamma_error=gt_readout, gamma_in_N=True)
     _on_original(verified, model, twin, pairs, "M", result.gamma)
     gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
-    if not gt_decided:
+    if not (gt_decided and sure):
         decision = _undecided(decision)
         _mark_undecided(verified)
     as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, verified.regressor_rank,
@@ -832,18 +842,21 @@ def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe
     input transport ``w~ = P~_M~ A*^T w``, ``c~ = c``, and checked there.
 
     Raises :class:`NotEquivalentError` unless ``L = L~`` and
-    :class:`TransportError` unless the probe fits with ``w ∈ M``."""
+    :class:`TransportError` unless the probe fits; where ``w ∈ M`` fails too, and
+    where it is undecided the transported fit is."""
     _check_result(model, probe, Probe, "probe")
     cert = _equivalent_certificate(model, twin, certificate)
     if not probe.holds:
         raise TransportError(f"the probe to transport does not hold ({probe.decision})")
     be = model.backend
-    if not be.vanishes(probe.w - model.projector_M @ probe.w, model.projector_M, probe.w).holds:
-        raise TransportError("the probe reads outside M (w ∉ M): the input transport does not carry it")
+    sure = _premise(be.vanishes(probe.w - model.projector_M @ probe.w, model.projector_M, probe.w),
+                    "the probe reads outside M (w ∉ M): the input transport does not carry it")
     pairs = _check_pairs(twin, pairs)
     wt = twin.projector_M @ cert.A.T @ probe.w
     a, b = probe.tokens
     fit = _probe_fit(twin, pairs, a, b, wt, probe.c)
+    if not sure and not fit.fails:
+        fit = _undecided(fit)
     return Probe(fit, (a, b), wt, probe.c, fit.residual, applicable=probe.applicable)
 
 

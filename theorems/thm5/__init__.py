@@ -125,6 +125,28 @@ def _maps(be, X, P, W, Xt, Pt) -> Decision:
     return be.is_zero(be.as_matrix([[worst]], "residual"), max(sc for _, sc in blocks))
 
 
+def _tied(a, b, cert: Certificate, dist: Decision | None = None) -> Certificate:
+    """Float side: the EL conditions decided where they live. EL1--EL3 of the
+    canonical certificate hold exactly when ``L = L~`` (this theorem, with
+    ``k = k~``). The certificate's own residuals carry the errors of the
+    computed subspaces, at the size of the raw rows they project; where those
+    errors leave "holds" open (no condition fails, the structures' ranks are
+    decided and equal), the conditions are decided on ``L = L~`` itself
+    (:func:`same_distribution`, each entry certainly within the tolerance):
+    held there, they hold, each keeping its residual, with ``detail["by"]``
+    saying so."""
+    els = (cert.el1, cert.el2, cert.el3)
+    if not cert.decided or any(d.fails for d in els) or all(d.holds for d in els) \
+            or a.structure.k != b.structure.k:
+        return cert
+    dist = same_distribution(a, b) if dist is None else dist
+    if not dist.holds:
+        return cert
+    held = [d if d.holds else Decision(Truth.HOLDS, d.residual, d.tolerance, {**d.detail, "by": "L = L~"})
+            for d in els]
+    return Certificate(cert.A, cert.B, *held, cert.decided, cert.errors)
+
+
 def el_certificate(a, b) -> Certificate:
     """Build ``A*``, ``B*`` of docs/theory/index.md#extended-linear-equivalence (:func:`canonical_certificate`) and
     decide EL1--EL3 on them."""
@@ -133,7 +155,8 @@ def el_certificate(a, b) -> Certificate:
         from allornone.numeric import equivalence as feq
 
         c = feq.el_certificate(a, b)
-        return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
+        return _tied(a, b, Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided,
+                                       {"A": c.errors["dA"], "B": c.errors["dB"]}))
     fast = a.backend.el_certificate(a, b) if a.backend.el_certificate is not None else None
     if fast is not None:  # the same certificate and verdicts, by a faster route
         return Certificate(*fast, a.structure.decided and b.structure.decided)
@@ -187,8 +210,15 @@ def equivalence(a, b, route: str | None = None) -> EquivalenceResult:
         cert = Certificate(fc.A, fc.B, fc.el1, fc.el2, fc.el3, fc.decided, {"A": fc.errors["dA"], "B": fc.errors["dB"]})
     else:
         dist = same_distribution(a, b)
-        cert = el_certificate(a, b)
+        cert = el_certificate(a, b) if a.backend.exact else None
+        if cert is None:
+            from allornone.numeric import equivalence as feq
+
+            c = feq.el_certificate(a, b)
+            cert = Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
         ks = (a.effective_complexity(), b.effective_complexity())
+    if not a.backend.exact:
+        cert = _tied(a, b, cert, dist)
     res = EquivalenceResult(
         verdict=VERDICTS[dist.truth],
         residuals={"L": dist.residual, "EL1": cert.el1.residual, "EL2": cert.el2.residual, "EL3": cert.el3.residual},
