@@ -112,3 +112,25 @@ def test_a_map_between_far_apart_balanced_presentations_is_not_called_singular()
     assert rec.evaluate(inst, "exact").atoms["linearly_identified"].truth is Truth.HOLDS
     floats = Instance("x", tuple(m.to_float() for m in models), {}, float_only=True)
     assert not rec.evaluate(floats, "float").atoms["linearly_identified"].fails
+
+
+@pytest.mark.parametrize("rel", [1e-9, 1e-5])
+def test_the_el_conditions_are_tied_only_to_an_l_that_holds(rel):
+    """The same equivalent pair with one token's unembedding moved by ``rel`` of
+    itself: ``L = L~`` fails, and the certificate's own residuals, carrying the
+    errors of its ill-conditioned subspaces, are all undecided. Nothing may tie
+    them to "holds" then: the models are not equivalent."""
+    import numpy as np
+
+    from allornone.numeric import FloatModel
+    from allornone.theorems import thm5
+
+    _, inst = inv.transform_instance("thm5", "change of basis", 0, 20)
+    a, b = (m.to_float() for m in inst.models)
+    G = b.G.copy()
+    G[1 if b.pivot != 1 else 2] *= 1 + rel
+    b2 = FloatModel(b.F, G, pivot=b.pivot)
+    assert thm5.same_distribution(a, b2).fails
+    cert = thm5.el_certificate(a, b2)
+    assert not cert.decision.holds and not any(d.holds for d in (cert.el1, cert.el2, cert.el3))
+    assert thm5.equivalence(a, b2).verdict == "not equivalent"

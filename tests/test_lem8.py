@@ -2,6 +2,8 @@
 import random
 from fractions import Fraction
 
+import numpy as np
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -209,3 +211,30 @@ def test_runner_nonvacuous():
     assert r["verdict"] == "pass" and r["contradictions"] == 0 and r["steps_failed"] == 0
     assert r["sides"]["holds"] > 0 and r["sides"]["fails"] > 0
     assert set(r["kinds"]) == set(planting.KINDS)
+
+
+def test_two_ratios_agree_only_within_what_their_tests_accept():
+    """``same_ratio`` compares two float ratios with each one's error (its
+    residual test's error bound over ``|v|``) as a cost for "the same": a ratio
+    moved by a thousandth of itself is apart, one moved by ``1e-15`` of itself
+    is the same, and a ratio with ``v = 0`` (an unbounded error) decides
+    nothing."""
+    import dataclasses
+
+    from allornone.symbolic import ExactModel
+    from allornone.theorems.lem8 import parallel, proportional_log_odds, same_ratio
+
+    f = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]]).to_float()
+    r1, r2 = parallel(f, (1, 0), (2, 0)), proportional_log_odds(f, (1, 0), (2, 0))
+    assert r1.lam == r2.lam == 2.0
+    be = f.backend
+    assert same_ratio(be, r1, r2).holds
+    assert same_ratio(be, r1, dataclasses.replace(r2, lam=2.0 * (1 + 1e-15))).holds
+    assert same_ratio(be, r1, dataclasses.replace(r2, lam=2.0 * (1 + 1e-3))).fails
+    assert same_ratio(be, r1, dataclasses.replace(r2, v=0.0 * r2.v)).undecided
+    # a ratio of a difference that cancels (v of size 4e-3 read off log-odds
+    # of 1e6) is known only to about 1e-7 of itself: two such ratios 1.2 %
+    # apart are apart, not "the same within what each test accepts"
+    m = FloatModel(np.array([[1.0]]), np.array([[0.0], [1e6 + 4e-3], [1e6], [1e6 + 4.05e-3], [1e6]]))
+    s1, s2 = proportional_log_odds(m, (1, 2), (3, 4)), proportional_log_odds(m, (3, 4), (3, 4))
+    assert abs(s1.lam - s2.lam) > 1e-2 and same_ratio(m.backend, s1, s2).fails

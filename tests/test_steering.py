@@ -144,3 +144,21 @@ def test_bad_input_is_one_clear_error():
         steering(model, [(0, 5)], [[1], [0]])
     with pytest.raises(errors.VocabularyError):
         log_odds_steering(model, [(0, 1)], [(3, 0)])
+
+
+def test_an_undecided_premise_transports_to_undecided_verdicts():
+    """A float model whose ``Γ ⊆ N`` is undecided (the computed ``Γ``'s error
+    is larger than the tolerance resolves; exactly, it holds): the transport
+    runs and its verdicts are undecided or right, where it once raised
+    ``TransportError`` as if the premise failed."""
+    from allornone.theorems import get_record, steering, thm14
+    from allornone.theorems.engine import invariance as inv
+
+    _, inst = inv.transform_instance("steering", "hidden coordinates", 0, 1)
+    a, b = (m.to_float() for m in inst.models)
+    ex = get_record("steering").evaluate(inst, "exact").atoms
+    assert ex["gamma_in_N"].holds and ex["steered"].holds and ex["identity~"].fails
+    r = steering.steering(a, inst.params["pairs"], inst.params["gamma"])
+    assert r.holds and thm14.gamma_in_N(a, r.gamma, _computed=True).undecided
+    t = steering.transport_steering(a, b, r)
+    assert t.identity.undecided      # (exactly, the transported map is not P_Γ~ here)

@@ -472,14 +472,12 @@ def same_ratio(be, r1: ParallelResult, r2: ParallelResult) -> Decision:
         return d
     if be.exact:
         return Decision.exact(r1.lam == r2.lam, abs(r1.lam - r2.lam))
-    # each search accepts every λ within its room of its own (the room its
-    # residual test leaves, over |v|): the ratios agree when the two sets of
-    # accepted λ meet, or lie within the tolerance of each other
-    room = _ratio_room(r1) + _ratio_room(r2)
-    if not math.isfinite(room):
+    # each ratio is known to within what its residual test allows, over |v|:
+    # that is a cost for "the same" (Tolerance.certain), never room for it
+    err = _ratio_error(be, r1) + _ratio_error(be, r2)
+    if not math.isfinite(err):
         return be.decision(False, decided=False)
-    apart = max(abs(r1.lam - r2.lam) - room, 0.0)
-    return be.tolerance.certain(apart, max(abs(r1.lam), abs(r2.lam)))
+    return be.tolerance.certain(abs(r1.lam - r2.lam), max(abs(r1.lam), abs(r2.lam)), err)
 
 
 def ratio_by_definition(be, r: ParallelResult) -> Decision:
@@ -512,13 +510,23 @@ def ratio_by_definition(be, r: ParallelResult) -> Decision:
     return Decision.all(checks)
 
 
-def _ratio_room(r: ParallelResult) -> float:
-    """How far a float ratio ``λ = <u, v>/<v, v>`` may move with its residual
-    test still holding: the room that test leaves (its "holds" bound, what
-    remains of ``sqrt(gap) rtol`` of the size once the error is paid) over the
-    size of ``v`` (a short ``v`` computed from long rows leaves ``λ`` loose)."""
+def _ratio_error(be, r: ParallelResult) -> float:
+    """How far a float ratio ``λ = <u, v>/<v, v>`` may be from the exact one:
+    ``sqrt(n)`` times the error bound ``e`` of the residual test that accepted
+    it, over the largest entry of ``v`` (``n`` entries). ``e`` is read off the test's two bounds (holds below
+    ``sqrt(gap) rtol s - e``, fails above ``gap (rtol s + e)``); where the
+    first is zero, ``e`` is taken as the whole ``rtol s + e``. A short ``v``
+    computed from long rows (a difference that cancels) leaves ``λ`` loose,
+    and two such ratios are then not certainly the same."""
     top = float(abs(r.v).max()) if r.v is not None and r.v.size else 0.0
-    return r.decision.tolerance[0] / top if top > 0 else float("inf")
+    if top <= 0:
+        return float("inf")
+    tol = be.tolerance
+    lo, whole = float(r.decision.tolerance[0]), float(r.decision.tolerance[1]) / tol.gap
+    e = (tol.resolution * whole - lo) / (tol.resolution + 1) if lo > 0 else whole
+    # |<du, v>| / <v, v> <= |du| / |v| <= sqrt(n) max|du| / max|v| (and a hair
+    # above, for the rounding of the two bounds themselves)
+    return max(e, 0.0) * math.sqrt(r.v.size) * (1 + 1e-6) / top
 
 
 # The record (statement, sampler, steps, edges) reads the API above, so it is

@@ -83,6 +83,14 @@ class Certificate:
     errors: dict = field(default_factory=dict)
     """Float side: bounds on the errors of ``A*`` and ``B*`` (``"A"``, ``"B"``, spectral norm)."""
 
+    def __post_init__(self):
+        # residuals measured on an undecided structure say nothing, either way:
+        # not the conditions one by one, nor their conjunction
+        if not self.decided:
+            self.el1, self.el2, self.el3 = (d if d.undecided else Decision(Truth.UNDECIDED, d.residual, d.tolerance,
+                                                                          d.detail)
+                                            for d in (self.el1, self.el2, self.el3))
+
     @property
     def decision(self) -> Decision:
         d = Decision.all([self.el1, self.el2, self.el3])
