@@ -222,7 +222,7 @@ def test_two_ratios_agree_only_within_what_their_tests_accept():
     import dataclasses
 
     from allornone.symbolic import ExactModel
-    from allornone.theorems.lem8 import parallel, proportional_log_odds, same_ratio
+    from allornone.theorems.lem8 import _ratio_error, parallel, proportional_log_odds, same_ratio
 
     f = ExactModel([[1, 0], [2, 0]], [[0, 0], [2, 1], [1, 0]]).to_float()
     r1, r2 = parallel(f, (1, 0), (2, 0)), proportional_log_odds(f, (1, 0), (2, 0))
@@ -238,3 +238,11 @@ def test_two_ratios_agree_only_within_what_their_tests_accept():
     m = FloatModel(np.array([[1.0]]), np.array([[0.0], [1e6 + 4e-3], [1e6], [1e6 + 4.05e-3], [1e6]]))
     s1, s2 = proportional_log_odds(m, (1, 2), (3, 4)), proportional_log_odds(m, (3, 4), (3, 4))
     assert abs(s1.lam - s2.lam) > 1e-2 and same_ratio(m.backend, s1, s2).fails
+    # a ratio whose error is larger than the tolerance (a model that declares
+    # an input error of 1e-12): the same ratio moved by less than that error,
+    # but by more than the tolerance, may or may not be the same -- undecided
+    g = FloatModel(f.F, f.G, input_error=1e-12)
+    t1, t2 = parallel(g, (1, 0), (2, 0)), proportional_log_odds(g, (1, 0), (2, 0))
+    err = _ratio_error(be, t1) + _ratio_error(be, t2)
+    assert t1.lam == t2.lam == 2.0 and err > 1e-10
+    assert same_ratio(g.backend, t1, dataclasses.replace(t2, lam=2.0 + err / 2)).undecided
