@@ -81,6 +81,9 @@ def _equilibrated(P: np.ndarray, E: np.ndarray, rows_first: bool = True):
     er = _exponents(P, E)
     with np.errstate(under="ignore", over="ignore"):
         Pr, Er = scale_rows(P, er), scale_rows(E, er)
+        # an error bound scaled down among the subnormals is rounded up, never
+        # lost (the columns may scale it back up by 2^1000)
+        Er = np.where(scale_rows(Er, -er) < E, np.nextafter(Er, np.inf), Er)
         ec = _exponents(Pr.T, Er.T)
         Q = scale_rows(Pr.T, ec).T
         if not np.array_equal(scale_rows(scale_rows(Q.T, -ec).T, -er), P):

@@ -685,3 +685,24 @@ def test_a_joint_factor_beyond_binary64_is_a_clear_error():
     a = FloatModel(np.array([[1.0]]), _p2([None], [1023], [-997]))
     with pytest.raises(NonFiniteValueError, match="joint triangular factor"):
         compare(a, a)
+
+
+def test_an_error_bound_scaled_among_the_subnormals_is_not_lost():
+    """The rank primitive equilibrates a correctly rounded product and its
+    error bound by powers of two, rows first. A subnormal entry's bound of one
+    smallest subnormal, scaled down with its row, once rounded to zero; the
+    column's scaling then brought the entry up by ``2^1062`` and its bound only
+    to the next float above zero, so a spurious singular value of ``1e-9``
+    counted as certainly nonzero (Theorem 14 on token readouts ``2^1000``
+    apart called "not relationally linear"). The bound is rounded up instead."""
+    from allornone.numeric import primitives as pr
+    from allornone.theorems.engine import invariance as inv
+
+    Q = np.array([[1.0, 3 * 2.0 ** -1064]])
+    E = np.array([[2.0 ** -53, 2.0 ** -1074]])
+    Qs, Es = pr._equilibrated(Q, E, rows_first=True)
+    # the entry went up by 2^-1 (its row) times 2^1062 (its column): its bound
+    # of 2^-1074 must come out at least 2^-13
+    assert Qs[0, 1] == 0.75 and Es[0, 1] >= 2.0 ** -13
+    r = inv.check("thm14", "tokens far apart", 36, 274)
+    assert r["outcome"] == "agree" and not r["contradicted"], r
