@@ -90,6 +90,7 @@ __all__ = [
     "difference_with_error",
     "subtract_with_error",
     "underflow_loss",
+    "exact_rows",
 ]
 
 #: ``u = 2^-53``: the relative rounding error of one binary64 operation.
@@ -438,6 +439,13 @@ def row_exponents(X: np.ndarray) -> np.ndarray:
 def scale_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
     """``diag(2^-e) X`` (exact)."""
     return np.ldexp(X, -e[:, None])
+
+
+def exact_rows(X: np.ndarray, Xs: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per row whether ``Xs = scale_rows(X, e)`` kept every bit (scaling down
+    is exact unless an entry lands among the subnormals)."""
+    with np.errstate(under="ignore"):
+        return np.all(scale_rows(Xs, -e) == X, axis=1)
 
 
 def difference_with_error(G: np.ndarray, pivot: int, input_error: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

@@ -359,8 +359,8 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
     orig = (A, B, C, D)
     A, C = scale_rows(A, ex), scale_rows(C, ex)
     B, D = scale_rows(B, ey), scale_rows(D, ey)
-    lossy = [~np.all(scale_rows(X, -e) == X0, axis=1) for X, X0, e in zip((A, B, C, D), orig, (ex, ey, ex, ey))]
-    lost = fl.underflow_loss(d1, C.shape[1]) * ((lossy[0] | lossy[2])[:, None] | (lossy[1] | lossy[3])[None, :])
+    kept = [fl.exact_rows(X0, X, e) for X0, X, e in zip(orig, (A, B, C, D), (ex, ey, ex, ey))]
+    lost = fl.underflow_loss(d1, C.shape[1]) * ~((kept[0] & kept[2])[:, None] & (kept[1] & kept[3])[None, :])
     EA, EC = (None if X is None else scale_rows(X, ex) for X in (EA, EC))
     EB, ED = (None if X is None else scale_rows(X, ey) for X in (EB, ED))
     diff = rounded_matmul([(A, B.T), (-C, D.T)])
@@ -498,8 +498,7 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
         Fs, Gs, Ps = scale_rows(F, ex), scale_rows(G, ey), scale_rows(P, ey)
         # entries a row spanning beyond binary64 lost on the way (each at most
         # 2^-1075 of the unit, against entries of at most one)
-        lossy = ~(np.all(scale_rows(Fs, -ex) == F, axis=1) & np.all(scale_rows(Gs, -ey) == G, axis=1)
-                  & np.all(scale_rows(Ps, -ey) == P, axis=1))
+        lossy = ~(fl.exact_rows(F, Fs, ex) & fl.exact_rows(G, Gs, ey) & fl.exact_rows(P, Ps, ey))
         zero = ~(np.any(F, axis=1) & (np.any(G, axis=1) | np.any(P, axis=1)))
         lost = np.where(lossy & ~zero, 4.0 * max(F.shape[1], 1) * 2.0 ** -1074, 0.0)
         sides.append((Fs, Gs, Ps, ie, ex + ey, zero, lost))
@@ -544,7 +543,6 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
             for whole, part in zip(first, second):
                 whole[again] = part
     return (*first, unit)
-
 
 
 def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,

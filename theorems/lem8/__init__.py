@@ -513,9 +513,10 @@ def ratio_by_definition(be, r: ParallelResult) -> Decision:
 def _ratio_error(be, r: ParallelResult) -> float:
     """How far a float ratio ``λ = <u, v>/<v, v>`` may be from the exact one:
     ``sqrt(n)`` times the error bound ``e`` of the residual test that accepted
-    it, over the largest entry of ``v`` (``n`` entries). ``e`` is read off the test's two bounds (holds below
-    ``sqrt(gap) rtol s - e``, fails above ``gap (rtol s + e)``); where the
-    first is zero, ``e`` is taken as the whole ``rtol s + e``. A short ``v``
+    it, over the largest entry of ``v`` (``n`` entries). ``e`` is read off the
+    test's two bounds (holds below ``sqrt(gap) rtol s - e``, fails above
+    ``gap (rtol s + e)``); where the first is zero, ``e`` is taken as the
+    whole ``rtol s + e``. A short ``v``
     computed from long rows (a difference that cancels) leaves ``λ`` loose,
     and two such ratios are then not certainly the same."""
     top = float(abs(r.v).max()) if r.v is not None and r.v.size else 0.0

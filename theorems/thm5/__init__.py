@@ -133,6 +133,11 @@ def _maps(be, X, P, W, Xt, Pt) -> Decision:
     return be.is_zero(be.as_matrix([[worst]], "residual"), max(sc for _, sc in blocks))
 
 
+def _of_float(c) -> Certificate:
+    """A :class:`~allornone.numeric.equivalence.FloatCertificate` as a :class:`Certificate`."""
+    return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
+
+
 def _tied(a, b, cert: Certificate, dist: Decision | None = None) -> Certificate:
     """Float side: the EL conditions decided where they live. EL1--EL3 of the
     canonical certificate hold exactly when ``L = L~`` (this theorem, with
@@ -162,9 +167,7 @@ def el_certificate(a, b) -> Certificate:
     if not a.backend.exact:
         from allornone.numeric import equivalence as feq
 
-        c = feq.el_certificate(a, b)
-        return _tied(a, b, Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided,
-                                       {"A": c.errors["dA"], "B": c.errors["dB"]}))
+        return _tied(a, b, _of_float(feq.el_certificate(a, b)))
     fast = a.backend.el_certificate(a, b) if a.backend.el_certificate is not None else None
     if fast is not None:  # the same certificate and verdicts, by a faster route
         return Certificate(*fast, a.structure.decided and b.structure.decided)
@@ -215,18 +218,16 @@ def equivalence(a, b, route: str | None = None) -> EquivalenceResult:
         parts = gram.equivalence_parts(a, b, route)
     if parts is not None:
         dist, fc, ks = parts
-        cert = Certificate(fc.A, fc.B, fc.el1, fc.el2, fc.el3, fc.decided, {"A": fc.errors["dA"], "B": fc.errors["dB"]})
     else:
         dist = same_distribution(a, b)
-        cert = el_certificate(a, b) if a.backend.exact else None
-        if cert is None:
+        fc = None
+        if not a.backend.exact:
             from allornone.numeric import equivalence as feq
 
-            c = feq.el_certificate(a, b)
-            cert = Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
+            fc = feq.el_certificate(a, b)
         ks = (a.effective_complexity(), b.effective_complexity())
-    if not a.backend.exact:
-        cert = _tied(a, b, cert, dist)
+    # (the float conditions tied to the L = L~ just decided, not decided again)
+    cert = el_certificate(a, b) if fc is None else _tied(a, b, _of_float(fc), dist)
     res = EquivalenceResult(
         verdict=VERDICTS[dist.truth],
         residuals={"L": dist.residual, "EL1": cert.el1.residual, "EL2": cert.el2.residual, "EL3": cert.el3.residual},
