@@ -436,6 +436,21 @@ def row_exponents(X: np.ndarray) -> np.ndarray:
     return np.where(top > 0, e, 0).astype(int)
 
 
+def largest_row_exponents(mats: list[np.ndarray], count: int) -> np.ndarray:
+    """Per row, :func:`row_exponents` of the largest entry over all of ``mats``
+    (each with ``count`` rows; 0 for a row that is zero in every one). A row
+    that is zero in one matrix says nothing of the row's size: counted as
+    exponent 0, it would set the scale of a row whose entries elsewhere are
+    all below ``2^-1000`` and push their products among the subnormals."""
+    none = np.iinfo(np.int64).min
+    out = np.full(count, none, dtype=np.int64)
+    for X in mats:
+        if X.shape[1]:
+            top = np.max(np.abs(X), axis=1)
+            out = np.where(top > 0, np.maximum(out, np.frexp(top)[1]), out)
+    return np.where(out == none, 0, out).astype(int)
+
+
 def scale_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
     """``diag(2^-e) X`` (exact)."""
     return np.ldexp(X, -e[:, None])

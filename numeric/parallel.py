@@ -104,7 +104,7 @@ class Forms:
                  zero_rows=()):
         self.readers, self.base, self.eps = readers, list(base), float(input_error)
         self.p, self.d = readers[0].shape[0], X.shape[1]
-        self.er = np.max([fl.row_exponents(R) for R in readers], axis=0)
+        self.er = fl.largest_row_exponents(readers, readers[0].shape[0])
         self._abs_reader = sum(np.abs(R) for R in readers)   # |R|, for the a priori and underflow bounds
         top = float(np.max(np.abs(X))) if X.size else 0.0
         self.ew = int(np.frexp(top)[1]) if top > 0 else 0

@@ -354,8 +354,8 @@ def products_equal(A: np.ndarray, B: np.ndarray, C: np.ndarray, D: np.ndarray, t
     # underflow on the way (a row spanning beyond binary64, or one far smaller
     # than its counterpart in the other product) costs each of its entries
     # what it may have lost (fl.underflow_loss: entries of at most one)
-    ex = np.maximum(row_exponents(A), row_exponents(C))
-    ey = np.maximum(row_exponents(B), row_exponents(D))
+    ex = fl.largest_row_exponents([A, C], A.shape[0])
+    ey = fl.largest_row_exponents([B, D], B.shape[0])
     orig = (A, B, C, D)
     A, C = scale_rows(A, ex), scale_rows(C, ex)
     B, D = scale_rows(B, ey), scale_rows(D, ey)
@@ -494,7 +494,7 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
     for F, G, P, ie in (a, b):
         F, G, P = (np.asarray(X, dtype=float) for X in (F, G, P))
         ex = row_exponents(F)
-        ey = np.maximum(row_exponents(G), row_exponents(P))
+        ey = fl.largest_row_exponents([G, P], G.shape[0])
         Fs, Gs, Ps = scale_rows(F, ex), scale_rows(G, ey), scale_rows(P, ey)
         # entries a row spanning beyond binary64 lost on the way (each at most
         # 2^-1075 of the unit, against entries of at most one)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from allornone.decision import Decision, Truth
-from allornone.numeric.linalg import UNIT_ROUNDOFF, rounded_dots, row_exponents
+from allornone.numeric.linalg import UNIT_ROUNDOFF, largest_row_exponents, rounded_dots, row_exponents
 
 __all__ = ["rounded_matmul", "Witness", "fit_witness"]
 
@@ -101,8 +101,8 @@ def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]], units=None) -> tu
     if m == 0 or c == 0:
         return np.zeros((m, c)), np.zeros((m, c))
     terms = [_balanced(A, B) for A, B in terms]
-    re = np.max([row_exponents(A) if A.shape[1] else np.zeros(m, dtype=int) for A, _ in terms], axis=0)
-    ce = np.max([_column_exponents(B) if B.shape[0] else np.zeros(c, dtype=int) for _, B in terms], axis=0)
+    re = largest_row_exponents([A for A, _ in terms], m)
+    ce = largest_row_exponents([B.T for _, B in terms], c)
     scaled = [(np.ldexp(A, -re[:, None]), np.ldexp(B, -ce[None, :])) for A, B in terms]
     # scaling down is exact unless an entry lands among the subnormals: each
     # such entry of a factor (now at most one in size) then loses at most the

@@ -706,3 +706,30 @@ def test_an_error_bound_scaled_among_the_subnormals_is_not_lost():
     assert Qs[0, 1] == 0.75 and Es[0, 1] >= 2.0 ** -13
     r = inv.check("thm14", "tokens far apart", 36, 274)
     assert r["outcome"] == "agree" and not r["contradicted"], r
+
+
+def test_a_term_that_is_zero_does_not_set_the_scale_of_a_product():
+    """A correctly rounded sum of products scales each row and column by the
+    largest exponent over its terms. A row that is zero in one term (the
+    TwoSum error of ``g(y) - g(y_0)``, zero wherever the subtraction is exact)
+    once counted as exponent 0, so a token whose entries are about ``2^-950``
+    was not scaled up: its logits underflowed to 0 with a bound far above
+    them, the logits of the contexts read rank 1 instead of 2 at the tolerance,
+    and Theorem 14 on token readouts ``2^1000`` apart decided ``dim Γ_q = 1``
+    (``Γ_q = M`` "fails") where it is 2."""
+    from allornone.numeric import linalg as fl
+    from allornone.numeric import witness as fw
+    from allornone.theorems.engine import invariance as inv
+
+    FS = np.array([[22.0, -33.0, 55.0, -55.0], [11.0, -33.0, 44.0, -33.0]])
+    tiny = 1.4956e-285
+    G0 = np.array([[tiny, -tiny, 0.0, tiny], [4.0436e238, 8.0872e237, 2.4262e238, 4.0436e238]])
+    S, err = fw.rounded_matmul([(FS, G0.T), (FS, np.zeros_like(G0).T)])
+    from fractions import Fraction
+
+    exact = float(sum(Fraction(a) * Fraction(b) for a, b in zip(FS[1], G0[0])))   # correctly rounded
+    assert S[1, 0] == exact and err[1, 0] <= 1e-15 * abs(S[1, 0])
+    assert abs(S[0, 0]) <= err[0, 0] <= 1e-300
+    assert fl.largest_row_exponents([np.zeros((1, 2)), np.array([[2.0 ** -950, 0.0]])], 1).tolist() == [-949]
+    r = inv.check("thm14", "common offset + tokens far apart", 12, 262)
+    assert r["outcome"] == "agree" and not r["contradicted"], r

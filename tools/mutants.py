@@ -472,6 +472,11 @@ REAL_MODEL_MUTANTS = [
            "        Er = np.where(scale_rows(Er, -er) < E, np.nextafter(Er, np.inf), Er)\n", "",
            "an error bound scaled down among the subnormals is rounded to zero before the columns scale it up",
            ("tests/test_float_soundness.py",)),
+    Mutant("zero-term-sets-the-scale", "numeric/linalg.py",
+           "            out = np.where(top > 0, np.maximum(out, np.frexp(top)[1]), out)\n",
+           "            out = np.maximum(out, np.where(top > 0, np.frexp(top)[1], 0))\n",
+           "a row that is zero in one term of a correctly rounded product counts as exponent 0 and sets the row's "
+           "scale", ("tests/test_float_soundness.py",)),
     Mutant("compare-rtol-to-hold-without-error", "theorems/engine/cli_models.py",
            'need = max(need, (float(m["value"]) + max(error, 0.0)) / res)',
            'need = max(need, float(m["value"]) / res)',
