@@ -47,6 +47,7 @@ import scipy.linalg
 from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance
+from allornone.numeric import linalg as fl
 from allornone.numeric.primitives import recomputed_entries
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
@@ -987,6 +988,11 @@ def _query(model, pairs: Sequence, readouts: Sequence):
 def _fit_parallel(u: np.ndarray, v: np.ndarray) -> tuple[float, float, float]:
     """cosine, ratio ``lambda`` and relative residual ``|u - lambda v| / |u|``
     of the best ``u ~ lambda v``."""
+    # each scaled by a power of two of its own (the cosine and the relative
+    # residual unchanged, lambda scaled back): differences of size 2^-560 would
+    # otherwise square to zero and fit any ratio with residual 0
+    eu, ev = fl._exponent(u), fl._exponent(v)
+    u, v = np.ldexp(u, -eu), np.ldexp(v, -ev)
     nu, nv = float(np.linalg.norm(u)), float(np.linalg.norm(v))
     if nv == 0.0:
         return (float("nan"), 0.0, 0.0 if nu == 0.0 else 1.0)
@@ -994,7 +1000,8 @@ def _fit_parallel(u: np.ndarray, v: np.ndarray) -> tuple[float, float, float]:
     if nu == 0.0:
         return (float("nan"), 0.0, 0.0)
     cos = float(np.clip(u @ v / (nu * nv), -1.0, 1.0))
-    return cos, lam, float(np.linalg.norm(u - lam * v) / nu)
+    with np.errstate(over="ignore", under="ignore"):
+        return cos, float(np.ldexp(lam, eu - ev)), float(np.linalg.norm(u - lam * v) / nu)
 
 
 def truncation_error(model, fac: Factored, k: int) -> tuple[float, float]:
@@ -1068,7 +1075,7 @@ def _moved(r: _Rank, Y: np.ndarray, picks: list, readouts: int) -> float:
     one = math.sqrt(2.0) * r.err * sum(math.sqrt(max(np.bincount(p).max(), 1)) for p in picks)
     dR = math.sqrt(readouts) * one
     dY = math.sqrt(readouts) * math.sqrt(2.0) * r.err * math.sqrt(max(np.bincount(picks[0]).max(), 1))
-    room = float(np.linalg.norm(Y)) - dY
+    room = fl.norm_fro(Y) - dY
     return dR / room if room > 0 else math.inf
 
 
@@ -1103,7 +1110,7 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     # rounding allowance of a relative residual of vectors of this length
     eps = np.finfo(float).eps * max(model.m, model.n, model.d)
     # the relative residual is the sine of the angle between the two columns
-    moved = float(angle_moved([np.linalg.norm(r.logodds_diff(a, b)), np.linalg.norm(r.logodds_diff(c, e))],
+    moved = float(angle_moved([fl.norm_fro(r.logodds_diff(a, b)), fl.norm_fro(r.logodds_diff(c, e))],
                               r.err).sum())
     in_n = tol.certain(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
     return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
@@ -1123,7 +1130,18 @@ def parallel_table(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE,
     return [parallel(model, q[0], q[1], tol, spectra=spectra, fac=fac) for q in queries]
 
 
+def _relative(R: np.ndarray, Y: np.ndarray) -> float:
+    """``|R| / |Y|`` (0 when ``Y`` is zero), each norm scaled so that no square
+    underflows: a residual of entries near ``2^-540`` is not zero."""
+    nY = fl.norm_fro(Y)
+    return fl.norm_fro(R) / nY if nY > 0 else 0.0
+
+
 def _r2(Y: np.ndarray, R: np.ndarray) -> list[float]:
+    # both scaled alike by a power of two: R^2 is a ratio, and squares of
+    # entries near 2^-540 would underflow
+    e = fl._exponent(Y)
+    Y, R = np.ldexp(Y, -e), np.ldexp(R, -e)
     tot = ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
     res = (R ** 2).sum(axis=0)
     return [float(1.0 - r / t) if t > 0 else (1.0 if r == 0 else float("-inf")) for r, t in zip(res, tot)]
@@ -1160,7 +1178,7 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     coef = scipy.linalg.lstsq(X, Y, lapack_driver="gelsd")[0]
     R = Y - X @ coef
     dof = len(S) - X.shape[1]
-    rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
+    rel = _relative(R, Y)
     sx = scipy.linalg.svdvals(X)
     # the condition on the numerical rank (the directions lstsq solved in): with a
     # bias folded in, the intercept is already in the span of the regressors, and
@@ -1204,7 +1222,7 @@ def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAUL
     D = Y - np.column_stack([c[src] for c in cols])
     shift = D.mean(axis=0)
     R = D - shift
-    rel = float(np.linalg.norm(R) / np.linalg.norm(Y)) if np.linalg.norm(Y) > 0 else 0.0
+    rel = _relative(R, Y)
     extra = np.finfo(float).eps * max(model.m, model.n, model.d) + _moved(r, Y, [dst, src], len(T))
     verdict = "vacuous" if len(S) < 2 else (tol.certain(rel, 1.0, extra=extra).truth.value
                                             if r.spectra.k_decided else "undecided")

@@ -313,6 +313,19 @@ def svd(X: np.ndarray, full_matrices: bool = False, compute_uv: bool = True):
     raise Unresolved(f"an SVD that neither LAPACK driver brings to convergence ({X.shape[0]} x {X.shape[1]})")
 
 
+def norm_fro(X) -> float:
+    """The Euclidean (Frobenius) norm, taken on ``X`` scaled by a power of two
+    so that no square underflows or overflows: entries of ``2^-560`` square to
+    zero, and a residual made of them would read as exactly zero."""
+    X = np.asarray(X, dtype=float)
+    if not X.size:
+        return 0.0
+    if not np.all(np.isfinite(X)):
+        return math.inf
+    e = _exponent(X)
+    return float(np.ldexp(np.linalg.norm(np.ldexp(X, -e)), e))
+
+
 def svd_noise(size: int, norm: float) -> float:
     """Backward error bound of an SVD: ``4 sqrt(size) u ||X||``."""
     return 4.0 * math.sqrt(max(int(size), 1)) * UNIT_ROUNDOFF * float(norm)

@@ -733,3 +733,24 @@ def test_a_term_that_is_zero_does_not_set_the_scale_of_a_product():
     assert fl.largest_row_exponents([np.zeros((1, 2)), np.array([[2.0 ** -950, 0.0]])], 1).tolist() == [-949]
     r = inv.check("thm14", "common offset + tokens far apart", 12, 262)
     assert r["outcome"] == "agree" and not r["contradicted"], r
+
+
+def test_a_token_readout_keeps_a_pair_far_smaller_than_another():
+    """``Γ_T`` is the span of ``P_N (g(a) - g(b))`` over its pairs; scaling one
+    pair's difference leaves it unchanged. Judged against the size of all the
+    differences together, a pair ``2^1000`` smaller than another read as noise:
+    ``dim Γ_T`` came out 1 where it is 2, decided, and Theorem 14 on tokens
+    far apart said the readouts were not seen where they are. Each pair is
+    now judged at its own size."""
+    from fractions import Fraction
+
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import thm14
+    from allornone.theorems.engine import invariance as inv
+
+    t = Fraction(2) ** 500
+    m = ExactModel([[1, 0], [0, 1], [1, 1]], [[0, 0], [1 / t, 0], [0, t], [1 / t, t]])
+    basis, _, decided, _ = thm14._gamma_with_error(m.to_float(), thm14.tokens([(1, 0), (2, 0)]))
+    assert basis.shape[1] == 2 and decided
+    r = inv.check("thm14", "tokens far apart", 32, 322)
+    assert r["outcome"] == "agree" and not r["contradicted"], r

@@ -58,3 +58,25 @@ def test_logits_beyond_binary64_leave_the_instance_unseparated_not_raised():
     not. The margin is then 0 (no float computation can hold that logit)."""
     r = inv.check("cor6", "tokens far apart + contexts far apart", 222, 193)
     assert r["outcome"] in ("agree", "undecided") and r["margin"] == 0.0, r
+
+
+def test_an_atom_is_separated_only_where_the_ranks_it_rests_on_are():
+    """A contradiction counts where separated only when the ranks its atom
+    rests on clear their tolerance too. After an integer shear of condition
+    about 1e16 the regressors ``[F_S, 1]`` have a singular value of relative
+    size 2e-16: a relational fit reading anything is decided at the tolerance
+    there (its contradiction is not one where separated), while the fits
+    reading ``M``, decided on the logits ``[L_S, 1]``, stay separated. On
+    steering's twin, a kernel whose singular value is 1e-43 of its factors
+    leaves the twin's readout at the tolerance."""
+    base, inst = inv.transform_instance("thm14", "integer shear + change of basis", 0, 392)
+    margins = inv.atom_margins("thm14", inst)
+    assert margins["rel_lin"] < inv.SEPARATION and margins["rel_lin_T"] < inv.SEPARATION
+    assert margins["rel_lin_M"] >= inv.SEPARATION and margins["gamma_q_is_M"] >= inv.SEPARATION
+    r = inv.check("thm14", "integer shear + change of basis", 0, 392)
+    assert r["margin"] >= inv.SEPARATION and not r["contradicted_separated"]
+    base, inst = inv.transform_instance("steering", "power-of-two basis", 22, 95)
+    margins = inv.atom_margins("steering", inst)
+    assert margins["steered~"] < inv.SEPARATION and "steered" not in margins
+    base, inst = inv.transform_instance("thm14", "change of basis", 0, 0)
+    assert all(v >= inv.SEPARATION for v in inv.atom_margins("thm14", inst).values())

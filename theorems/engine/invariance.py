@@ -103,6 +103,7 @@ from allornone.theorems.engine.transforms import (_PAIR_KEYS, TRANSFORMS, NotRep
 
 __all__ = ["Transform", "TRANSFORMS", "NotRepresentable", "exact_binary64", "is_binary64", "separation",
            "transform_instance", "unimodular", "verify_representable", "check", "run", "format_table", "UNIT_ROUNDOFF",
+           "atom_margins",
            "SEPARATION"]
 
 #: Unit roundoff of binary64.
@@ -283,6 +284,83 @@ def _gamma_margins(model: ExactModel, gamma: ql.QMatrix, s: _Scales) -> list:
     return out
 
 
+#: Atoms whose decision rests on a rank beyond those :func:`separation` measures:
+#: the regressors of a relational fit (``[F_S, 1]`` reading anything; reading
+#: ``M``, ``[L_S, 1]``, whose column space is that of ``[F_S P_M, 1]``), per
+#: model, and the kernel of ``(I - P_Γ) B*`` on ``Ñ`` that gives the twin's
+#: readout ``Γ~``.
+_ATOM_RANKS = {
+    "thm14": {"any": {0: ("rel_lin", "rel_lin_T", "enough_pairs"), 1: ("rel_lin~", "rel_lin_T~", "enough_pairs")},
+              "M": {0: ("rel_lin_M", "rel_lin_T_M", "gamma_q_is_M"), 1: ("rel_lin_M~", "rel_lin_T_M~")},
+              "kernel": ("rel_lin~", "rel_lin_M~", "readouts_seen")},
+    "steering": {"kernel": ("steered~", "identity~")},
+}
+
+
+def _rank_margin(Y: np.ndarray, r: int, scale: float = 0.0) -> float | None:
+    """The ``r``-th singular value of ``Y`` (of exact rank ``r``) over the
+    larger of its rounding bound and the float side's tolerance band, both
+    relative to the largest singular value or ``scale``, whichever is larger
+    (the size of the factors the float side judges a product's rank against);
+    None when ``r = 0``."""
+    if r == 0:
+        return None
+    sv = np.linalg.svd(Y, compute_uv=False)
+    bound = max(UNIT_ROUNDOFF * (Y.shape[1] + 2) * math.sqrt(Y.size), _TOLERANCE_BAND) * max(float(sv[0]), scale)
+    return float(sv[r - 1]) / bound
+
+
+def atom_margins(rid: str, inst: Instance) -> dict:
+    """Per atom, the margin of the ranks its decision rests on beyond those of
+    :func:`separation` (listed in :data:`_ATOM_RANKS`): the smallest, over
+    them, of :func:`_rank_margin`. An atom whose regressors or transported
+    readout have a rank that only exact arithmetic tells from a smaller one
+    (a direction of relative size ``1e-17`` after a change of basis of
+    condition ``1e16``) is decided by the float side at its tolerance, and a
+    contradiction there is not one where separated.
+
+    >>> atom_margins("lem8", Instance("x", (ExactModel([[1]], [[0], [1]]),), {}))
+    {}
+    """
+    spec = _ATOM_RANKS.get(rid)
+    if not spec:
+        return {}
+    out: dict = {}
+
+    def note(atoms, value):
+        if value is not None:
+            for a in atoms:
+                out[a] = min(out.get(a, math.inf), value)
+
+    pairs = inst.params.get("pairs") or ()
+    S = [s for s, _ in pairs]
+    for reading in ("any", "M"):
+        for side, atoms in spec.get(reading, {}).items():
+            if not S or side >= len(inst.models):
+                continue
+            model = inst.models[side]
+            X = model.F if reading == "any" else model.log_odds()
+            # (each column at unit size: the span, and the float side's decision, unchanged)
+            X = ql.QMatrix.hstack(X[S, :], ql.as_qmatrix([[1]] * len(S)))
+            note(atoms, _rank_margin(_unit_columns(_floats(X)), ql.rank(X)))
+    gamma = inst.params.get("gamma")
+    if "kernel" in spec and gamma is not None and len(inst.models) == 2 and gamma.shape[1]:
+        from allornone.theorems import thm5, thm14
+
+        a, b = inst.models
+        _, P, _ = thm14._gamma(a, gamma)
+        V = b.basis_N
+        if V.shape[1]:
+            # on an orthonormal basis of Ñ, as the float side takes it (the
+            # singular values depend on the basis, the rank does not)
+            B = thm5.el_certificate(a, b).B
+            K = (ql.eye(a.d) - P) @ B
+            Q = np.linalg.qr(_floats(V))[0]
+            scale = float(np.max(np.abs(_floats(P)) @ np.abs(_floats(B)) @ np.abs(Q)))
+            note(spec["kernel"], _rank_margin(_floats(K) @ Q, ql.rank(K @ V), scale))
+    return out
+
+
 # -- checking -----------------------------------------------------------------------------------
 
 #: The graded comparison of real models (``numeric.graded.compare``), checked on
@@ -385,6 +463,10 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     except Exception as exc:  # a float layer that raises on a valid instance is a defect too
         return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     out["contradicted"] = sorted(n for n, d in flt.items() if not d.undecided and d.truth is not exact[n].truth)
+    # (a contradiction counts where separated when its atom's own ranks are too)
+    atoms = atom_margins(base_rid, inst) if out["contradicted"] and out["margin"] >= SEPARATION else {}
+    out["contradicted_separated"] = [n for n in out["contradicted"]
+                                     if min(out["margin"], atoms.get(n, math.inf)) >= SEPARATION]
     out["undecided_atoms"] = sorted(n for n, d in flt.items() if d.undecided)
     out["outcome"] = "contradict" if out["contradicted"] else "undecided" if out["undecided_atoms"] else "agree"
     return out
@@ -504,7 +586,7 @@ def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = Non
                 if r["margin"] >= SEPARATION:
                     cell["separated"] += 1
                     cell["undecided_separated"] += r["outcome"] == "undecided"
-                    cell["contradict_separated"] += r["outcome"] == "contradict"
+                    cell["contradict_separated"] += bool(r["contradicted_separated"])
                 if r["outcome"] == "contradict" and len(cell["examples"]) < EXAMPLES_KEPT:
                     cell["examples"].append(r)
             out.append(cell)

@@ -1,0 +1,65 @@
+"""The graded queries on one real model (``graded.parallel``, ``steering``,
+``readout_linearity``) under a global scaling of the contexts or the tokens by
+a power of two: a symmetry of every claim, exact in binary64, so a decided
+verdict may not move. Entries near ``2^-550`` square to zero in a plain
+Euclidean norm; a residual built of them once read as exactly zero, and each
+query said "holds" where the exact claim fails by ``1e-4``."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from allornone.numeric import graded
+from allornone.symbolic import ExactModel
+from allornone.theorems import lem8, steering, thm14
+
+SCALES = (0, 300, -300, -540, -550, -560, -600)
+
+
+def _contexts(e: int):
+    """Six context pairs ``(s, s + q)``, ``q`` nearly constant (one pair off by one
+    unit: steering and the relational fit fail by about ``1e-4``), times ``2^e``."""
+    s = Fraction(2) ** e
+    base = [[1000, 0, 300], [0, 1100, 17], [700, 800, 0], [900, -600, 50], [-400, 300, 1000], [250, 250, -800]]
+    w = [100, 200, -100]
+    F = []
+    for i, b in enumerate(base):
+        F.append(b)
+        F.append([x + y + (1 if (i == 2 and j == 0) else 0) for j, (x, y) in enumerate(zip(b, w))])
+    return [[v * s for v in r] for r in F], [(2 * i, 2 * i + 1) for i in range(6)]
+
+
+def _model(e: int, tokens_too: bool = False):
+    F, pairs = _contexts(e)
+    t = Fraction(2) ** (-e if tokens_too else 0)
+    G = [[0, 0, 0], [1024, 2048, 3072], [1025, 2048, 3072], [3, 1, -2], [1, 1, 1]]
+    return ExactModel(F, [[v * t for v in r] for r in G]), pairs
+
+
+@pytest.mark.parametrize("e", SCALES)
+def test_steering_and_relational_fits_keep_their_verdicts_under_a_scaling(e):
+    T = [(1, 0), (3, 4)]
+    exact, pairs = _model(0)
+    assert steering.steering(exact, pairs, thm14.tokens(T)).verdict.startswith("not")
+    assert thm14.relational_linearity(exact, pairs, thm14.tokens(T), "any").decision.fails
+    fm = _model(e)[0].to_float()
+    assert graded.steering(fm, pairs, T)["steering"] == "fails"
+    assert graded.readout_linearity(fm, pairs, T, "any")["relationally_linear"] == "fails"
+    # (reading M the regressors are the computed L_k's rows, whose error leaves it open here)
+    assert graded.readout_linearity(fm, pairs, T, "M")["relationally_linear"] in ("fails", "undecided")
+
+
+@pytest.mark.parametrize("e", SCALES)
+def test_parallelism_keeps_its_verdicts_under_a_scaling(e):
+    exact, _ = _model(0)
+    assert lem8.parallel(exact, (1, 0), (2, 0), "N").verdict == "not parallel"
+    for tokens_too in (False, True):
+        r = graded.parallel(_model(e, tokens_too)[0].to_float(), (1, 0), (2, 0))
+        assert r["parallel_N"] == "fails", (e, tokens_too, r)
+    # two orthogonal differences of size 2^e: not parallel at every scale
+    s = Fraction(2) ** e
+    F = [[1 / s, 0, 0], [0, 1 / s, 0], [1 / s, 1 / s, 0], [2 / s, -1 / s, 0]]
+    G = [[0, 0, 0], [s, 0, 0], [0, 0, 0], [0, s, 0], [2 * s, s, 0]]
+    r = graded.parallel(ExactModel(F, G).to_float(), (1, 0), (3, 2))
+    assert r["parallel_raw"] == "fails" and r["residual_raw"] == 1.0, r
