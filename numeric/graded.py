@@ -1046,6 +1046,9 @@ class _Rank:
         self.model, self.spectra, self.fac, self.k = model, spectra, fac, spectra.k
         self._MN = None
         self.theta, self.err = truncation_error(model, fac, self.k)
+        # at a decided rank 0 the truncation L_0 is zero, exactly as the exact
+        # one is: every log-odds column of it vanishes, with no error to weigh
+        self.zero = bool(spectra.k_decided and self.k == 0)
 
     @property
     def P_N(self) -> np.ndarray:
@@ -1113,6 +1116,8 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     moved = float(angle_moved([fl.norm_fro(r.logodds_diff(a, b)), fl.norm_fro(r.logodds_diff(c, e))],
                               r.err).sum())
     in_n = tol.certain(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
+    if r.zero:
+        in_n = "holds"          # the first column of L_0 is zero: a multiple of the second
     return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
             "k": r.k, "k_label": r.spectra.k_label(),
             "cos_N": cos_n, "residual_N": res_n, "lambda_N": lam_n,
@@ -1200,9 +1205,13 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
         if reading == "M" and live.size:
             spread = math.sqrt(max(np.bincount(src).max(), 1))
             # (the regressors' error in the scaled columns: times the largest scaling)
-            grow = math.ldexp(1.0, -int(cexp[:-1].min())) if cexp.size > 1 else 1.0
+            with np.errstate(over="ignore"):
+                # (beyond binary64 for a column near 2^-1000: then nothing is decided)
+                grow = float(np.ldexp(1.0, -int(cexp[:-1].min()))) if cexp.size > 1 else 1.0
             extra += spread * grow * (r.err + float(r.fac.s[0]) * r.theta) / float(live[-1])
         verdict = tol.certain(rel, 1.0, extra=extra).truth.value
+        if r.zero:
+            verdict = "holds"   # the targets, columns of L_0, are zero: any regressors fit them
     return {"reading": reading, "k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S), "columns": X.shape[1],
             "dof": dof, "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
             "r2": _r2(Y, R), "residual": rel, "relationally_linear": verdict}
@@ -1226,6 +1235,8 @@ def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAUL
     extra = np.finfo(float).eps * max(model.m, model.n, model.d) + _moved(r, Y, [dst, src], len(T))
     verdict = "vacuous" if len(S) < 2 else (tol.certain(rel, 1.0, extra=extra).truth.value
                                             if r.spectra.k_decided else "undecided")
+    if r.zero and len(S) >= 2:
+        verdict = "holds"       # every readout of L_0 is zero: a constant shift of 0
     return {"k": r.k, "k_label": r.spectra.k_label(), "pairs": len(S),
             "readouts": [[model.tokens[a], model.tokens[b]] for a, b in T],
             "shift": [float(x) for x in shift], "r2": _r2(Y, R), "residual": rel, "steering": verdict}

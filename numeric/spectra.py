@@ -42,7 +42,7 @@ import scipy.linalg
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric import threads as th
 from allornone.numeric.factor import GRAM_BOUND, Tall, tall_r
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, svd_noise
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, norm_fro, svd_noise
 from allornone.numeric.rows import RowSource, row_block
 
 __all__ = ["Factored", "factor", "factor_pair", "factor_error", "Spectra", "analyse", "rank_profile", "largest_gap",
@@ -374,6 +374,15 @@ def factor_error(fac: Factored, size: int, model=None) -> float:
     level = 2.0 * svd_noise(size, S) + 2.0 * svd_noise(d, S) + (d + 2) * UNIT_ROUNDOFF * S
     # terms of the core that fell among the subnormals (_core_svd): at most 2^-1020 each
     level += d * fac.R_F.shape[0] * 2.0 ** -1020
+    # the triangular factors themselves, where F or G_0 lie among the subnormals:
+    # there every operation may lose up to 2^-1074 outright (gradual underflow),
+    # which no relative bound covers, and an entry of R takes at most 8 size d
+    # of them (d reflections of ``size`` rows: a product, a sum and a scaling a
+    # row). E gains |dR_F|_F |R_G|_2 + |R_F|_2 |dR_G|_F + |dR_F|_F |dR_G|_F
+    # (nothing visible unless the factors' own entries are near 2^-1000)
+    lost = 8.0 * size * d * d * 2.0 ** -1074
+    with np.errstate(over="ignore", under="ignore"):
+        level += float(np.ldexp(lost * (norm_fro(fac.R_F) + norm_fro(fac.R_G) + lost), -fac.s_exp))
     top = float(fac.s_unit[0])
     gram = sum(GRAM_BOUND / 2.0 for side in ("context", "token") if fac.methods.get(side) == "gram")
     e_in = float(getattr(model, "input_error", 0.0) or 0.0)

@@ -63,3 +63,44 @@ def test_parallelism_keeps_its_verdicts_under_a_scaling(e):
     G = [[0, 0, 0], [s, 0, 0], [0, 0, 0], [0, s, 0], [2 * s, s, 0]]
     r = graded.parallel(ExactModel(F, G).to_float(), (1, 0), (3, 2))
     assert r["parallel_raw"] == "fails" and r["residual_raw"] == 1.0, r
+
+
+def test_a_rank_read_off_subnormal_features_is_not_decided_from_their_rounding():
+    """Features near ``2^-1050`` (subnormal, so each operation of their
+    triangular factor may lose ``2^-1074`` outright): the exact log-odds have
+    rank 1, the computed spectrum shows a second singular value of ``5e-321``
+    made of that loss. Counted as certain, ``k`` was decided 2 and steering
+    "fails" where it holds; the loss now enters the factor's error."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine import transforms as tf
+
+    name = "hidden components + subnormal entries"
+    _, inst = inv.transform_instance("steering", name, 34, 95)
+    fm = tf.realise_float(inst, tf.transform(name).realisation).models[0]
+    assert inst.models[0].effective_complexity() == 1
+    spectra = graded.analyse(fm)
+    assert not (spectra.k_decided and spectra.k != 1), spectra
+    r = inv.check("graded-steering", name, 34, 95)
+    assert not r["contradicted"], r
+
+
+def test_at_a_decided_rank_zero_every_log_odds_query_holds():
+    """Every token alike (``g`` constant): ``L = 0``, rank 0 decided. Its
+    truncation ``L_0`` is zero exactly, as the exact one is, so any two
+    log-odds columns are parallel (the first is ``0`` times the second), every
+    readout is steered by a shift of 0 and fits any regressors; the error
+    bound of a nonzero truncation once left all three undecided."""
+    F, pairs = _contexts(0)
+    fm = ExactModel(F, [[1, 2, 3]] * 5).to_float()
+    assert graded.analyse(fm).k == 0 and graded.analyse(fm).k_decided
+    assert graded.parallel(fm, (1, 0), (2, 0))["parallel_N"] == "holds"
+    assert graded.steering(fm, pairs, [(1, 0)])["steering"] == "holds"
+    assert graded.readout_linearity(fm, pairs, [(1, 0)], "M")["relationally_linear"] == "holds"
+    # tokens 2^-52 apart: L is not zero, and its rank is undecided at 0 -- no verdict of L_0 stands
+    t = Fraction(1, 2 ** 52)
+    G = [[1, 2, 3], [1 + t, 2, 3], [1, 2 + t, 3], [1, 2, 3 + t], [1 + t, 2 + t, 3]]
+    fm = ExactModel(F, G).to_float()
+    spectra = graded.analyse(fm)
+    assert spectra.k == 0 and not spectra.k_decided
+    assert graded.parallel(fm, (1, 0), (2, 0))["parallel_N"] == "undecided"
+    assert graded.steering(fm, pairs, [(1, 0)])["steering"] == "undecided"

@@ -74,6 +74,27 @@ def test_search_of_the_graded_comparison_finds_no_contradiction(case):
     _check(case)
 
 
+@st.composite
+def query_cases(draw):
+    """The graded queries on one model (parallelism, steering, relational
+    linearity on token readouts) on the instances of the result that names them,
+    under one or two of its transforms."""
+    rid = draw(st.sampled_from(sorted(inv.gq.QUERIES)))
+    base = inv.base_result(rid)
+    usable = [t.name for t in tf.TRANSFORMS if base in t.results]
+    plain = [t.name for t in tf.TRANSFORMS if base in t.results and t.realisation == "binary64"]
+    names = [draw(st.sampled_from(usable))]
+    if draw(st.booleans()):
+        names.insert(0, draw(st.sampled_from([n for n in plain if n != names[0]])))
+    return rid, tf.COMPOSE.join(names), draw(st.integers(0, 40)), draw(st.integers(0, 400))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(query_cases())
+def test_search_of_the_graded_queries_finds_no_contradiction(case):
+    _check(case)
+
+
 def test_the_search_sees_a_contradiction_it_is_meant_to_find(monkeypatch):
     """With Lemma 8's float side made to trust a rounding bound (every entry at
     ``gap`` times its tolerance counts as zero), a power-of-two basis finds it."""

@@ -95,6 +95,7 @@ from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
 from allornone.theorems import get_record, records
 from allornone.theorems.engine.record import Instance
+from allornone.theorems.engine import graded_queries as gq
 from allornone.theorems.engine import transforms as tf
 from allornone.theorems.engine.runner import versions
 from allornone.theorems.engine.transforms import (_PAIR_KEYS, TRANSFORMS, NotRepresentable, Transform, _base_truths,
@@ -305,7 +306,13 @@ def _rank_margin(Y: np.ndarray, r: int, scale: float = 0.0) -> float | None:
     None when ``r = 0``."""
     if r == 0:
         return None
+    # (at size about one: entries among the subnormals have no singular values of their own)
+    top = float(np.max(np.abs(Y))) if Y.size else 0.0
+    e = int(np.frexp(top)[1]) if top > 0 else 0
+    Y, scale = np.ldexp(Y, -e), float(np.ldexp(scale, -e))
     sv = np.linalg.svd(Y, compute_uv=False)
+    if not sv.size or sv[0] == 0:
+        return 0.0
     bound = max(UNIT_ROUNDOFF * (Y.shape[1] + 2) * math.sqrt(Y.size), _TOLERANCE_BAND) * max(float(sv[0]), scale)
     return float(sv[r - 1]) / bound
 
@@ -322,6 +329,9 @@ def atom_margins(rid: str, inst: Instance) -> dict:
     >>> atom_margins("lem8", Instance("x", (ExactModel([[1]], [[0], [1]]),), {}))
     {}
     """
+    if rid in gq.QUERIES:
+        return gq.margins(rid, inst, lambda X, unit=True: _rank_margin(_unit_columns(_floats(X)) if unit
+                                                                        else _floats(X), ql.rank(X)))
     spec = _ATOM_RANKS.get(rid)
     if not spec:
         return {}
@@ -369,9 +379,17 @@ def atom_margins(rid: str, inst: Instance) -> dict:
 GRADED = "graded"
 
 
+def base_result(rid: str) -> str:
+    """The result whose instances ``rid`` (a result, :data:`GRADED` or a graded
+    query of :mod:`~allornone.theorems.engine.graded_queries`) is checked on."""
+    return "thm5" if rid == GRADED else gq.QUERIES.get(rid, rid)
+
+
 def _atoms(rid: str, inst: Instance, side: str) -> dict:
     """The atoms of a result on an instance; for :data:`GRADED` the one atom
     ``equivalent``."""
+    if rid in gq.QUERIES:
+        return gq.exact_atoms(rid, inst)
     if rid != GRADED:
         return get_record(rid).evaluate(inst, side).atoms
     if side == "exact":
@@ -422,7 +440,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
     >>> check("lem8", "global scaling", 0, 0)["outcome"]
     'agree'
     """
-    base_rid = "thm5" if rid == GRADED else rid
+    base_rid = base_result(rid)
     out = {"result": rid, "transform": name, "seed": seed, "index": index}
     how = tf.transform(name).realisation
     try:
@@ -437,22 +455,27 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         return {**out, "outcome": "not representable", "why": str(exc)}
     out["kind"] = inst.kind
     out["dims"] = [m.d for m in inst.models]
-    before = _base_truths(base_rid, seed, index)
+    before = ({n: d.truth for n, d in gq.exact_atoms(rid, base).items()} if rid in gq.QUERIES
+              else _base_truths(base_rid, seed, index))
     if rid == GRADED:
         before = {"equivalent": before["same_distribution"]}
     exact = _atoms(rid, inst, "exact")
     variant = tf.transform(name).variant.get(base_rid, set())
+    if rid in gq.QUERIES:
+        variant = gq.variant(tf.transform(name))
     out["exact_changed"] = sorted(n for n, d in exact.items()
                                   if n not in variant and d.truth is not before[n])
     beyond = False
     try:
-        out["margin"] = separation(base_rid, inst, declared=how == "rounded")
+        # (a graded query reads the first model alone, and no λ or Γ of the instance)
+        out["margin"] = (separation(rid, Instance(inst.kind, inst.models[:1], inst.params), declared=how == "rounded")
+                         if rid in gq.QUERIES else separation(base_rid, inst, declared=how == "rounded"))
     except NonFiniteValueError:
         # logits beyond binary64 although F and G are in it: no float
         # computation can hold them, the instance is not separated
         out["margin"], beyond = 0.0, True
     try:
-        flt = _atoms(rid, floats, "float")
+        flt = gq.float_atoms(rid, inst, floats) if rid in gq.QUERIES else _atoms(rid, floats, "float")
     except NonFiniteValueError as exc:
         if rid == GRADED and (beyond or _dots_beyond_binary64(inst)):
             # the graded comparison's distances are taken on logits formed in
@@ -464,7 +487,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     out["contradicted"] = sorted(n for n, d in flt.items() if not d.undecided and d.truth is not exact[n].truth)
     # (a contradiction counts where separated when its atom's own ranks are too)
-    atoms = atom_margins(base_rid, inst) if out["contradicted"] and out["margin"] >= SEPARATION else {}
+    atoms = atom_margins(rid, inst) if out["contradicted"] and out["margin"] >= SEPARATION else {}
     out["contradicted_separated"] = [n for n in out["contradicted"]
                                      if min(out["margin"], atoms.get(n, math.inf)) >= SEPARATION]
     out["undecided_atoms"] = sorted(n for n, d in flt.items() if d.undecided)
@@ -507,14 +530,13 @@ def cells(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = N
     >>> cells(["lem8ctx"], ["per-context scaling", "per-token scaling"])
     [('lem8ctx', 'per-token scaling')]
     """
-    ids = list(records()) + [GRADED] if ids is None else list(ids)
+    ids = list(records()) + [GRADED] + list(gq.QUERIES) if ids is None else list(ids)
     names = [t.name for t in TRANSFORMS] if transforms is None else list(transforms)
     for n in names:
         tf.transform(n)
     for rid in ids:
-        if rid != GRADED:
-            get_record(rid)
-    return [(rid, n) for rid in ids for n in names if ("thm5" if rid == GRADED else rid) in tf.transform(n).results]
+        get_record(base_result(rid))
+    return [(rid, n) for rid in ids for n in names if base_result(rid) in tf.transform(n).results]
 
 
 def run(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = None, per_cell: int = 20,
