@@ -754,3 +754,21 @@ def test_a_token_readout_keeps_a_pair_far_smaller_than_another():
     assert basis.shape[1] == 2 and decided
     r = inv.check("thm14", "tokens far apart", 32, 322)
     assert r["outcome"] == "agree" and not r["contradicted"], r
+
+
+def test_a_transported_map_made_of_rounding_noise_is_not_called_misfit():
+    """Theorem 14 makes the exact transported map fit once its premises hold;
+    on floats a map that is exactly zero comes out as rounding noise (about
+    ``1e-16``), judged against a tolerance scaled by that noise itself, and the
+    transport was called "fails" where it holds exactly. A computed misfit
+    under certain premises is the computation's error: undecided."""
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import thm14
+
+    m = ExactModel([[-1, 1, 0], [-3, -3, -6]], [[0, 0, 0], [3, 1, -2], [-1, -1, 1]], 0)
+    tw = ExactModel([[0, -1], [0, 0]], [[-2, 1], [8, 3], [-1, 1]], 0)
+    exact = thm14.transport(m, tw, thm14.relational_linearity(m, [(0, 1)], [[1], [-1], [0]], "M"))
+    fm, ft = m.to_float(), tw.to_float()
+    r = thm14.relational_linearity(fm, [(0, 1)], np.array([[1.0], [-1.0], [0.0]]), "M")
+    t = thm14.transport(fm, ft, r)
+    assert exact.decision.holds and not t.decision.fails, t.decision

@@ -246,3 +246,18 @@ def test_two_ratios_agree_only_within_what_their_tests_accept():
     err = _ratio_error(be, t1) + _ratio_error(be, t2)
     assert t1.lam == t2.lam == 2.0 and err > 1e-10
     assert same_ratio(g.backend, t1, dataclasses.replace(t2, lam=2.0 + err / 2)).undecided
+
+
+def test_a_ratio_beyond_binary64_is_a_clear_error_on_floats_and_exact_on_rationals():
+    """``λ = 10^400`` has no float; the float side says so with the package's
+    own error (it raised a bare ``OverflowError``), the exact side decides it
+    (the size its residual is judged against was a float product that overflowed)."""
+    from allornone.errors import NonFiniteValueError
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import lem8
+
+    m = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 2], [2, 1]])
+    assert lem8.parallel(m, (1, 0), (2, 0), "N", 10 ** 400).verdict == "not parallel"
+    for lam in (10 ** 400, "1e400"):
+        with pytest.raises(NonFiniteValueError):
+            lem8.parallel(m.to_float(), (1, 0), (2, 0), "N", lam)

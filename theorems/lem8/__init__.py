@@ -247,6 +247,15 @@ class ParallelResult:
         return self.decision.holds
 
 
+def _times(lam, scale: float) -> float:
+    """``|λ| scale`` as a float (the size a residual is judged against); an exact
+    ``λ`` beyond binary64 makes it infinite rather than raise."""
+    try:
+        return abs(lam) * scale
+    except OverflowError:
+        return math.inf
+
+
 def ratio_value(be, lam):
     """``λ`` in the model's realisation: a :class:`Fraction` on the exact side
     (floats refused there with :class:`~allornone.errors.NonRationalValueError`),
@@ -269,6 +278,9 @@ def ratio_value(be, lam):
         value = float(Fraction(lam)) if isinstance(lam, str) else float(lam)
     except (TypeError, ValueError, ZeroDivisionError):
         raise InputFormatError(f"lambda: {lam!r} is not a number") from None
+    except OverflowError:
+        raise NonFiniteValueError(f"lambda: {str(lam)[:40]} is beyond binary64's range; the float side takes "
+                                  "finite floats (the exact side takes it as a fraction)") from None
     if not math.isfinite(value):
         raise NonFiniteValueError(f"lambda is {value}; only finite numbers are allowed")
     return value
@@ -313,7 +325,7 @@ def collinear(be, u, v, scale_u: float = 0.0, scale_v: float = 0.0, lam=None, de
         v_zero = _undecided(v_zero, "an undecided rank lies behind v")
     unique = None if v_zero.undecided else not v_zero.holds
     if lam is not None:
-        d = be.is_zero(u - v * lam, max(scale_u, abs(lam) * scale_v))
+        d = be.is_zero(u - v * lam, max(scale_u, _times(lam, scale_v)))
     elif v_zero.undecided:
         d = _undecided(v_zero, "cannot tell whether v = 0")
     elif v_zero.holds:
@@ -321,7 +333,7 @@ def collinear(be, u, v, scale_u: float = 0.0, scale_v: float = 0.0, lam=None, de
         lam = ratio_value(be, 0)
     else:
         lam = _scalar(be, u.T @ v) / _scalar(be, v.T @ v)
-        d = be.is_zero(u - v * lam, max(scale_u, abs(lam) * scale_v))
+        d = be.is_zero(u - v * lam, max(scale_u, _times(lam, scale_v)))
     if not decided:
         d = _undecided(d, "an undecided rank lies behind u and v")
     return ParallelResult(d, lam if d.holds else None, unique, space, u, v, v_zero)
