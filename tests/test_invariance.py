@@ -25,6 +25,15 @@ from allornone.theorems.engine.record import Instance
 #: up to 2^±500, where the part of a column off N lies in coordinates more than 600 binades below
 #: its others, below what a correctly rounded G_0 γ resolves (the rank's zero band).
 KNOWN_CONTRADICTIONS: set[tuple[str, str]] = {("thm14", "power-of-two basis")}
+#: The graded queries' contradictions, all at the tolerance (none where separated):
+#: raw parallelism whose relative residual a basis of powers of two, hidden
+#: components or a shear brings below rtol, and log-odds (parallelism, relational
+#: fits on token readouts) beside a context or token 2^500 larger, whose other
+#: rows or columns lie below the rounding of the whole spectrum the graded rank
+#: is read from.
+KNOWN_CONTRADICTIONS |= {("graded-lem8", t) for t in ("power-of-two basis", "hidden components", "hidden coordinates",
+                                                      "contexts far apart", "integer shear")}
+KNOWN_CONTRADICTIONS |= {("graded-thm14", "tokens far apart")}
 #: Largest share of undecided instances among the separated ones (the goal of the tolerance policy).
 UNDECIDED_SEPARATED_GOAL = 0.05
 
