@@ -22,15 +22,23 @@ from allornone.theorems.engine import transforms as tf
 
 
 @st.composite
-def cases(draw):
-    rid = draw(st.sampled_from(sorted(records())))
-    usable = [t.name for t in tf.TRANSFORMS if rid in t.results]
-    plain = [t.name for t in tf.TRANSFORMS if rid in t.results and t.realisation == "binary64"]
+def checks(draw, ids):
+    """A check id among ``ids`` (a result, the graded comparison or a graded
+    query), one or two of its base result's transforms composed, a seed and an
+    index."""
+    rid = draw(st.sampled_from(sorted(ids)))
+    base = inv.base_result(rid)
+    usable = [t.name for t in tf.TRANSFORMS if base in t.results]
+    plain = [t.name for t in tf.TRANSFORMS if base in t.results and t.realisation == "binary64"]
     names = [draw(st.sampled_from(usable))]
     if draw(st.booleans()):
         # a transform twice adds nothing but reach beyond binary64 (2^-2000, say)
         names.insert(0, draw(st.sampled_from([n for n in plain if n != names[0]])))
     return rid, tf.COMPOSE.join(names), draw(st.integers(0, 40)), draw(st.integers(0, 400))
+
+
+def cases():
+    return checks(records())
 
 
 def _check(case):
@@ -56,42 +64,18 @@ def test_long_search_finds_no_contradiction(case):
     _check(case)
 
 
-@st.composite
-def graded_cases(draw):
-    """The graded comparison of real models on Theorem 5's instances, under one
-    or two of Theorem 5's transforms."""
-    usable = [t.name for t in tf.TRANSFORMS if "thm5" in t.results]
-    plain = [t.name for t in tf.TRANSFORMS if "thm5" in t.results and t.realisation == "binary64"]
-    names = [draw(st.sampled_from(usable))]
-    if draw(st.booleans()):
-        names.insert(0, draw(st.sampled_from([n for n in plain if n != names[0]])))
-    return inv.GRADED, tf.COMPOSE.join(names), draw(st.integers(0, 40)), draw(st.integers(0, 400))
-
-
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(graded_cases())
+@given(checks([inv.GRADED]))
 def test_search_of_the_graded_comparison_finds_no_contradiction(case):
+    """The graded comparison of real models on Theorem 5's instances."""
     _check(case)
 
 
-@st.composite
-def query_cases(draw):
-    """The graded queries on one model (parallelism, steering, relational
-    linearity on token readouts) on the instances of the result that names them,
-    under one or two of its transforms."""
-    rid = draw(st.sampled_from(sorted(inv.gq.QUERIES)))
-    base = inv.base_result(rid)
-    usable = [t.name for t in tf.TRANSFORMS if base in t.results]
-    plain = [t.name for t in tf.TRANSFORMS if base in t.results and t.realisation == "binary64"]
-    names = [draw(st.sampled_from(usable))]
-    if draw(st.booleans()):
-        names.insert(0, draw(st.sampled_from([n for n in plain if n != names[0]])))
-    return rid, tf.COMPOSE.join(names), draw(st.integers(0, 40)), draw(st.integers(0, 400))
-
-
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(query_cases())
+@given(checks(inv.gq.QUERIES))
 def test_search_of_the_graded_queries_finds_no_contradiction(case):
+    """The graded queries on one model (parallelism, steering, relational
+    linearity on token readouts) on the instances of the result that names them."""
     _check(case)
 
 
