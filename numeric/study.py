@@ -57,7 +57,7 @@ import numpy as np
 
 from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
-from allornone.numeric.parallel_gram import (FORMS, PairMetric, batch_cosines, cosine_matrix, mean_offdiagonal,
+from allornone.numeric.parallel_gram import (FORMS, PairMetric, batch_cosines, mean_offdiagonal,
                                              upper_values)
 
 __all__ = ["run_study", "StudyResult", "divergences", "pair_distances",
@@ -186,7 +186,11 @@ def model_parallelism(model, categories: Mapping[str, np.ndarray], null: Mapping
     metric = _metric(model)
     out = {}
     for name, idx in categories.items():
-        cos = {form: cosine_matrix(metric.coordinates(idx, form)) for form in FORMS}
+        # the category through the very computation its null's draws go through,
+        # so that a draw equal to it gives the same mean to the last bit (ties
+        # count against the category)
+        own = {form: batch_cosines(metric.coordinates(np.asarray(idx)[None], form)) for form in FORMS}
+        cos = {form: own[form][0] for form in FORMS}
         draws = null[name]
         null_means, null_upper = {}, None
         for form in FORMS:
@@ -194,15 +198,21 @@ def model_parallelism(model, categories: Mapping[str, np.ndarray], null: Mapping
             null_means[form] = np.asarray(mean_offdiagonal(C), dtype=float).reshape(-1)
             if form == "logodds":
                 null_upper = upper_values(C)
-        out[name] = {"cos": cos, "mean": {form: mean_offdiagonal(cos[form]) for form in FORMS},
+        out[name] = {"cos": cos, "mean": {form: float(mean_offdiagonal(own[form])[0]) for form in FORMS},
                      "null_means": null_means, "null_upper": null_upper}
     return out
 
 
 def _p_value(observed: float, null: np.ndarray) -> float | None:
+    """``(1 + #{null >= observed}) / (1 + draws)``; a draw whose statistic is
+    undefined (a pair of tokens with equal rows, say) counts against the
+    category too, so that the p-value stays valid whatever share of the
+    draws is undefined."""
     if observed is None or not np.isfinite(observed):
         return None
-    return float((1 + int(np.sum(null >= observed))) / (1 + null.size))
+    null = np.asarray(null, dtype=float)
+    against = int(np.sum(null >= observed)) + int(np.sum(~np.isfinite(null)))
+    return float((1 + against) / (1 + null.size))
 
 
 def _row_correlations(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -369,6 +379,12 @@ def _validate(models: Mapping, pairs: Mapping, tokens, null_draws, seed, bias):
         pool = np.unique(np.array(pool, dtype=np.intp))
         if pool.size < 2:
             raise InputFormatError("the null needs at least two tokens to draw pairs from")
+    for cat, rows in idx.items():
+        # (each null category relabels the category's own tokens with distinct ones of the pool)
+        used = np.unique(rows).size
+        if used > pool.size:
+            raise InputFormatError(f"category {cat!r} uses {used} distinct tokens, more than the null's pool of "
+                                   f"{pool.size} can relabel")
     if isinstance(null_draws, bool) or not isinstance(null_draws, (int, np.integer)) or null_draws < 1:
         raise InputFormatError(f"null_draws must be a positive integer, got {null_draws!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -389,16 +405,24 @@ def _is_token(model, t) -> bool:
         return False
 
 
-def _null_pairs(pool: np.ndarray, q: int, draws: int, seed: int, index: int) -> np.ndarray:
-    """``draws x q x 2`` random token pairs of distinct tokens from ``pool``, seeded by
-    ``(seed, index)`` alone, so each category's null is the same whatever else
-    the study holds and wherever it runs."""
+def _null_pairs(rows: np.ndarray, pool: np.ndarray, draws: int, seed: int, index: int) -> np.ndarray:
+    """``draws x q x 2`` random categories shaped like ``rows`` (``q x 2``): the
+    category's own pairs with its distinct tokens relabelled by a random
+    injection into ``pool``, seeded by ``(seed, index)`` alone, so each
+    category's null is the same whatever else the study holds and wherever it
+    runs (the same categories in the same order).
+
+    The relabelling keeps the pattern in which the pairs share tokens. Pairs
+    drawn independently would not: a category whose pairs share a token
+    (``(t0, t1), (t0, t2), ...``), or a chain ``(1, 2), (2, 3), (3, 4)``, has
+    cosines of about 0.5 between its differences in any model at all, and
+    against independent pairs it would read as beyond chance in models that
+    share nothing."""
+    rows = np.asarray(rows, dtype=np.intp)
+    tokens, inverse = np.unique(rows, return_inverse=True)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(index)]))
-    P = pool.size
-    a = rng.integers(0, P, size=(draws, q))
-    b = rng.integers(0, P - 1, size=(draws, q))
-    b = b + (b >= a)
-    return np.stack([pool[a], pool[b]], axis=-1)
+    picks = np.stack([rng.choice(pool.size, size=tokens.size, replace=False) for _ in range(int(draws))])
+    return pool[picks][:, inverse.reshape(rows.shape)]
 
 
 class _Runner:
@@ -491,8 +515,7 @@ def run_study(models: Mapping, pairs: Mapping[str, Sequence], tokens: Sequence |
     names, idx, pool, has_bias = _validate(models, pairs, tokens, null_draws, seed, bias)
     say = progress or (lambda _msg: None)
     first = models[names[0]]
-    null = {cat: _null_pairs(pool, len(rows), int(null_draws), int(seed), i)
-            for i, (cat, rows) in enumerate(idx.items())}
+    null = {cat: _null_pairs(rows, pool, int(null_draws), int(seed), i) for i, (cat, rows) in enumerate(idx.items())}
     runner = _Runner(client, scheduler)
     try:
         payloads = runner.scatter([_payload(models[n]) for n in names]) if runner.dask else \

@@ -334,16 +334,56 @@ def test_bad_study_arguments_are_errors_before_any_work():
 
 def test_the_null_pool_restricts_the_random_pairs():
     rng = np.random.default_rng(15)
-    pool = np.array([3, 4, 5, 9])
-    pairs = study_module._null_pairs(pool, 6, 50, 0, 0)
-    assert pairs.shape == (50, 6, 2) and set(np.unique(pairs)) <= set(pool.tolist())
+    pool = np.array([3, 4, 5, 9, 11, 12])
+    rows = np.array([[0, 1], [0, 2], [2, 3], [4, 5], [6, 7], [1, 0]])
+    pairs = study_module._null_pairs(rows[:4], pool, 50, 0, 0)
+    assert pairs.shape == (50, 4, 2) and set(np.unique(pairs)) <= set(pool.tolist())
     assert np.all(pairs[..., 0] != pairs[..., 1])
-    assert np.array_equal(pairs, study_module._null_pairs(pool, 6, 50, 0, 0))
-    assert not np.array_equal(pairs, study_module._null_pairs(pool, 6, 50, 0, 1))
+    assert np.array_equal(pairs, study_module._null_pairs(rows[:4], pool, 50, 0, 0))
+    assert not np.array_equal(pairs, study_module._null_pairs(rows[:4], pool, 50, 0, 1))
     model = _random_model(rng)
-    r = run_study({"m": model}, {"c": [("t0", "t1"), ("t2", "t3"), ("t4", "t5")]}, tokens=["t0", "t1", "t2", "t3"],
+    r = run_study({"m": model}, {"c": [("t0", "t1"), ("t2", "t3")]}, tokens=["t0", "t1", "t2", "t3"],
                   null_draws=50)
     assert r.null_means["c"]["m"]["logodds"].shape == (50,)
+    with pytest.raises(InputFormatError, match="uses 6 distinct tokens, more than the null's pool of 4"):
+        run_study({"m": model}, {"c": [("t0", "t1"), ("t2", "t3"), ("t4", "t5")]}, tokens=["t0", "t1", "t2", "t3"])
+
+
+def test_each_null_category_shares_tokens_as_its_category_does():
+    """A null category is the category's pattern over other tokens: a token
+    shared by two of its pairs is shared by the same two pairs of every draw
+    (and by no others), a pair repeated is repeated."""
+    pool = np.arange(40)
+    rows = np.array([[7, 1], [7, 2], [2, 3], [5, 6], [5, 6]])
+    draws = study_module._null_pairs(rows, pool, 200, 3, 0)
+    same = rows[:, None, :, None] == rows[None, :, None, :]
+    assert all(np.array_equal(d[:, None, :, None] == d[None, :, None, :], same) for d in draws)
+    assert len({tuple(d.ravel()) for d in draws}) > 150
+
+
+def test_categories_that_share_tokens_are_not_beyond_chance_in_unrelated_models():
+    """Every pair of a star ``(t0, t1), (t0, t2), ...`` shares ``t0``: its
+    differences have cosines near 0.5 in any model. Against independent pairs
+    the star read as parallel beyond chance (p = 1/(1 + draws)) in every random
+    model; against its own pattern over other tokens its p-values are uniform."""
+    ps = []
+    for seed in range(40):
+        rng = np.random.default_rng(100 + seed)
+        model = _random_model(rng, m=120, n=60, d=12)
+        star = [("t0", f"t{i}") for i in range(1, 7)]
+        r = run_study({"m": model}, {"star": star}, null_draws=99, seed=seed)
+        ps.append(r.parallelism[0]["models"]["m"]["p_value"])
+    ps = np.array(ps)
+    assert np.mean(ps <= 0.05) <= 0.2 and np.median(ps) > 0.2, ps
+
+
+def test_an_undefined_null_draw_counts_against_the_category():
+    """Null draws whose statistic is undefined (NaN: a pair of tokens with equal
+    rows) count as at least the observed value, so a share of them cannot
+    make the p-value smaller than a valid one."""
+    null = np.array([0.1, np.nan, 0.9, np.nan])
+    assert study_module._p_value(0.5, null) == (1 + 1 + 2) / 5
+    assert study_module._p_value(0.95, np.array([np.nan] * 4)) == 1.0
 
 
 # -- Dask ---------------------------------------------------------------------------
