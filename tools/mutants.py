@@ -525,12 +525,12 @@ _STUDY_TESTS = ("tests/test_study.py", "tests/test_parallel_gram.py")
 #: that ``check`` does not run, so only the tests can kill them.
 STUDY_MUTANTS: list[Mutant] = [
     Mutant("study-p-value-ties-favour", "numeric/study.py",
-           "return float((1 + int(np.sum(null >= observed))) / (1 + null.size))",
-           "return float((1 + int(np.sum(null > observed))) / (1 + null.size))",
+           "    against = int(np.sum(null >= observed)) + int(np.sum(~np.isfinite(null)))\n",
+           "    against = int(np.sum(null > observed)) + int(np.sum(~np.isfinite(null)))\n",
            "a permutation p-value that counts ties for the category", _STUDY_TESTS),
     Mutant("study-p-value-no-plus-one", "numeric/study.py",
-           "return float((1 + int(np.sum(null >= observed))) / (1 + null.size))",
-           "return float(int(np.sum(null >= observed)) / null.size)",
+           "    return float((1 + against) / (1 + null.size))\n",
+           "    return float(against / null.size)\n",
            "a p-value that can be 0 (the observed statistic left out of its own null)", _STUDY_TESTS),
     Mutant("study-js-one-side", "numeric/graded.py",
            'acc["js_sum"] += float(np.maximum(0.5 * (ja + jb), 0.0).sum())',
