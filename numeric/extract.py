@@ -269,15 +269,44 @@ def _offline():
 
 @contextlib.contextmanager
 def _quiet(transformers):
-    """transformers' own progress bars off while loading: a caller shows its own."""
+    """transformers' own progress bars and loading reports off while loading: a
+    caller shows its own progress, and a checkpoint that does not fill the model
+    is refused in one line by :func:`_check_loading_info` instead."""
     logging = transformers.utils.logging
     shown = logging.is_progress_bar_enabled()
+    verbosity = logging.get_verbosity()
     logging.disable_progress_bar()
+    logging.set_verbosity_error()
     try:
         yield
     finally:
+        logging.set_verbosity(verbosity)
         if shown:
             logging.enable_progress_bar()
+
+
+def _check_loading_info(path: Path, info) -> None:
+    """Refuse a checkpoint that does not hold every weight of the model its
+    config.json describes: transformers fills a missing weight (or one of
+    another shape) with random numbers and goes on, and the head read off that
+    model would be a random network's, not the checkpoint's."""
+    info = info if isinstance(info, dict) else getattr(info, "__dict__", {})
+    missing = sorted(str(k) for k in info.get("missing_keys") or ())
+    mismatched = sorted(str(k[0] if isinstance(k, (tuple, list)) else k) for k in info.get("mismatched_keys") or ())
+    if not missing and not mismatched:
+        return
+    unexpected = len(info.get("unexpected_keys") or ())
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} weight{'s' if len(missing) != 1 else ''} of the model "
+                     f"{'are' if len(missing) != 1 else 'is'} not in the checkpoint (e.g. {missing[0]})")
+    if mismatched:
+        parts.append(f"{len(mismatched)} {'have' if len(mismatched) != 1 else 'has'} another shape there "
+                     f"(e.g. {mismatched[0]})")
+    hint = (f"; it holds {unexpected} tensor{'s' if unexpected != 1 else ''} the model does not use: does "
+            "config.json's model_type match the weights?") if unexpected else ""
+    raise InputFormatError(f"--model {path}: {' and '.join(parts)}, so transformers would initialise them at "
+                           f"random; a damaged or incomplete checkpoint{hint}")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -553,6 +582,15 @@ def extract_checkpoint(model_dir, texts, layer: str | int = "final", batch_size:
               "torch": torch.__version__, "transformers": transformers.__version__})
 
 
+def _safetensors_errors() -> tuple:
+    """The exception type of the ``safetensors`` reader (a damaged weights file), where it is installed."""
+    try:
+        from safetensors import SafetensorError
+    except ImportError:  # pragma: no cover - transformers installs it
+        return ()
+    return (SafetensorError,)
+
+
 def _load_checkpoint(torch, transformers, path: Path, dtype: str):
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
@@ -569,11 +607,13 @@ def _load_checkpoint(torch, transformers, path: Path, dtype: str):
             raise InputFormatError(f"--model {path}: not a causal language model (model type "
                                    f"{getattr(config, 'model_type', '?')!r} has no causal-LM head in transformers)")
         try:
-            model = AutoModelForCausalLM.from_pretrained(
-                where, local_files_only=True, trust_remote_code=False,
+            model, info = AutoModelForCausalLM.from_pretrained(
+                where, local_files_only=True, trust_remote_code=False, output_loading_info=True,
                 dtype="auto" if dtype == "auto" else getattr(torch, dtype))
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        except (OSError, ValueError, KeyError, RuntimeError, *_safetensors_errors()) as exc:
+            # a weights file cut short or empty is the safetensors reader's own error type
             raise InputFormatError(f"--model {path}: cannot load the model ({_first_line(exc)})") from None
+        _check_loading_info(path, info)
         try:
             tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, trust_remote_code=False)
         except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -2,7 +2,8 @@
 
 A tensor is named ``FILE[:KEY]``: ``FILE`` is a ``.npy`` file (no key), a
 ``.npz`` archive, a ``.safetensors`` file (read with the ``safetensors``
-package's NumPy API: no PyTorch needed) or a PyTorch state dict (``.pt``,
+package's NumPy API: no PyTorch needed; bfloat16 and float8 tensors, which
+NumPy cannot hold, are decoded from their bits) or a PyTorch state dict (``.pt``,
 ``.pth``, ``.bin``; needs the optional ``torch`` extra and is read with
 ``weights_only=True``, so no code in the file is run). ``KEY`` is the tensor's
 name in the file; it may be left out when the file holds one array.
@@ -271,6 +272,63 @@ def check_safetensors_header(path: Path, memory: bool = True) -> dict:
     return out
 
 
+def _float8_table(exponent: int, mantissa: int, ieee: bool) -> np.ndarray:
+    """The 256 values of an 8-bit float (1 sign, ``exponent``, ``mantissa`` bits;
+    bias ``2**(exponent - 1) - 1``) as float64, every one exact. ``ieee``: the top
+    exponent holds infinities and NaNs (E5M2); otherwise only the all-ones code
+    is NaN and there is no infinity (E4M3FN).
+
+    >>> _float8_table(4, 3, False)[[0x00, 0x01, 0x38, 0x7E, 0x7F, 0xB8]].tolist()
+    [0.0, 0.001953125, 1.0, 448.0, nan, -1.0]
+    >>> _float8_table(5, 2, True)[[0x3C, 0x7B, 0x7C, 0x01]].tolist()
+    [1.0, 57344.0, inf, 1.52587890625e-05]
+    """
+    codes = np.arange(256)
+    bias = (1 << (exponent - 1)) - 1
+    e = (codes >> mantissa) & ((1 << exponent) - 1)
+    m = (codes & ((1 << mantissa) - 1)) / float(1 << mantissa)
+    value = np.where(e == 0, m * 2.0 ** (1 - bias), (1 + m) * np.exp2(e - bias))
+    top = (1 << exponent) - 1
+    if ieee:
+        value = np.where(e == top, np.where(m == 0, np.inf, np.nan), value)
+    else:
+        value = np.where((e == top) & (m == (1 - 1 / (1 << mantissa))), np.nan, value)
+    return np.where(codes & 0x80, -value, value)
+
+
+#: The safetensors dtypes NumPy cannot hold, and the itemsize they are read with.
+_SAFETENSORS_SMALL_FLOATS = {"BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1}
+
+
+def _small_floats(path: Path, key: str, declared: tuple) -> np.ndarray:
+    """Tensor ``key`` of a ``.safetensors`` file stored as bfloat16 or float8,
+    as float64 (every such value is exact there), read from its bytes (whose
+    range :func:`check_safetensors_header` checked against the file)."""
+    import struct
+
+    shape, dtype = declared
+    try:
+        with open(path, "rb") as fh:
+            (length,) = struct.unpack("<Q", fh.read(8))
+            start, stop = (int(v) for v in json.loads(fh.read(length))[key]["data_offsets"])
+            fh.seek(8 + length + start)
+            raw = fh.read(stop - start)
+    except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
+        raise InputFormatError(f"{path}:{key}: not a readable .safetensors entry ({exc})") from None
+    count = 1
+    for n in shape:
+        count *= int(n)
+    if len(raw) != count * _SAFETENSORS_SMALL_FLOATS[dtype]:
+        raise InputFormatError(f"{path}:{key}: its {dtype} data is {_bytes(len(raw))} for shape {tuple(shape)}: "
+                               "a truncated or damaged file")
+    if dtype == "BF16":
+        # a bfloat16 is the upper half of the float32 with the same value
+        bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
+        return bits.view(np.float32).astype(np.float64).reshape(shape)
+    table = _float8_table(4, 3, False) if dtype == "F8_E4M3" else _float8_table(5, 2, True)
+    return table[np.frombuffer(raw, dtype=np.uint8)].reshape(shape)
+
+
 def open_npz(path: Path):
     """The ``.npz`` archive at ``path`` (``numpy.load``, no pickles), or a one-line
     :class:`~allornone.errors.InputFormatError`. ``np.load`` reads anything that
@@ -317,6 +375,9 @@ def _open(path: Path) -> dict:
         declared = check_safetensors_header(path)
 
         def tensor(key):
+            if declared[key][1] in _SAFETENSORS_SMALL_FLOATS:
+                # NumPy has no bfloat16 or float8 dtype: their bits are decoded here, exactly
+                return _small_floats(path, key, declared[key])
             # only the tensor asked for is read (safe_open maps the file), after its declared size was checked
             try:
                 with safe_open(str(path), framework="np") as f:
@@ -359,9 +420,25 @@ def _open_torch(path: Path) -> dict:
         value = state[key]
         if not torch.is_tensor(value):
             raise InputFormatError(f"{path}:{key}: is a {type(value).__name__}, not a tensor")
+        if value.layout != torch.strided:
+            # densifying could need far more memory than the file's size says: the user converts it
+            raise InputFormatError(f"{path}:{key}: a {str(value.layout).replace('torch.', '')} tensor; save it "
+                                   "dense (tensor.to_dense())")
+        if value.is_complex() or value.dtype == torch.bool or value.is_quantized:
+            # as for .npy files: a cast to float64 would drop the imaginary part or read booleans as numbers
+            raise InputFormatError(f"{path}:{key}: expected real numbers, got dtype "
+                                   f"{str(value.dtype).replace('torch.', '')}")
         check_declared_size(f"{path}:{key}", tuple(value.shape), value.element_size(), None)
-        return value.detach().to(torch.float64).numpy()
+        try:
+            return value.detach().to(torch.float64).numpy()
+        except (RuntimeError, TypeError) as exc:
+            raise InputFormatError(f"{path}:{key}: cannot be read as numbers ({_first(exc)})") from None
     return {key: (lambda key=key: tensor(key)) for key in state}
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def array_names(path) -> list[str]:

@@ -135,8 +135,21 @@ class RowSource:
         kinds = {"F16": np.float16, "F32": np.float32, "F64": np.float64, "I8": np.int8, "I16": np.int16,
                  "I32": np.int32, "I64": np.int64, "U8": np.uint8, "U16": np.uint16, "U32": np.uint32,
                  "U64": np.uint64}
+        small = {"BF16": "<u2", "F8_E4M3": "u1", "F8_E5M2": "u1"}
+        if dtype in small:
+            # NumPy has no such dtype: the bits are read at the tensor's offset like a .npy file's, then decoded
+            import json
+            import struct
+
+            try:
+                with open(path, "rb") as fh:
+                    (length,) = struct.unpack("<Q", fh.read(8))
+                    start = int(json.loads(fh.read(length))[key]["data_offsets"][0])
+            except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
+                raise InputFormatError(f"{where}: not a readable .safetensors entry ({exc})") from None
+            return cls(dtype, path, shape, small[dtype], where, 8 + length + start, key)
         if dtype not in kinds:
-            raise InputFormatError(f"{where}: dtype {dtype} cannot be read as numbers without PyTorch")
+            raise InputFormatError(f"{where}: dtype {dtype} cannot be read as numbers")
         return cls("safetensors", path, shape, kinds[dtype], where, key=key)
 
     def with_column(self, value: float) -> RowSource:
@@ -160,7 +173,7 @@ class RowSource:
     # -- reading -----------------------------------------------------------------
     def _raw(self, lo: int, hi: int) -> np.ndarray:
         d = self.stored[1]
-        if self.kind == "npy":
+        if self.kind != "safetensors":  # a .npy array, or the raw bits of a bfloat16 or float8 tensor
             out = np.empty((hi - lo, d), dtype=self.dtype)
             with open(self.path, "rb", buffering=0) as fh:
                 fh.seek(self.offset + lo * d * self.dtype.itemsize)
@@ -172,7 +185,7 @@ class RowSource:
                         raise InputFormatError(f"{self.where}: the file ends inside rows {lo}..{hi}: "
                                                "a truncated file")
                     got += k
-            return out
+            return _decode(self.kind, out)
         from safetensors import SafetensorError, safe_open
         try:
             with safe_open(self.path, framework="np") as f:
@@ -213,6 +226,17 @@ class RowSource:
         for lo in range(0, self.shape[0], step):
             self.block(lo, min(lo + step, self.shape[0]), out[lo:lo + step])
         return out
+
+
+def _decode(kind: str, raw: np.ndarray) -> np.ndarray:
+    """The values of a block read as raw bits: bfloat16 or float8 (exact), else ``raw`` itself."""
+    if kind == "BF16":
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    if kind in ("F8_E4M3", "F8_E5M2"):
+        from allornone.numeric.loaders import _float8_table
+
+        return _float8_table(4, 3, False)[raw] if kind == "F8_E4M3" else _float8_table(5, 2, True)[raw]
+    return raw
 
 
 def check_finite(X: np.ndarray, where: str, first_row: int = 0) -> None:

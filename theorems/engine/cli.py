@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -16,9 +17,10 @@ from rich.table import Table
 from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.theorems import get_record, records
 
-# Off a terminal (logs, CI) rich would wrap at 80 columns; reports read better wider.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err_console = Console(stderr=True, highlight=False)
+# Off a terminal (logs, CI) rich would wrap at 80 columns; reports read better wider. Printed text
+# quotes file names, keys and tokens: no emoji codes (':x:' stays ':x:').
+console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True, highlight=False, emoji=False)
 
 
 #: click >= 8.2 raises this for a bare `allornone`; its "message" is the help, shown as usual.
@@ -31,8 +33,38 @@ def _fail(exc: Exception) -> NoReturn:
         message = exc.format_message() + hint
     else:
         message = str(exc)
-    err_console.print(f"error: {message}", markup=False, soft_wrap=True)
+    # the message quotes the user's input: '[x]' or ':x:' in a file name is text, not markup or an emoji code
+    err_console.print(f"error: {message}", markup=False, emoji=False, highlight=False, soft_wrap=True)
     sys.exit(2)
+
+
+class _Finite(click.FloatRange):
+    """A float option in a range, and finite: nan compares false with both
+    bounds and inf passes a range open above, so click's check alone lets them through."""
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{rv} is not a finite number.", param, ctx)
+        return rv
+
+    def _describe_range(self) -> str:
+        # 1e+15, not 1000000000000000.0
+        low = None if self.min is None else f"{self.min:g}{'<' if self.min_open else '<='}"
+        high = None if self.max is None else f"{'<' if self.max_open else '<='}{self.max:g}"
+        if low is None:
+            return f"x{high}"
+        return f"{low}x{high or ''}" if high else f"x{'>' if self.min_open else '>='}{self.min:g}"
+
+
+class _FiniteFloat(click.types.FloatParamType):
+    """Any finite float (there is no range to show in the help)."""
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{rv} is not a finite number.", param, ctx)
+        return rv
 
 
 class _Group(click.Group):
@@ -104,9 +136,27 @@ def _json_path(ctx, param, value):
     return value
 
 
+def _strict(value):
+    """``value`` with every NaN and infinity replaced by None (null): JSON has no
+    such numbers, and a strict reader refuses the NaN and Infinity that Python
+    writes by default (a measure that overflowed is not known, so null).
+
+    >>> _strict({"a": [1.0, float("nan")], "b": (float("-inf"), "x")})
+    {'a': [1.0, None], 'b': [None, 'x']}
+    """
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if isinstance(value, float) or (type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0
+                                    and value.dtype.kind == "f"):
+        return value if math.isfinite(float(value)) else None
+    return value
+
+
 def write_json(path: str | None, payload: dict) -> None:
     if path:
-        text = json.dumps(payload, indent=2, default=str) + "\n"
+        text = json.dumps(_strict(payload), indent=2, default=str, allow_nan=False) + "\n"
         try:
             Path(path).write_text(text)
         except OSError as exc:
@@ -203,6 +253,37 @@ sines of the principal angles beside Wedin's bound, a histogram of the
 per-context KL, a scatter of the two models' log-odds and both spectra.
 """
 
+class _CheckLines:
+    """The progress of ``check`` off a terminal (a log, CI, a pipe), where no bar
+    is drawn: plain lines on stderr, one when each result is done and one every
+    few seconds within a result, so that a long run is never silent."""
+
+    #: Seconds between two lines within one result.
+    EVERY = 5.0
+
+    def __init__(self, ids, trials: int, edges: bool):
+        import time
+
+        self.clock = time.perf_counter
+        self.start = self.last = self.clock()
+        self.ids, self.trials, self.edges, self.finished = list(ids), trials, edges, 0
+        self._say(f"{len(self.ids)} result{'s' if len(self.ids) != 1 else ''}, {trials} instances each")
+
+    def _say(self, what: str) -> None:
+        self.last = self.clock()
+        err_console.print(f"check [{self.last - self.start:.1f} s]: {what}", markup=False, soft_wrap=True)
+
+    def __call__(self, rid: str, done: int) -> None:
+        if done == self.trials:
+            self.finished += 1
+            self._say(f"{rid}: {done} of {self.trials} instances ({self.finished} of {len(self.ids)} results)")
+            if self.finished == len(self.ids):
+                self._say("every result sampled; now the cross-validation of the identities"
+                          + (", the edge cases" if self.edges else "") + " and the self-test")
+        elif self.clock() - self.last >= self.EVERY:
+            self._say(f"{rid}: {done} of {self.trials} instances")
+
+
 @main.command(epilog=CHECK_COLUMNS)
 @click.argument("ids", nargs=-1)
 @click.option("--trials", default=200, show_default=True, type=click.IntRange(min=1), help="instances per result")
@@ -228,11 +309,15 @@ def check(ids, trials, seed, jobs, json_path, with_edges):
     from allornone.theorems.engine.verify import failed_hypotheses, failed_hypotheses_text
 
     ids = _ids(ids)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True, disable=not err_console.is_terminal) as bar:
-        tasks = {rid: bar.add_task(rid, total=trials) for rid in ids}
+    if err_console.is_terminal:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console, transient=True) as bar:
+            tasks = {rid: bar.add_task(rid, total=trials) for rid in ids}
+            report = run(ids, trials=trials, seed=seed, jobs=jobs, edges=with_edges, self_test=True,
+                         progress=lambda rid, done: bar.update(tasks[rid], completed=done))
+    else:
         report = run(ids, trials=trials, seed=seed, jobs=jobs, edges=with_edges, self_test=True,
-                     progress=lambda rid, done: bar.update(tasks[rid], completed=done))
+                     progress=_CheckLines(ids, trials, with_edges))
     table = Table(title=f"allornone check (seed {seed}, {trials} trials each, {report['elapsed_s']} s)",
                   box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1),
                   caption="hyp/concl: instances whose hypotheses held / where the conclusion then held; "
@@ -394,19 +479,26 @@ def verify(path, json_path, full):
 
 # -- real models: analyse, compare ----------------------------------------------------
 
-def _head_options(fn):
-    """Options shared by ``analyse`` and ``compare``: the tolerance, the cut, output."""
+def _head_options(fn=None, *, per_model: bool = False):
+    """Options shared by ``analyse`` and ``compare``: the tolerance, the cut, output.
+    ``per_model``: --contexts and --tokens may be given once (both models) or
+    twice (the first model's, then the second's), as compare's --bias."""
+    if fn is None:
+        return lambda f: _head_options(f, per_model=per_model)
+    each = "; once for both models, or twice (the first model's, then the second's)" if per_model else ""
     opts = [
         click.option("--pivot", default=0, show_default=True, type=click.IntRange(min=0), help="pivot token index"),
-        click.option("--contexts", "contexts_spec", metavar="FILE[:KEY]", help="context names (strings)"),
-        click.option("--tokens", "tokens_spec", metavar="FILE[:KEY]", help="token names (strings)"),
-        click.option("--rtol", default=None, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        click.option("--contexts", "contexts_spec", metavar="FILE[:KEY]", multiple=per_model,
+                     help=f"context names (strings){each}"),
+        click.option("--tokens", "tokens_spec", metavar="FILE[:KEY]", multiple=per_model,
+                     help=f"token names (strings){each}"),
+        click.option("--rtol", default=None, type=_Finite(0, 1, min_open=True, max_open=True),
                      help="relative tolerance of residuals (EL1-EL3, parallelism, fits); default: the float "
                      "layer's"),
-        click.option("--rank-rtol", "rank_rtol", default=None, type=click.FloatRange(0, 1, min_open=True,
+        click.option("--rank-rtol", "rank_rtol", default=None, type=_Finite(0, 1, min_open=True,
                      max_open=True), help="also count singular values below rank_rtol * sigma_1 as zero "
                      "(default: ranks by rounding alone)"),
-        click.option("--gap", default=1e3, show_default=True, type=click.FloatRange(min=1),
+        click.option("--gap", default=1e3, show_default=True, type=_Finite(min=1),
                      help="undecided band: between a bound and gap times it; 1 removes it"),
         click.option("--cut", type=click.Choice(["tolerance", "largest-gap"]), default="tolerance",
                      show_default=True, help="how k is chosen on the spectrum of L"),
@@ -426,6 +518,16 @@ def _head_options(fn):
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
+
+
+def _first_difference(first, second, what: str) -> str:
+    """Where two lists of names first differ, in words.
+
+    >>> _first_difference(["a", "b"], ["a", "c"], "token")
+    " (token 1 is 'b' in the first model, 'c' in the second)"
+    """
+    i = next(i for i, (x, y) in enumerate(zip(first, second)) if x != y)
+    return f" ({what} {i} is {first[i]!r} in the first model, {second[i]!r} in the second)"
 
 
 def _tolerance(rtol, gap, rank_rtol):
@@ -613,7 +715,7 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
               "share (an empty bias is none); a head with a bias is compared with one without through a zero bias")
 @click.option("--llv", "with_llv", is_flag=True,
               help="also the d_LLV distance of Nielsen et al. (JSON llv_distance; needs more contexts than d + 1)")
-@_head_options
+@_head_options(per_model=True)
 def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_rtol, gap, cut, k, head_layout,
             parallel_specs, json_path, plot_path, full, with_llv):
     """How far apart two trained softmax models on the same contexts and tokens are:
@@ -627,12 +729,24 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     if len(bias) not in (0, 1, 2):
         raise click.UsageError("give --bias once (the same key in both heads' files), twice, or not at all")
     biases = [None if b == "-" else b for b in (list(bias) * 2 if len(bias) == 1 else list(bias) or [None, None])]
+    names = {}
+    for option, given in (("--contexts", contexts_spec), ("--tokens", tokens_spec)):
+        if len(given) > 2:
+            raise click.UsageError(f"give {option} once (both models), twice (one per model), or not at all")
+        names[option] = list(given) * 2 if len(given) == 1 else list(given) or [None, None]
     tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
-    a, columns_a = _load(features[0], head[0], biases[0], pivot, contexts_spec, tokens_spec, tol, "first model: ",
-                         head_layout)
-    b, columns_b = _load(features[1], head[1], biases[1], pivot, contexts_spec, tokens_spec, tol, "second model: ",
-                         head_layout)
+    a, columns_a = _load(features[0], head[0], biases[0], pivot, names["--contexts"][0], names["--tokens"][0], tol,
+                         "first model: ", head_layout)
+    b, columns_b = _load(features[1], head[1], biases[1], pivot, names["--contexts"][1], names["--tokens"][1], tol,
+                         "second model: ", head_layout)
+    # each model read its own names: they must be the same tokens and contexts, in the same order
+    if a.n == b.n and list(a.tokens) != list(b.tokens):
+        raise InputFormatError("vocabularies differ: token names do not match"
+                               + _first_difference(a.tokens, b.tokens, "token"))
+    if a.m == b.m and list(a.contexts) != list(b.contexts):
+        raise InputFormatError("context sets differ: context names do not match"
+                               + _first_difference(a.contexts, b.contexts, "context"))
     # a folded bias is one coordinate more than the file's features
     folded = [cols is not None and m.d == cols + 1 for m, cols in ((a, columns_a), (b, columns_b))]
     with _progress() as say:
@@ -723,6 +837,37 @@ def _index(value: str | None, names: list[str], what: str) -> int | None:
     return i
 
 
+#: ``make reparam`` and ``make twin`` refuse a target whose log-odds differ from the head's by
+#: more than this fraction of their scale: far beyond rounding, it is another distribution.
+_SAME_DISTRIBUTION = 1e-2
+
+#: ``make twin`` says what it is doing from this twin dimension on (its work grows as d~^3).
+_TWIN_SLOW = 2000
+
+
+def _twin_fits(extra: int, d_twin: int, m: int, n: int) -> None:
+    """Refuse a B.5 twin whose working matrices would not fit in memory, before
+    any is formed, and announce one that takes a while.
+
+    The twin is built from random ``d~ x d~`` matrices, their QR factors and an
+    inverse (about seven alive at once, measured), beside the ``m x d~`` and
+    ``n x d~`` results: the inputs' size says little about what it needs."""
+    from allornone.numeric.loaders import MEMORY_LIMIT_ENV, _bytes, available_memory
+
+    if d_twin <= 0:
+        return  # targets.twin refuses it, with k
+    need = 8 * (7 * d_twin * d_twin + 3 * (m + n) * d_twin)
+    avail = available_memory()
+    if avail is not None and need > avail:
+        source = f"{MEMORY_LIMIT_ENV} allows" if os.environ.get(MEMORY_LIMIT_ENV, "").strip() else "available"
+        raise InputFormatError(f"--extra-dim {extra}: the twin's dimension d~ = {d_twin} needs about "
+                               f"{_bytes(need)} of memory for its {d_twin} x {d_twin} working matrices, more than "
+                               f"the {_bytes(avail)} {source}; nothing was written (use a smaller --extra-dim)")
+    if d_twin >= _TWIN_SLOW:
+        err_console.print(f"make twin: d~ = {d_twin}: forming a random {d_twin} x {d_twin} change of basis and "
+                          "its inverse (the work grows as d~^3; this takes a while)", markup=False, soft_wrap=True)
+
+
 @main.command(epilog=MAKE_EPILOG)
 @click.argument("kind", type=click.Choice(["reparam", "twin", "perturb"]))
 @click.option("--features", required=True, metavar="FILE[:KEY]", help="inputs of the output layer (m x d)")
@@ -732,16 +877,18 @@ def _index(value: str | None, names: list[str], what: str) -> int | None:
               show_default=True, help="how --head is oriented (see 'allornone analyse --help')")
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), callback=_out_npz,
               help="the .npz file to write")
-@click.option("--seed", default=0, show_default=True, type=int, help="seed of the random T (reparam, twin)")
-@click.option("--condition", type=click.FloatRange(min=1), default=None,
-              help="reparam: the condition number of T  [default: 10]")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="seed of the random T (reparam, twin)")
+@click.option("--condition", type=_Finite(min=1, max=1e15), default=None,
+              help="reparam: the condition number of T, up to 1e15 (binary64 carries no more: its rounding times "
+                   "the condition reaches the log-odds' scale)  [default: 10]")
 @click.option("--extra-dim", "extra_dim", type=int, default=None,
               help="twin: the twin's dimension minus the head's (d counting a folded bias; down to k - d)  "
                    "[default: 3]")
-@click.option("--rank-rtol", "rank_rtol", default=None, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--rank-rtol", "rank_rtol", default=None, type=_Finite(0, 1, min_open=True, max_open=True),
               help="twin: count singular values below rank_rtol * sigma_1 as zero when k, M and N are decided")
 @click.option("--token", default=None, help="perturb: the token (a name from --tokens, or an index)")
-@click.option("--amount", type=float, default=None, help="perturb: how far its bias (or logit) moves")
+@click.option("--amount", type=_FiniteFloat(), default=None, help="perturb: how far its bias (or logit) moves")
 @click.option("--context", default=None, help="perturb: move only this context's logit (a name or an index)")
 @click.option("--pivot", default=0, show_default=True, type=click.IntRange(min=0),
               help="the reference token of the log-odds (as in compare)")
@@ -789,7 +936,9 @@ def make(kind, features, head, bias, head_layout, out_path, seed, condition, ext
         t = targets.reparametrise(X, W, b, 10.0 if condition is None else condition, seed)
         what = f"X T and W T^-T with cond(T) = {t.info['condition']:.6g} (asked {10.0 if condition is None else condition:g})"
     elif kind == "twin":
-        t = targets.twin(X, W, b, 3 if extra_dim is None else extra_dim, pivot, seed, tol)
+        extra = 3 if extra_dim is None else extra_dim
+        _twin_fits(extra, model.d + extra, model.m, model.n)
+        t = targets.twin(X, W, b, extra, pivot, seed, tol)
         i = t.info
         what = (f"a B.5 twin of dimension d~ = {i['d_twin']} = k {i['k']} + {i['context_only']} context-only + "
                 f"{i['token_only']} token-only coordinates (the head's d = {i['d']}"
@@ -804,6 +953,13 @@ def make(kind, features, head, bias, head_layout, out_path, seed, condition, ext
                      else f"every log-odds of {name!r} moves by {amount:g}")
             what = f"the bias of token {name!r} moved by {amount:g}{' (folded in)' if b is None else ''}: {moved}"
     gap, (x, y) = targets.log_odds_gap(X, W, b, t.features, t.weight, t.bias, pivot)
+    scale = float(np.abs(np.asarray(model.log_odds())).max()) if model.m * model.n <= 1 << 24 else None
+    if kind != "perturb" and scale and not gap <= _SAME_DISTRIBUTION * scale:
+        # reparam and twin promise the same distribution up to rounding; this one is not
+        raise InputFormatError(f"make {kind}: the target's log-odds differ from the head's by {gap:.3g} "
+                               f"({gap / scale:.2g} of their scale, at context {model.contexts[x]!r}, token "
+                               f"{model.tokens[y]!r}): not the same distribution in binary64; nothing was written"
+                               + (" (use a smaller --condition)" if kind == "reparam" else ""))
     arrays = {"features": t.features, "weight": t.weight.T if transposed else t.weight}
     if has_bias:
         # a folded bias is empty here, so the command line that reads the head reads the target too
@@ -812,7 +968,6 @@ def make(kind, features, head, bias, head_layout, out_path, seed, condition, ext
         np.savez(out_path, **arrays)
     except OSError as exc:
         raise InputFormatError(f"--out {out_path}: cannot be written ({exc.strerror or exc})") from None
-    scale = float(np.abs(np.asarray(model.log_odds())).max()) if model.m * model.n <= 1 << 24 else None
     rel = f" (relative {gap / scale:.2g})" if scale else ""
     console.print(f"make {kind}: {what}", markup=False, soft_wrap=True)
     console.print(f"max |L - L~| = {gap:.3g}{rel}, at context {model.contexts[x]!r}, token {model.tokens[y]!r}",

@@ -18,7 +18,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from allornone.errors import InputFormatError
+from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.theorems.engine.cli import _json_path, _phases, console, err_console, main, write_json
 
 #: ``extract`` warns when the head does not reproduce the model's logits to this (relative).
@@ -130,6 +130,8 @@ def extract(model_dir, texts, layer, batch_size, device, padding_side, max_lengt
         with _Counter(f"extract {Path(model_dir).name}") as progress:
             ex = extract_checkpoint(model_dir, texts, layer, batch_size, device, progress,
                                     padding_side=padding_side, dtype=dtype, max_length=max_length)
+    except AllOrNoneError:
+        raise  # already one line that names the input
     except (RuntimeError, ValueError, OSError) as exc:
         # what the installed torch or transformers raise on input that passed the checks above
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
