@@ -618,9 +618,10 @@ def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
     def rel(r, x):
         return float(r / x) if x > 0 else float(r > 0)
     target = Mb.T @ Nb
-    res = {"EL1": rel(np.linalg.norm(Pa - Pb @ KA), np.linalg.norm(Pa)),
-           "EL2": rel(np.linalg.norm(Xa - Xb @ KB), np.linalg.norm(Xa)),
-           "EL3": rel(np.linalg.norm(KA @ (Ma.T @ Na) @ KB.T - target), np.linalg.norm(target))}
+    # (norms scaled first: factors of size 1e200 would square to infinity, and inf / inf read as a NaN residual)
+    res = {"EL1": rel(fl.norm_fro(Pa - Pb @ KA), fl.norm_fro(Pa)),
+           "EL2": rel(fl.norm_fro(Xa - Xb @ KB), fl.norm_fro(Xa)),
+           "EL3": rel(fl.norm_fro(KA @ (Ma.T @ Na) @ KB.T - target), fl.norm_fro(target))}
     sA, sB = summarise_matrix(KA), summarise_matrix(KB)
     sA["shape"], sB["shape"] = [a.d, b.d], [a.d, b.d]
     return {"A": sA, "B": sB, "residuals": res}

@@ -104,3 +104,19 @@ def test_at_a_decided_rank_zero_every_log_odds_query_holds():
     assert spectra.k == 0 and not spectra.k_decided
     assert graded.parallel(fm, (1, 0), (2, 0))["parallel_N"] == "undecided"
     assert graded.steering(fm, pairs, [(1, 0)])["steering"] == "undecided"
+
+
+def test_the_certificate_residuals_of_contexts_of_size_1e200_are_numbers():
+    """Contexts scaled by ``1e200`` (another distribution, the same column
+    spaces): the least-squares residuals of the certificate squared their
+    factors to infinity and printed as NaN beside a verdict that holds."""
+    import numpy as np
+
+    from allornone.numeric import FloatModel
+
+    rng = np.random.default_rng(0)
+    F, G = rng.normal(size=(20, 5)), rng.normal(size=(30, 5))
+    r = graded.compare(FloatModel(1e200 * F, G), FloatModel(F, G))
+    assert r.el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "fails"}
+    assert r.el_residuals["EL1"] < 1e-12 and r.el_residuals["EL2"] < 1e-12
+    assert 1e199 < r.el_residuals["EL3"] < 1e201
