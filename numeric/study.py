@@ -583,12 +583,16 @@ def _fmt(x, digits: int = 3) -> str:
 
 def _summarise(r: StudyResult) -> list[str]:
     """The findings in words."""
-    tests = 2 * len(r.parallelism) * len(r.models)
+    # every test the summary reports counts: parallelism per model and form, and
+    # agreement per category when there are models to agree
+    agreements = len(r.parallelism) if len(r.models) >= 2 else 0
+    tests = 2 * len(r.parallelism) * len(r.models) + agreements
     bonf = r.alpha / tests if tests else r.alpha
+    counted = f"{len(r.parallelism)} categories x {len(r.models)} models x 2 forms" + (
+        f" + {agreements} of agreement" if agreements else "")
     lines = [f"Significance at alpha = {r.alpha:g}, one-sided permutation tests against {r.null['draws']} random "
-             f"categories each (seed {r.null['seed']}); {tests} tests of parallelism ({len(r.parallelism)} "
-             f"categories x {len(r.models)} models x 2 forms), Bonferroni level {bonf:.3g}; the smallest p-value "
-             f"the null can give is {1 / (1 + r.null['draws']):.3g}."]
+             f"categories each (seed {r.null['seed']}); {tests} tests ({counted}), Bonferroni level {bonf:.3g}; "
+             f"the smallest p-value the null can give is {1 / (1 + r.null['draws']):.3g}."]
     for entry in r.parallelism:
         cat = entry["category"]
         for form, key, word in (("logodds", "p_value", "identified (log-odds)"),
@@ -606,6 +610,8 @@ def _summarise(r: StudyResult) -> list[str]:
         if entry["agreement"] is not None:
             p = entry["agreement_p_value"]
             verdict = "agree beyond chance" if p <= r.alpha else "do not agree beyond chance"
+            if p <= r.alpha and tests > 1:
+                verdict += f" ({'also' if p <= bonf else 'but not'} after Bonferroni)"
             null = r.agreement_null.get(cat)
             typical = float(np.nanmedian(null)) if null is not None and np.isfinite(null).any() else None
             lines.append(f"On {cat!r} the models {verdict}: mean correlation of the identified cosines "

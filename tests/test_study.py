@@ -545,3 +545,13 @@ def test_smoke_on_the_textgenrnn_head():
     assert e["lstm"]["p_value"] <= 0.01
     assert any(line.startswith("'casing' is significantly parallel in the identified") for line in r.summary)
     assert "d_LLV undefined" in r.to_markdown()
+
+
+def test_the_bonferroni_level_counts_the_tests_of_agreement():
+    """Two models, two categories: 2 x 2 x 2 tests of parallelism and 2 of
+    agreement, each of which the summary reports; the level divides alpha by 10."""
+    rng = np.random.default_rng(21)
+    models = {"a": _random_model(rng), "b": _random_model(rng)}
+    cats = {"c": [("t0", "t1"), ("t2", "t3"), ("t4", "t5")], "e": [("t6", "t7"), ("t8", "t9"), ("t10", "t11")]}
+    r = run_study(models, cats, null_draws=19, seed=0)
+    assert "10 tests (2 categories x 2 models x 2 forms + 2 of agreement), Bonferroni level 0.005" in r.summary[0]
