@@ -295,8 +295,13 @@ class Model:
             raise VocabularyMismatchError("vocabularies differ: token names do not match")
         if other.pivot != self.pivot:
             raise VocabularyMismatchError(f"pivots differ: {self.pivot} vs {other.pivot}")
-        if other.m != self.m or other.contexts != self.contexts:
+        if other.m != self.m:
             raise ContextMismatchError(f"context sets differ: {self.m} contexts vs {other.m}")
+        if other.contexts != self.contexts:
+            # as many contexts, other names: say which one, not the counts
+            i = next(i for i, (x, y) in enumerate(zip(self.contexts, other.contexts)) if x != y)
+            raise ContextMismatchError(f"context sets differ: context names do not match (context {i} is "
+                                       f"{self.contexts[i]!r} in one model, {other.contexts[i]!r} in the other)")
 
     def with_pivot(self, pivot: int) -> "Model":
         """The same model with another pivot token (the distribution is unchanged)."""

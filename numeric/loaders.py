@@ -476,7 +476,7 @@ def load_array(spec: str, what: str = "array") -> np.ndarray:
         raise InputFormatError(f"{what} {path}: holds {len(members)} arrays; name one as {path}:KEY "
                                f"({_list(members)})")
     if None in members:
-        raise InputFormatError(f"{what} {path}: a .npy file holds one array; drop ':{key}'")
+        raise InputFormatError(f"{what} {path}: the file holds one unnamed array; drop ':{key}'")
     if key not in members:
         raise InputFormatError(f"{path}: no array {key!r}; it holds: {_list(members)}")
     return members[key]()

@@ -30,17 +30,22 @@ def render_markdown(r: StudyResult) -> str:
                 "| a | b | KL mean | KL max | JS mean | TV mean | TV max | max abs ΔL | centred | d_LLV | k | "
                 "smallest canonical corr. (context / token) | EL1 / EL2 / EL3 |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for d in r.distances:
+        undecided = [_k_undecided(i) for i in r.details] if len(r.details) == len(r.distances) else \
+            [False] * len(r.distances)
+        for d, open_k in zip(r.distances, undecided):
+            mark = "?" if open_k else ""
             cc = d["canonical_correlations"]
             ct = d["canonical_correlations_token"]
             el = d["el_residuals"]
             out.append(f"| {d['a']} | {d['b']} | {_fmt(d['kl_mean'][0])} / {_fmt(d['kl_mean'][1])} | "
                        f"{_fmt(d['kl_max'][0])} / {_fmt(d['kl_max'][1])} | {_fmt(d['js_mean'])} | "
                        f"{_fmt(d['tv_mean'])} | {_fmt(d['tv_max'])} | {_fmt(d['max_abs_log_odds_diff'])} | "
-                       f"{_fmt(d['centred_log_odds_distance'])} | {_fmt(d['llv_distance'])} | {d['k']} | "
+                       f"{_fmt(d['centred_log_odds_distance'])} | {_fmt(d['llv_distance'])} | {d['k']}{mark} | "
                        f"{_fmt(cc[-1] if cc else None, 6)} / {_fmt(ct[-1] if ct else None, 6)} | "
                        f"{_fmt(el['EL1'], 2)} / {_fmt(el['EL2'], 2)} / {_fmt(el['EL3'], 2)} |")
-        notes = [f"- {i['a']} vs {i['b']}: d_LLV undefined ({i['llv']['undefined']})" for i in r.details
+        notes = ["- k? : k is undecided on a's L (a singular value lies in the band between the zero bound and gap "
+                 "times it)"] if any(undecided) else []
+        notes += [f"- {i['a']} vs {i['b']}: d_LLV undefined ({i['llv']['undefined']})" for i in r.details
                  if "undefined" in i["llv"]]
         notes += [f"- {i['a']} vs {i['b']}: d_LLV = max(T1 {_fmt(i['llv']['t1'])}, T2 {_fmt(i['llv']['t2'])}, "
                   f"λT3, λT4), pivot `{i['llv']['pivot_token']}`, left out `{i['llv']['left_out_token']}`, "
@@ -69,6 +74,11 @@ def render_markdown(r: StudyResult) -> str:
             f"- alpha: {r.alpha:g}", f"- elapsed: {r.elapsed_s:.2f} s",
             "- versions: " + ", ".join(f"{k} {v}" for k, v in r.versions.items()), ""]
     return "\n".join(out)
+
+
+def _k_undecided(info: dict) -> bool:
+    """Whether a pair's ``details`` entry labels its k undecided (``Spectra.k_label``)."""
+    return "(undecided" in str(info.get("k_label", ""))
 
 
 def plot_study(r: StudyResult, directory) -> list[Path]:

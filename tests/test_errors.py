@@ -236,3 +236,16 @@ def test_inputs_are_not_mutated():
     F_arr[0, 0] = 99
     assert models[1].F.to_fraction_rows()[0][0] == 1
     assert not models[2].F.flags.writeable
+
+
+def test_contexts_of_other_names_are_named_not_counted():
+    """Two models with as many contexts under other names: the message names the
+    first context that differs (it once read "20 contexts vs 20")."""
+    import numpy as np
+
+    from allornone.numeric import FloatModel
+
+    F, G = np.eye(2), np.eye(3, 2)
+    a = FloatModel(F, G, contexts=["x", "y"])
+    with pytest.raises(ContextMismatchError, match="context 1 is 'y' in one model, 'z' in the other"):
+        a.check_comparable(FloatModel(F, G, contexts=["x", "z"]))

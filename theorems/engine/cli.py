@@ -660,6 +660,17 @@ def _parallel_table(title: str, rows: list) -> Table:
     return t
 
 
+def _no_folders(which: str, *specs) -> None:
+    """Each ``(option, FILE[:KEY])`` given names a file: a folder is said to be one
+    (the loaders, which look for a file, would call it missing). A bare bias KEY is
+    not a path, so --bias is not checked here."""
+    from allornone.numeric.loaders import split_spec
+
+    for option, spec in specs:
+        if spec and split_spec(spec)[0].is_dir():
+            raise InputFormatError(f"{which}{option} {split_spec(spec)[0]}: a folder, not a file")
+
+
 def _load(features, head, bias, pivot, contexts, tokens, tol, which="", layout="auto"):
     """The model, and the number of feature columns (None where the file does
     not say before it is read): ``d`` is one more when a bias was folded in."""
@@ -667,12 +678,30 @@ def _load(features, head, bias, pivot, contexts, tokens, tol, which="", layout="
 
     def warn(message):
         err_console.print(f"warning: {which}{message}", markup=False, soft_wrap=True)
+    _no_folders(which, ("--features", features), ("--head", head), ("--contexts", contexts), ("--tokens", tokens))
     try:
         model = load_head(features, head, bias, pivot, contexts, tokens, tolerance=tol, layout=layout, warn=warn)
         shape = array_shape(features)
     except AllOrNoneError as exc:
         raise type(exc)(f"{which}{exc}") from None
     return model, (shape[1] if shape is not None and len(shape) == 2 else None)
+
+
+def _whole_features_fit(model, which: str, option: str) -> None:
+    """``option`` reads the model's features whole, where the comparison itself reads a
+    feature file a block of rows at a time: refused before anything is computed when
+    they would not fit, rather than after the report."""
+    from allornone.numeric.loaders import _bytes, available_memory
+
+    if not getattr(model, "lazy", False):
+        return  # already in memory
+    source = model.features
+    avail = available_memory()
+    if avail is not None and source.nbytes > avail:
+        raise InputFormatError(f"{which}{source.where}: {option} reads the features whole, and {source.shape[0]} x "
+                               f"{source.shape[1]} features need {_bytes(source.nbytes)} as 64-bit floats, more than "
+                               f"the {_bytes(avail)} available (compare without {option} reads them a block of "
+                               "rows at a time)")
 
 
 @main.command(epilog=SPECTRA_ROWS)
@@ -747,6 +776,9 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     if a.m == b.m and list(a.contexts) != list(b.contexts):
         raise InputFormatError("context sets differ: context names do not match"
                                + _first_difference(a.contexts, b.contexts, "context"))
+    if with_llv:
+        for model, which in ((a, "first model: "), (b, "second model: ")):
+            _whole_features_fit(model, which, "--llv")
     # a folded bias is one coordinate more than the file's features
     folded = [cols is not None and m.d == cols + 1 for m, cols in ((a, columns_a), (b, columns_b))]
     with _progress() as say:

@@ -121,6 +121,8 @@ def extract(model_dir, texts, layer, batch_size, device, padding_side, max_lengt
     out = Path(out_path).resolve()
     if not Path(model_dir).is_dir():
         raise click.BadParameter(f"{model_dir!r} is not a directory", param_hint="'--model'")
+    if Path(texts).is_dir():
+        raise click.BadParameter(f"{texts!r} is a folder, not a file", param_hint="'--texts'")
     if not Path(texts).is_file():
         raise click.BadParameter(f"{texts!r}: no such file", param_hint="'--texts'")
     if out == Path(texts).resolve() or Path(model_dir).resolve() in out.parents:
@@ -180,20 +182,65 @@ def _pair(x, fmt: str = ".3g") -> str:
     return _num(x, fmt)
 
 
-def distances_table(distances: list) -> Table:
-    """The distances between each pair of models, one row per pair (columns: see ``study --help``)."""
+#: Marks a k in the study's table that is undecided (a singular value in the band).
+UNDECIDED_K = "?"
+
+
+def k_undecided(label: str | None) -> bool:
+    """Whether a ``k_label`` (:meth:`allornone.numeric.spectra.Spectra.k_label`) says k is undecided.
+
+    >>> k_undecided("k = 293 at rounding, gap 1000 (undecided: a singular value lies in the band)")
+    True
+    >>> k_undecided("k = 48 at rounding, gap 1000 (decided)")
+    False
+    """
+    return bool(label) and "(undecided" in label
+
+
+def distances_table(distances: list, details: list | None = None) -> Table:
+    """The distances between each pair of models, one row per pair (columns: see ``study --help``);
+    a k that ``details`` (the study's, in the same order) labels undecided is marked
+    :data:`UNDECIDED_K`, and the mark is explained below the table."""
     t = Table(title="distances between the models", box=box.SIMPLE_HEAD, pad_edge=False)
     for c in ("a", "b"):
         t.add_column(c, no_wrap=True)
+    # numbers fold onto a further line rather than being cut where the width runs out
     for c in ("KL a|b/b|a", "JS", "TV", "max |L-L~|", "centred", "d_LLV", "k", "cc min, median"):
-        t.add_column(c, justify="right")
-    for d in distances:
+        t.add_column(c, justify="right", overflow="fold")
+    labels = [i.get("k_label") for i in details] if details else [None] * len(distances)
+    marked = False
+    for d, label in zip(distances, labels):
         cc = np.asarray([c for c in (d.get("canonical_correlations") or []) if c is not None], dtype=float)
         ccs = f"{cc.min():.3g}, {np.median(cc):.3g}" if cc.size else "-"
+        k = str(d["k"])
+        if k_undecided(label):
+            k += UNDECIDED_K
+            marked = True
         t.add_row(escape(d["a"]), escape(d["b"]), _pair(d["kl_mean"]), _num(d["js_mean"]), _num(d["tv_mean"]),
                   _num(d["max_abs_log_odds_diff"]), _num(d["centred_log_odds_distance"]),
-                  _num(d["llv_distance"]), str(d["k"]), ccs)
+                  _num(d["llv_distance"]), k, ccs)
+    if marked:
+        t.caption = (f"{UNDECIDED_K} after k: k is undecided on a's L (a singular value lies in the band between "
+                     "the zero bound and gap times it)")
+        t.caption_justify = "left"
     return t
+
+
+def print_table(table: Table) -> None:
+    """``table`` on stdout; off a terminal (a log, a file) as wide as its rows need,
+    so that no number is cut or folded at the fixed width of such output."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    from rich.measure import Measurement
+
+    need = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    width = console.width
+    console.width = max(width, need)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 def parallelism_table(parallelism: list) -> Table:
@@ -203,7 +250,7 @@ def parallelism_table(parallelism: list) -> Table:
     for c in ("category", "model"):
         t.add_column(c, no_wrap=True)
     for c in ("cos_logodds", "p", "cos_centred", "p centred", "cos_raw", "agreement", "p agreement"):
-        t.add_column(c, justify="right")
+        t.add_column(c, justify="right", overflow="fold")
     for p in parallelism:
         first = True
         for name, v in p["models"].items():
@@ -296,8 +343,8 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
         result = s.run(null_draws=null_draws, seed=seed, scheduler=scheduler, progress=lambda msg: say(msg))
     for line in result.summary:
         console.print(line, markup=False, soft_wrap=True)
-    console.print(distances_table(result.distances))
-    console.print(parallelism_table(result.parallelism))
+    print_table(distances_table(result.distances, result.details))
+    print_table(parallelism_table(result.parallelism))
     console.print(f"null: {result.null['draws']} draws, seed {result.null['seed']}; {result.elapsed_s:.2f} s",
                   markup=False)
     write_json(json_path, result.to_json(full))
@@ -363,6 +410,16 @@ def rtol_to_hold(measures: dict, rtol: float, gap: float = 1e3) -> float | None:
     return need if 0.0 < need < 1.0 and math.isfinite(need) else None
 
 
+#: How :func:`allornone.numeric.graded.compare` names EL3 when the two decided
+#: ranks differ: the verdict is then the count itself, not EL3's measure.
+RANKS_DIFFER = "the decided ranks differ"
+
+
+def _bound(x) -> float:
+    """A bound of ``el_measures`` as a float (a JSON report writes an infinite one as null)."""
+    return math.inf if x is None else float(x)
+
+
 def _measured_line(g: dict, rtol: float, failing: list, tail: str, gap: float = 1e3) -> str:
     """:func:`equivalence_line` from what each verdict was decided on (``el_measures``).
 
@@ -376,29 +433,93 @@ def _measured_line(g: dict, rtol: float, failing: list, tail: str, gap: float = 
     same = g.get("same_distribution") or {}
     if same.get("verdict") == "fails" and not failing:
         w = same["witness"]
+        # the clause is said only where it is true: a measure in its band is not within its bound
+        within = all(float(m["value"]) <= _bound(m["bounds"][0]) for m in ms.values())
+        clause = (f", although EL1-EL3 measured against sigma_1 are within theirs at k = {g['k']}" if within
+                  else "")
         return (f"not equivalent (decided): L and L~ differ at context {w['x']}, token {w['y']}, "
-                f"{same['ratio']:.3g} times the tolerance and rounding of that entry, although EL1-EL3 "
-                f"measured against sigma_1 are within theirs at k = {g['k']}{tail}")
+                f"{same['ratio']:.3g} times the tolerance and rounding of that entry{clause}{tail}")
     if failing:
         e = failing[0]
+        if ms[e]["quantity"].startswith(RANKS_DIFFER):
+            # no bijection between spaces of other dimensions: the ranks decide, and
+            # the measure recorded beside them was not compared with anything
+            return f"not equivalent (decided): {e} fails at k = {g['k']}: {ms[e]['quantity']}{tail}"
         return (f"not equivalent (decided): {e} fails at k = {g['k']}: {ms[e]['quantity']} "
-                f"{ms[e]['value']:.3g} > {ms[e]['bounds'][1]:.3g}{tail}")
+                f"{ms[e]['value']:.3g} > {_bound(ms[e]['bounds'][1]):.3g}{tail}")
     if all(v == "holds" for v in ver.values()):
         worst = max(ms, key=lambda e: ms[e]["value"])
         return (f"equivalent (decided): EL1-EL3 hold at k = {g['k']}, the largest measure {ms[worst]['value']:.3g} "
                 f"({worst}) <= its bound {ms[worst]['bounds'][0]:.3g} (rtol {rtol:.3g}){tail}")
+    return f"undecided whether equivalent: at k = {g['k']}, {_undecided_why(g, rtol, gap)}{tail}"
+
+
+def _undecided_why(g: dict, rtol: float, gap: float = 1e3) -> str:
+    """What left an undecided comparison undecided, in words with its numbers: ``k``;
+    else the first measure that cannot decide its condition (in its band, or an
+    error too large for it to hold); else the two ranks differing; else ``L = L~``
+    entry by entry (which undoes EL1-EL3 holding when it does not hold).
+
+    >>> m = {"quantity": "sine", "value": 1e-12, "bounds": [-2e-6, 2e-3]}
+    >>> g = {"k": 3, "k_decided": True, "el_measures": {"EL1": m, "EL2": m, "EL3": m},
+    ...      "el_verdicts": {"EL1": "undecided", "EL2": "undecided", "EL3": "undecided"}}
+    >>> _undecided_why(g, 1e-12).split(" (all three")[0]
+    'EL1: sine 1e-12, but the error bound of the truncations 2e-06 exceeds sqrt(gap) rtol = 3.16e-11, within which it would hold, and it fails only above 0.002'
+    """
     if not g.get("k_decided", True):
-        why = "k itself is undecided"
-    else:
-        e = next(e for e in ("EL1", "EL2", "EL3") if ver[e] == "undecided")
-        lo, hi = ms[e]["bounds"]
-        why = f"{e}: {ms[e]['quantity']} {ms[e]['value']:.3g} lies between {lo:.3g} and {hi:.3g}"
-        need = rtol_to_hold(ms, rtol, gap) if not failing else None
+        return "k itself is undecided"
+    ms, ver = g["el_measures"], g["el_verdicts"]
+    res = math.sqrt(gap)
+    ranks = None
+    for e in ("EL1", "EL2", "EL3"):
+        m = ms[e]
+        if ver[e] != "undecided":
+            continue
+        if m["quantity"].startswith(RANKS_DIFFER):
+            ranks = m["quantity"]
+            continue
+        value, lo, hi = float(m["value"]), _bound(m["bounds"][0]), _bound(m["bounds"][1])
+        if not math.isfinite(lo):
+            why = (f"{e}: {m['quantity']} {value:.3g}, but the error of the truncations at k = {g['k']} has no "
+                   "bound (sigma_k is not apart from sigma_k+1 by more than the factors' error)")
+        elif lo < 0:
+            # holds needs value + error <= sqrt(gap) rtol: an error beyond that can never hold
+            why = (f"{e}: {m['quantity']} {value:.3g}, but the error bound of the truncations "
+                   f"{res * rtol - lo:.3g} exceeds sqrt(gap) rtol = {res * rtol:.3g}, within which it would hold, "
+                   f"and it fails only above {hi:.3g}")
+        elif value > lo:
+            why = f"{e}: {m['quantity']} {value:.3g} lies between {lo:.3g} and {hi:.3g}"
+        else:
+            continue  # its measure holds: something else made it undecided
+        need = rtol_to_hold(ms, rtol, gap)
         if need is not None and need > rtol:
             # what the answer would take: the measures and their errors do not
             # depend on rtol, so from this rtol on all three are within it
             why += f" (all three measures hold, their errors included, from rtol = {need:.2g} on)"
-    return f"undecided whether equivalent: at k = {g['k']}, {why}{tail}"
+        return why
+    same = g.get("same_distribution") or {}
+    if ranks is not None:
+        # graded.compare fails EL3 on differing ranks only when both are decided and
+        # L = L~ does not hold entry by entry; the first model's k is decided here
+        if same.get("verdict") == "holds":
+            return (f"EL3: {ranks}, but L = L~ entry by entry at rtol {rtol:.3g}, so a rank counted below a "
+                    "model's zero bound is not to be trusted")
+        return f"EL3: {ranks}, but the second model's rank is undecided"
+    if same and same.get("verdict") != "holds":
+        worst = max(ms, key=lambda e: ms[e]["value"])
+        head = (f"EL1-EL3 measured against sigma_1 are within their bounds (the largest measure "
+                f"{ms[worst]['value']:.3g} ({worst}) <= {_bound(ms[worst]['bounds'][0]):.3g}), but whether L = L~ "
+                "entry by entry is undecided")
+        w, ratio = same.get("witness") or {}, float(same.get("ratio", 0.0))
+        where = f"context {w.get('x')}, token {w.get('y')}"
+        if ratio > 1:
+            return (f"{head}: at {where}, L and L~ differ by {ratio:.3g} times that entry's tolerance and rounding, "
+                    f"beyond it but not beyond gap {gap:g} times it, where it would fail")
+        return (f"{head}: no entry differs by more than its tolerance and rounding (at most {ratio:.3g} times it, "
+                f"at {where}), but the rounding bound of some entries is too large (or not finite) to tell that "
+                f"every one is within rtol {rtol:.3g}")
+    open_ = [e for e in ("EL1", "EL2", "EL3") if ver[e] == "undecided"]
+    return f"{', '.join(open_)} undecided"
 
 
 def cosines_line(cos) -> str:
@@ -416,19 +537,52 @@ def cosines_line(cos) -> str:
             + " ".join(f"{v:.3g}" for v in c))
 
 
-def per_context_kl(a, b, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+def _rows_of_logits(a, b):
+    """``(lo, La, Lb)`` over blocks of contexts: both models' logits ``F G^T``, a block
+    of rows at a time, the features read from their file as they are needed (a
+    feature file larger than memory is never read whole)."""
+    from allornone.numeric.rows import read_rows, row_block
+
+    def features(m):
+        return m.features if hasattr(m, "features") else m.F
+
+    Fa, Fb = features(a), features(b)
+    Ga, Gb = np.asarray(a.G, dtype=float), np.asarray(b.G, dtype=float)
+    step = row_block(max(Ga.shape[0], 1), a.m)
+    for lo in range(0, a.m, step):
+        hi = min(a.m, lo + step)
+        yield lo, read_rows(Fa, lo, hi) @ Ga.T, read_rows(Fb, lo, hi) @ Gb.T
+
+
+def per_context_kl(a, b) -> tuple[np.ndarray, np.ndarray]:
     """``KL(p_a || p_b)`` and ``KL(p_b || p_a)`` of each context, in nats, a block of contexts at a time."""
-    F, G, Ft, Gt = (np.asarray(x, dtype=float) for x in (a.F, a.G, b.F, b.G))
     out = np.empty((2, a.m))
-    for lo in range(0, a.m, block):
-        La, Lb = F[lo:lo + block] @ G.T, Ft[lo:lo + block] @ Gt.T
+    for lo, La, Lb in _rows_of_logits(a, b):
+        hi = lo + La.shape[0]
         la = La - La.max(axis=1, keepdims=True)
         lb = Lb - Lb.max(axis=1, keepdims=True)
         la -= np.log(np.exp(la).sum(axis=1, keepdims=True))
         lb -= np.log(np.exp(lb).sum(axis=1, keepdims=True))
-        out[0, lo:lo + block] = (np.exp(la) * (la - lb)).sum(axis=1)
-        out[1, lo:lo + block] = (np.exp(lb) * (lb - la)).sum(axis=1)
+        out[0, lo:hi] = (np.exp(la) * (la - lb)).sum(axis=1)
+        out[1, lo:hi] = (np.exp(lb) * (lb - la)).sum(axis=1)
     return np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
+
+
+def _sampled_log_odds(a, b, points: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both models' log-odds ``L[x, y] = l(x, y) - l(x, pivot)`` at (at most)
+    ``points`` entries drawn at random (every entry when there are no more),
+    a block of contexts at a time."""
+    size = a.m * a.n
+    flat = np.arange(size) if size <= points else np.sort(np.random.default_rng(seed).choice(size, points,
+                                                                                             replace=False))
+    x, y = np.empty(flat.size), np.empty(flat.size)
+    for lo, La, Lb in _rows_of_logits(a, b):
+        first, last = np.searchsorted(flat, [lo * a.n, (lo + La.shape[0]) * a.n])
+        rows, cols = np.divmod(flat[first:last], a.n)
+        rows -= lo
+        x[first:last] = La[rows, cols] - La[rows, a.pivot]
+        y[first:last] = Lb[rows, cols] - Lb[rows, b.pivot]
+    return x, y
 
 
 def plot_comparison(a, b, result, path, names=("first", "second"), points: int = 20000, seed: int = 0) -> None:
@@ -466,17 +620,13 @@ def plot_comparison(a, b, result, path, names=("first", "second"), points: int =
     ax_kl.set_ylabel("contexts")
     ax_kl.set_title(f"per-context KL: mean {result.kl_mean:.3g}, max {result.kl_max:.3g}")
     ax_kl.legend(fontsize=8)
-    La, Lb = np.asarray(a.log_odds(), dtype=float), np.asarray(b.log_odds(), dtype=float)
-    flat = np.arange(La.size)
-    if La.size > points:
-        flat = np.random.default_rng(seed).choice(La.size, points, replace=False)
-    x, y = La.ravel()[flat], Lb.ravel()[flat]
+    x, y = _sampled_log_odds(a, b, points, seed)
     ax_lo.scatter(x, y, s=2, alpha=0.3, lw=0)
     lo, hi = float(min(x.min(), y.min())), float(max(x.max(), y.max()))
     ax_lo.plot([lo, hi], [lo, hi], color="C3", lw=0.8, label="equal log-odds")
     ax_lo.set_xlabel(f"log-odds, {names[0]}")
     ax_lo.set_ylabel(f"log-odds, {names[1]}")
-    ax_lo.set_title(f"log-odds ({x.size} of {La.size}): max |L - L~| = {result.max_abs_log_odds_diff:.3g}")
+    ax_lo.set_title(f"log-odds ({x.size} of {a.m * a.n}): max |L - L~| = {result.max_abs_log_odds_diff:.3g}")
     ax_lo.legend(fontsize=8, loc="upper left")
     for j, (name, sp) in enumerate(zip(names, result.spectra)):
         s = np.asarray(sp.sigma_L, dtype=float)
