@@ -28,7 +28,7 @@ import random
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from allornone.errors import ShapeError
+from allornone.errors import InputFormatError, RealisationMismatchError, ShapeError
 from allornone.symbolic import linalg as ql
 from allornone.symbolic.model import ExactModel
 
@@ -53,11 +53,27 @@ def _rng(rng) -> random.Random:
     return random.Random(rng)
 
 
+def _rational(value, where: str) -> Fraction:
+    """One exact rational of a generator's input (an int, a Fraction, a string
+    like ``"3/4"``), refused as the exact side refuses anything inexact."""
+    q = ql.to_rational(value, where)
+    return Fraction(int(q.numerator), int(q.denominator))
+
+
+def _exact(model, what: str) -> None:
+    if not isinstance(model, ExactModel):
+        raise RealisationMismatchError(f"{what} builds exact models: expected an ExactModel, got "
+                                       f"{type(model).__name__}")
+
+
 def random_integer_matrix(rng, rows: int, cols: int, rank: int | None = None, bound: int = 3) -> list[list[int]]:
     """A ``rows x cols`` integer matrix with entries of modest size and the given
     rank (a product of two random integer factors, retried until the rank is
     exact)."""
     rng = _rng(rng)
+    if isinstance(bound, bool) or not isinstance(bound, int) or bound < 1:
+        # (entries in [-bound, bound]: with no non-zero entry to draw the retries never end)
+        raise InputFormatError(f"bound must be a positive integer, got {bound!r}")
     full = min(rows, cols)
     r = full if rank is None else rank
     if not 0 <= r <= full:
@@ -137,6 +153,7 @@ def b5_twin(model: ExactModel, rng=None, *, a: int = 1, b: int = 1, T=None, R=No
     and ``psi(y, g_0(y), b)`` may be any functions returning ``a`` (``b``)
     rationals; ``psi`` is forced to vanish on the pivot.
     """
+    _exact(model, "b5_twin")
     rng = _rng(rng if rng is not None else 0)
     k = model.effective_complexity()
     D = k + a + b
@@ -155,9 +172,9 @@ def b5_twin(model: ExactModel, rng=None, *, a: int = 1, b: int = 1, T=None, R=No
     phi = phi or default_phi
     psi = psi or default_psi
     F_rows, G0_rows = model.F.to_fraction_rows(), model.G0.to_fraction_rows()
-    Phi = ql.as_qmatrix([[Fraction(v) for v in phi(x, F_rows[x], a)] for x in range(model.m)], "phi") \
+    Phi = ql.as_qmatrix([[_rational(v, "phi") for v in phi(x, F_rows[x], a)] for x in range(model.m)], "phi") \
         if a else ql.zeros(model.m, 0)
-    Psi = ql.as_qmatrix([[Fraction(0)] * b if y == model.pivot else [Fraction(v) for v in psi(y, G0_rows[y], b)]
+    Psi = ql.as_qmatrix([[Fraction(0)] * b if y == model.pivot else [_rational(v, "psi") for v in psi(y, G0_rows[y], b)]
                          for y in range(model.n)], "psi") if b else ql.zeros(model.n, 0)
     if Phi.shape != (model.m, a) or Psi.shape != (model.n, b):
         raise ShapeError("phi must return a values per context and psi b values per token")
@@ -173,6 +190,7 @@ def b5_twin(model: ExactModel, rng=None, *, a: int = 1, b: int = 1, T=None, R=No
 
 def change_of_basis(model: ExactModel, R=None, rng=None) -> ExactModel:
     """``f -> R f``, ``g -> R^{-T} g`` for an invertible ``R`` (random unimodular by default)."""
+    _exact(model, "change_of_basis")
     R = ql.as_qmatrix(random_unimodular(_rng(rng if rng is not None else 0), model.d) if R is None else R, "R")
     if R.shape != (model.d, model.d) or ql.rank(R) < model.d:
         raise ShapeError(f"R must be an invertible {model.d}x{model.d} matrix")
@@ -182,11 +200,12 @@ def change_of_basis(model: ExactModel, R=None, rng=None) -> ExactModel:
 def perturb_log_odds(model: ExactModel, x: int, y: int, delta=1) -> ExactModel:
     """A model whose log-odds equal ``model``'s except ``L[x, y] + delta``
     (``y`` must not be the pivot): one extra coordinate carries the change."""
+    _exact(model, "perturb_log_odds")
     if y == model.pivot:
         raise ShapeError("the pivot's log-odds are identically 0 and cannot be perturbed")
     if not (0 <= x < model.m and 0 <= y < model.n):
         raise ShapeError(f"({x}, {y}) is outside the {model.m}x{model.n} log-odds matrix")
-    delta = Fraction(delta)
+    delta = _rational(delta, "delta")
     if delta == 0:
         raise ShapeError("delta must be non-zero")
     u = ql.as_qmatrix([[delta if i == x else 0] for i in range(model.m)])
@@ -198,6 +217,7 @@ def perturb_log_odds(model: ExactModel, x: int, y: int, delta=1) -> ExactModel:
 def perturb_rank(model: ExactModel, rng=None, bound: int = 2) -> ExactModel:
     """A model whose log-odds matrix has a different rank: ``k + 1`` by a rank-one
     update when there is room, otherwise ``k - 1`` by Wedderburn's rank reduction."""
+    _exact(model, "perturb_rank")
     rng = _rng(rng if rng is not None else 0)
     L = model.log_odds()
     k = ql.rank(L)

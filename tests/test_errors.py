@@ -249,3 +249,31 @@ def test_contexts_of_other_names_are_named_not_counted():
     a = FloatModel(F, G, contexts=["x", "y"])
     with pytest.raises(ContextMismatchError, match="context 1 is 'y' in one model, 'z' in the other"):
         a.check_comparable(FloatModel(F, G, contexts=["x", "z"]))
+
+
+def test_the_generators_refuse_bad_input_with_the_packages_errors():
+    """The public generators of exact instances take exact rationals and exact
+    models, as the rest of the exact side does: a float, a string that is no
+    number or a float model is refused with the package's own errors (they
+    raised ValueError, ZeroDivisionError, TypeError or AttributeError), and a
+    bound with nothing to draw is refused before it could retry forever."""
+    from fractions import Fraction
+
+    from allornone.errors import InputFormatError, NonRationalValueError, RealisationMismatchError
+    from allornone.symbolic import ExactModel
+    from allornone.symbolic import generators as gen
+
+    m = ExactModel([[1, 0], [0, 1], [1, 1]], [[0, 0], [1, 2], [2, 1]])
+    for delta in ("x", "1/0", None, 0.1):
+        with pytest.raises(NonRationalValueError):
+            gen.perturb_log_odds(m, 0, 1, delta)
+    assert gen.perturb_log_odds(m, 0, 1, "1/3").log_odds().entry(0, 1) == m.log_odds().entry(0, 1) + Fraction(1, 3)
+    for bad in ("1/0", None, "abc", 0.5):
+        with pytest.raises(NonRationalValueError):
+            gen.b5_twin(m, a=1, b=0, phi=lambda x, f, a, bad=bad: [bad])
+    for make in (gen.b5_twin, gen.change_of_basis, gen.perturb_rank):
+        with pytest.raises(RealisationMismatchError, match="expected an ExactModel"):
+            make(m.to_float())
+    for bound in (-1, 0):
+        with pytest.raises(InputFormatError, match="bound must be a positive integer"):
+            gen.random_model(0, 3, 3, 2, bound=bound)
