@@ -380,9 +380,12 @@ def factor_error(fac: Factored, size: int, model=None) -> float:
     # of them (d reflections of ``size`` rows: a product, a sum and a scaling a
     # row). E gains |dR_F|_F |R_G|_2 + |R_F|_2 |dR_G|_F + |dR_F|_F |dR_G|_F
     # (nothing visible unless the factors' own entries are near 2^-1000)
+    # (brought to the units first: the product in absolute units may underflow
+    # itself; each norm rounded up past what a subnormal result may lose)
     lost = 8.0 * size * d * d * 2.0 ** -1074
     with np.errstate(over="ignore", under="ignore"):
-        level += float(np.ldexp(lost * (norm_fro(fac.R_F) + norm_fro(fac.R_G) + lost), -fac.s_exp))
+        unit = float(np.ldexp(lost, -fac.s_exp))
+        level += unit * (norm_fro(fac.R_F) + norm_fro(fac.R_G) + 2.0 ** -1073 + lost)
     top = float(fac.s_unit[0])
     gram = sum(GRAM_BOUND / 2.0 for side in ("context", "token") if fac.methods.get(side) == "gram")
     e_in = float(getattr(model, "input_error", 0.0) or 0.0)
@@ -550,8 +553,9 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     sG = fac.svd_R("G")[1]
     cos, dims = _principal_cosines(fac, tol)
     shape = (model.m, model.n, model.d)
+    unit_noise = factor_error(fac, max(shape), model)
     with np.errstate(over="ignore", under="ignore"):
-        noise = float(np.ldexp(factor_error(fac, max(shape), model), fac.s_exp))
+        noise = float(np.ldexp(unit_noise, fac.s_exp))
     floor = noise_floor(s, shape)
     gk, ratio = largest_gap(s, floor)
     if k is not None:
@@ -566,7 +570,12 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
         # rank_rtol, when set, adds the user's modelling tolerance
         # (a zero bound within gap of the largest singular value itself -- hidden
         # components far larger than the logits -- decides nothing, not k = 0)
-        k_val, decided = tol.rank(s, noise=noise, reference=float(s[0]) + noise if s.size else None)
+        # (decided in the units of s_unit, where the bound is taken: singular values
+        # of L below binary64's range underflow to 0 in s, and a spectrum of
+        # zeros would read as a decided k = 0)
+        su = fac.s_unit if fac.s_unit is not None else s
+        k_val, decided = tol.rank(su, noise=unit_noise,
+                                  reference=float(su[0]) + unit_noise if su.size else None)
         method = "tolerance"
     if method != "largest-gap":
         c = np.maximum(s, max(floor, np.finfo(float).tiny))

@@ -120,3 +120,21 @@ def test_the_certificate_residuals_of_contexts_of_size_1e200_are_numbers():
     assert r.el_verdicts == {"EL1": "holds", "EL2": "holds", "EL3": "fails"}
     assert r.el_residuals["EL1"] < 1e-12 and r.el_residuals["EL2"] < 1e-12
     assert 1e199 < r.el_residuals["EL3"] < 1e201
+
+
+def test_log_odds_below_binary64_are_not_a_decided_rank_zero():
+    """Contexts and tokens each scaled by ``2^-600``: every logit lies below
+    binary64's range, the singular values ``s_unit 2^s_exp`` underflow to 0,
+    and a rank decided on them read ``k = 0`` -- and with it every query held
+    on ``L_0``. The rank is decided in the units the factors carry it in."""
+    import numpy as np
+
+    from allornone.numeric import FloatModel
+
+    G = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 2, 3]])
+    for e in (0, -600):
+        m = FloatModel(np.ldexp(np.eye(3), e), np.ldexp(G, e))
+        spectra = graded.analyse(m)
+        assert spectra.k == 3 and spectra.k_decided, (e, spectra.k_label())
+        assert graded.parallel(m, (1, 2), (3, 4))["parallel_N"] != "holds"
+        assert graded.steering(m, [(0, 1), (1, 2)], [(1, 2)])["steering"] != "holds"

@@ -80,3 +80,25 @@ def test_an_atom_is_separated_only_where_the_ranks_it_rests_on_are():
     assert margins["steered~"] < inv.SEPARATION and "steered" not in margins
     base, inst = inv.transform_instance("thm14", "change of basis", 0, 0)
     assert all(v >= inv.SEPARATION for v in inv.atom_margins("thm14", inst).values())
+
+
+def test_graded_query_margins_count_the_rank_only_where_the_float_rank_differs():
+    """A graded query reads ``k`` off the spectrum of ``L`` as given, so a token
+    ``2^500`` larger leaves the others below its rounding and excuses a
+    contradiction -- but only where the float ``k`` is not the exact rank; an
+    exact residual beyond binary64's range of its readouts is infinite, not an
+    error."""
+    from fractions import Fraction
+
+    from allornone.decision import Decision, Truth
+    from allornone.symbolic import linalg as ql
+    from allornone.theorems.engine import graded_queries as gq
+
+    assert gq._relative(ql.as_qmatrix([[1]]), ql.as_qmatrix([[Fraction(1, 2 ** 600)]])) == float("inf")
+    base, inst = inv.transform_instance("thm14", "tokens far apart", 6, 97)
+    rank = inst.models[0].effective_complexity()
+    loose = inv.atom_margins("graded-thm14", inst)
+    assert loose["rel_lin_T_M"] < inv.SEPARATION
+    same = {a: Decision(Truth.FAILS, detail={"k": rank}) for a in loose}
+    strict = inv.atom_margins("graded-thm14", inst, same)
+    assert strict["rel_lin_T_M"] > loose["rel_lin_T_M"]

@@ -43,6 +43,7 @@ def variant(transform) -> set:
 RESIDUAL_BAND = 1e3 * DEFAULT_TOLERANCE.gap * DEFAULT_TOLERANCE.rtol
 
 _TRUTH = {"holds": Truth.HOLDS, "fails": Truth.FAILS}
+_FLOAT_MAX = Fraction(1.7976931348623157e308)
 
 
 def _sq(X: ql.QMatrix) -> Fraction:
@@ -56,6 +57,8 @@ def _relative(R: ql.QMatrix, Y: ql.QMatrix) -> float:
     if y == 0:
         return 0.0
     r = _sq(R) / y
+    if r > _FLOAT_MAX:
+        return math.inf         # (a residual beyond binary64's range of its readouts is no fit)
     return math.sqrt(float(r)) if float(r) > 0 or r == 0 else 5e-324
 
 
@@ -132,16 +135,19 @@ def float_atoms(rid: str, exact_inst, float_inst) -> dict:
     out = {}
     for atom, q, _, _, _ in _queries(rid, exact_inst):
         if q[0] == "parallel":
-            v = graded.parallel(model, q[1], q[2])["parallel_raw" if atom == "parallel_raw" else "parallel_N"]
+            r = graded.parallel(model, q[1], q[2])
+            v = r["parallel_raw" if atom == "parallel_raw" else "parallel_N"]
         elif q[0] == "steering":
-            v = graded.steering(model, q[1], q[2])["steering"]
+            r = graded.steering(model, q[1], q[2])
+            v = r["steering"]
         else:
-            v = graded.readout_linearity(model, q[1], q[2], q[3])["relationally_linear"]
-        out[atom] = Decision(_TRUTH.get(v, Truth.UNDECIDED), detail={"verdict": v})
+            r = graded.readout_linearity(model, q[1], q[2], q[3])
+            v = r["relationally_linear"]
+        out[atom] = Decision(_TRUTH.get(v, Truth.UNDECIDED), detail={"verdict": v, "k": r["k"]})
     return out
 
 
-def margins(rid: str, inst, rank_margin) -> dict:
+def margins(rid: str, inst, rank_margin, decided: dict | None = None) -> dict:
     """Per query atom its margin beyond the instance's: the exact relative
     residual over :data:`RESIDUAL_BAND` (``inf`` when it is zero), for a
     relational fit the regressors' ``rank_margin`` (a callable taking the
@@ -150,16 +156,20 @@ def margins(rid: str, inst, rank_margin) -> dict:
     the graded analysis judges it: against the largest singular value of ``L``
     as given (its numerical rank; a token scaled by ``2^500`` leaves the other
     columns below the rounding of the whole, and ``k`` is decided at rounding
-    without them)."""
+    without them). With ``decided`` (the float atoms, :func:`float_atoms`) the
+    rank counts only for an atom whose float ``k`` is not the exact one: where
+    it is, the atom did not rest on a rank taken at the tolerance."""
     model = inst.models[0]
     L = model.log_odds()
-    k_margin = rank_margin(L, unit=False) if ql.rank(L) else math.inf
+    rank = ql.rank(L)
+    k_margin = rank_margin(L, unit=False) if rank else math.inf
     out = {}
     for atom, _, _, residual, reg in _queries(rid, inst):
         value = residual / RESIDUAL_BAND if residual > 0 else math.inf
         if reg is not None:
             value = min(value, rank_margin(reg) if ql.rank(reg) else math.inf)
-        if atom != "parallel_raw":
+        same_k = decided is not None and atom in decided and decided[atom].detail.get("k") == rank
+        if atom != "parallel_raw" and not same_k:
             value = min(value, k_margin)
         out[atom] = min(out.get(atom, math.inf), value)
     return out
