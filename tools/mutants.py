@@ -278,7 +278,7 @@ REAL_MODEL_MUTANTS = [
            "    S = float(fac.s_unit[0])\n    level = 2.0 * svd_noise(size, S)",
            "k by rounding at sigma_1(L), not at the column-paired size sum_j |f_j| |g_0j|", _SPECTRA),
     Mutant("spectra-k-zero-against-nothing", "numeric/spectra.py",
-           "reference=float(s[0]) + noise if s.size else None)", "reference=None)",
+           "reference=float(su[0]) + unit_noise if su.size else None)", "reference=None)",
            "k = 0 decided when the zero bound reaches sigma_1 itself", _SPECTRA),
     Mutant("spectra-given-k-range", "numeric/spectra.py", "if not 0 <= int(k) <= s.size:",
            "if not 0 <= int(k) < s.size:", "a given k = min(m, n, d) refused", _SPECTRA),
