@@ -140,13 +140,10 @@ def token_basis(model, G, pairs):
     be = model.backend
     D = np.hstack([model.unembedding_difference(a, b) for a, b in pairs])
     # each pair's difference and its projection scaled alike by a power of two
-    # of the difference's own (the span of the projections unchanged): a pair of
-    # tokens far smaller than another is not noise beside it
-    e = fl.row_exponents(D.T)
-    with np.errstate(under="ignore", over="ignore"):
-        Ds, Gs = np.ldexp(D, -e[None, :]), np.ldexp(G, -e[None, :])
-        exact = np.all(np.ldexp(Ds, e[None, :]) == D, axis=0) & np.all(np.ldexp(Gs, e[None, :]) == G, axis=0)
-    D, G = np.where(exact[None, :], Ds, D), np.where(exact[None, :], Gs, G)
+    # of the difference's own, where both scale exactly (the span of the
+    # projections unchanged): a pair of tokens far smaller than another is not
+    # noise beside it
+    D, G = span_columns(D, G)
     eps = model.structure.errors.get("N", 0.0)
     # (hidden components of g make the differences large and their projections
     # small: a direction may be called zero under an error that cannot tell)

@@ -487,7 +487,7 @@ REAL_MODEL_MUTANTS = [
            "the graded parallelism fit takes norms of differences near 2^-560 unscaled",
            ("tests/test_graded_queries_scaling.py",)),
     Mutant("token-readout-one-scale", "numeric/relational.py",
-           "    D, G = np.where(exact[None, :], Ds, D), np.where(exact[None, :], Gs, G)\n", "",
+           "    D, G = span_columns(D, G)\n", "",
            "a token readout's pairs are judged against the size of all the differences together",
            ("tests/test_float_soundness.py",)),
     Mutant("factor-underflow-free", "numeric/spectra.py",
