@@ -211,12 +211,20 @@ class RowSource:
         """The rows ``idx`` (a sequence of indices) as float64."""
         return np.vstack([self.block(int(i), int(i) + 1) for i in idx]) if len(idx) else np.zeros((0, self.shape[1]))
 
-    def to_array(self, why: str = "this computation") -> np.ndarray:
-        """The whole matrix in memory, when it fits in what the loaders may allocate."""
-        from allornone.numeric.loaders import _bytes, available_memory
+    def short_of_memory(self) -> int | None:
+        """The bytes the loaders may allocate when the whole matrix (as float64)
+        does not fit in them; None when it fits or no limit is known."""
+        from allornone.numeric.loaders import available_memory
 
         avail = available_memory()
-        if avail is not None and self.nbytes > avail:
+        return avail if avail is not None and self.nbytes > avail else None
+
+    def to_array(self, why: str = "this computation") -> np.ndarray:
+        """The whole matrix in memory, when it fits in what the loaders may allocate."""
+        from allornone.numeric.loaders import _bytes
+
+        avail = self.short_of_memory()
+        if avail is not None:
             raise InputFormatError(f"{self.where}: {self.shape[0]} x {self.shape[1]} features need "
                                    f"{_bytes(self.nbytes)} as 64-bit floats, more than the {_bytes(avail)} "
                                    f"available, and {why} reads them whole (analyse, compare and study read "

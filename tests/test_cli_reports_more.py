@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from allornone.numeric import FloatModel, Tolerance, graded
 from allornone.theorems.engine.cli import main
 from allornone.theorems.engine.cli_models import equivalence_line
+from test_cli_inputs_more import _one_line_error
 
 M, N, D = 60, 9, 4
 
@@ -25,16 +26,6 @@ def _run(*args, env=None):
 
 def _words(text):
     return " ".join(text.split())
-
-
-def _one_line_error(r, *words):
-    assert r.exit_code == 2, (r.exit_code, r.output)
-    assert "Traceback" not in r.output
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture

@@ -691,13 +691,13 @@ def _whole_features_fit(model, which: str, option: str) -> None:
     """``option`` reads the model's features whole, where the comparison itself reads a
     feature file a block of rows at a time: refused before anything is computed when
     they would not fit, rather than after the report."""
-    from allornone.numeric.loaders import _bytes, available_memory
+    from allornone.numeric.loaders import _bytes
 
     if not getattr(model, "lazy", False):
         return  # already in memory
     source = model.features
-    avail = available_memory()
-    if avail is not None and source.nbytes > avail:
+    avail = source.short_of_memory()
+    if avail is not None:
         raise InputFormatError(f"{which}{source.where}: {option} reads the features whole, and {source.shape[0]} x "
                                f"{source.shape[1]} features need {_bytes(source.nbytes)} as 64-bit floats, more than "
                                f"the {_bytes(avail)} available (compare without {option} reads them a block of "
