@@ -122,18 +122,24 @@ def _queries(rid: str, inst):
 
 
 def exact_atoms(rid: str, inst) -> dict:
-    """The query atoms' exact truths on an exact instance."""
-    return {atom: Decision(Truth.HOLDS if truth else Truth.FAILS) for atom, _, truth, _, _ in _queries(rid, inst)}
+    """The query atoms' exact truths on an exact instance; each decision's
+    detail keeps the query, its exact relative residual and its regressors,
+    for :func:`float_atoms` and :func:`margins`."""
+    return {atom: Decision(Truth.HOLDS if truth else Truth.FAILS,
+                           detail={"query": q, "residual": residual, "regressors": reg})
+            for atom, q, truth, residual, reg in _queries(rid, inst)}
 
 
-def float_atoms(rid: str, exact_inst, float_inst) -> dict:
-    """The query atoms as the graded queries decide them on the float
-    realisation (``"vacuous"`` and ``"undecided"`` are undecided)."""
+def float_atoms(exact: dict, float_inst) -> dict:
+    """The query atoms of ``exact`` (:func:`exact_atoms`) as the graded queries
+    decide them on the float realisation (``"vacuous"`` and ``"undecided"``
+    are undecided)."""
     from allornone.numeric import graded
 
     model = float_inst.models[0]
     out = {}
-    for atom, q, _, _, _ in _queries(rid, exact_inst):
+    for atom, d in exact.items():
+        q = d.detail["query"]
         if q[0] == "parallel":
             r = graded.parallel(model, q[1], q[2])
             v = r["parallel_raw" if atom == "parallel_raw" else "parallel_N"]
@@ -147,8 +153,9 @@ def float_atoms(rid: str, exact_inst, float_inst) -> dict:
     return out
 
 
-def margins(rid: str, inst, rank_margin, decided: dict | None = None) -> dict:
-    """Per query atom its margin beyond the instance's: the exact relative
+def margins(exact: dict, inst, rank_margin, decided: dict | None = None) -> dict:
+    """Per query atom of ``exact`` (:func:`exact_atoms` on ``inst``) its margin
+    beyond the instance's: the exact relative
     residual over :data:`RESIDUAL_BAND` (``inf`` when it is zero), for a
     relational fit the regressors' ``rank_margin`` (a callable taking the
     exact regressors and, optionally, ``unit=False`` to judge them as they
@@ -164,7 +171,8 @@ def margins(rid: str, inst, rank_margin, decided: dict | None = None) -> dict:
     rank = ql.rank(L)
     k_margin = rank_margin(L, unit=False) if rank else math.inf
     out = {}
-    for atom, _, _, residual, reg in _queries(rid, inst):
+    for atom, d in exact.items():
+        residual, reg = d.detail["residual"], d.detail["regressors"]
         value = residual / RESIDUAL_BAND if residual > 0 else math.inf
         if reg is not None:
             value = min(value, rank_margin(reg) if ql.rank(reg) else math.inf)

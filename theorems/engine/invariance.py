@@ -317,22 +317,24 @@ def _rank_margin(Y: np.ndarray, r: int, scale: float = 0.0) -> float | None:
     return float(sv[r - 1]) / bound
 
 
-def atom_margins(rid: str, inst: Instance, decided: dict | None = None) -> dict:
+def atom_margins(rid: str, inst: Instance, decided: dict | None = None, exact: dict | None = None) -> dict:
     """Per atom, the margin of the ranks its decision rests on beyond those of
     :func:`separation` (listed in :data:`_ATOM_RANKS`): the smallest, over
     them, of :func:`_rank_margin`. An atom whose regressors or transported
     readout have a rank that only exact arithmetic tells from a smaller one
     (a direction of relative size ``1e-17`` after a change of basis of
     condition ``1e16``) is decided by the float side at its tolerance, and a
-    contradiction there is not one where separated. ``decided``: the float
-    atoms of the instance, for the graded queries (see
-    :func:`~allornone.theorems.engine.graded_queries.margins`).
+    contradiction there is not one where separated. ``decided``, ``exact``: the
+    float and exact atoms of the instance, for the graded queries (see
+    :func:`~allornone.theorems.engine.graded_queries.margins`; ``exact`` is
+    computed when not given).
 
     >>> atom_margins("lem8", Instance("x", (ExactModel([[1]], [[0], [1]]),), {}))
     {}
     """
     if rid in gq.QUERIES:
-        return gq.margins(rid, inst, lambda X, unit=True: _rank_margin(_unit_columns(_floats(X)) if unit
+        exact = gq.exact_atoms(rid, inst) if exact is None else exact
+        return gq.margins(exact, inst, lambda X, unit=True: _rank_margin(_unit_columns(_floats(X)) if unit
                                                                         else _floats(X), ql.rank(X)), decided)
     spec = _ATOM_RANKS.get(rid)
     if not spec:
@@ -477,7 +479,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         # computation can hold them, the instance is not separated
         out["margin"], beyond = 0.0, True
     try:
-        flt = gq.float_atoms(rid, inst, floats) if rid in gq.QUERIES else _atoms(rid, floats, "float")
+        flt = gq.float_atoms(exact, floats) if rid in gq.QUERIES else _atoms(rid, floats, "float")
     except NonFiniteValueError as exc:
         if rid == GRADED and (beyond or _dots_beyond_binary64(inst)):
             # the graded comparison's distances are taken on logits formed in
@@ -489,7 +491,7 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         return {**out, "outcome": "error", "why": f"{type(exc).__name__}: {exc}"}
     out["contradicted"] = sorted(n for n, d in flt.items() if not d.undecided and d.truth is not exact[n].truth)
     # (a contradiction counts where separated when its atom's own ranks are too)
-    atoms = atom_margins(rid, inst, flt) if out["contradicted"] and out["margin"] >= SEPARATION else {}
+    atoms = atom_margins(rid, inst, flt, exact) if out["contradicted"] and out["margin"] >= SEPARATION else {}
     out["contradicted_separated"] = [n for n in out["contradicted"]
                                      if min(out["margin"], atoms.get(n, math.inf)) >= SEPARATION]
     out["undecided_atoms"] = sorted(n for n, d in flt.items() if d.undecided)
