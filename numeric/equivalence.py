@@ -333,7 +333,8 @@ def _columns(tol, res, nat, err, zero=None) -> Decision:
     it), *fails* when one ``res > gap (rtol nat + err)``. A column whose error
     is as large as that (the part in ``M`` of a context tiny next to its raw
     row, which the error is measured on) still holds where ``zero`` (a
-    function of those columns' indices) shows both sides exactly zero: where
+    function of those columns' indices, True when it shows every one of them
+    zero: :func:`logits_vanish`) shows both sides exactly zero: where
     the logits of that context, or token, vanish in both models (F6: the part
     in ``M`` is zero exactly when its logits are)."""
     if res.size == 0:
@@ -353,7 +354,7 @@ def _columns(tol, res, nat, err, zero=None) -> Decision:
             open_ = np.flatnonzero(res + err > tol.resolution * tol.rtol * nat)
         exact = (res[open_] == 0) & (err[open_] == 0)         # zero by construction
         open_ = open_[~exact]
-        truth = Truth.HOLDS if not open_.size or (zero is not None and bool(np.all(zero(open_)))) \
+        truth = Truth.HOLDS if not open_.size or (zero is not None and zero(open_)) \
             else Truth.UNDECIDED
     return Decision(truth, float(res.max()), (float(bound[j]), float(tol.gap * bound[j])))
 
@@ -375,27 +376,93 @@ def zero_logits(a, b, contexts=None, tokens=None) -> np.ndarray:
     (``G_0`` split exactly by TwoSum): an exact zero is computed as zero and
     nothing else is. False throughout where a model declares an input error
     (its logits are then known only to within it) or the products are not
-    formed."""
+    formed.
+
+    The correctly rounded products cost a Python-level sum per entry, so a
+    context (token) is first screened on ordinary products: one logit beyond
+    its rounding bound (:func:`_surely_nonzero`) shows the context is not zero,
+    and only those the screen leaves are formed exactly."""
     idx = np.asarray(contexts if contexts is not None else tokens, dtype=int)
     if a.input_error or b.input_error:
         return np.zeros(idx.size, dtype=bool)
+    return _zero_logits(_splits(a, b), idx, contexts is not None)
+
+
+def logits_vanish(a, b, contexts=None, tokens=None) -> bool:
+    """Whether every context (token) listed has logits exactly zero in both
+    models (:func:`zero_logits`), stopping at the first that has not: blocks of
+    a few indices first, then larger ones, so that a generic open column costs
+    the screen of a handful of rows, not of all of them."""
+    idx = np.asarray(contexts if contexts is not None else tokens, dtype=int)
+    if a.input_error or b.input_error:
+        return not idx.size
+    splits = _splits(a, b)
+    lo, step = 0, 16
+    while lo < idx.size:
+        if not np.all(_zero_logits(splits, idx[lo:lo + step], contexts is not None)):
+            return False
+        lo, step = lo + step, 4 * step
+    return True
+
+
+def _splits(a, b) -> list:
+    """``(F, D, E)`` of each model, ``G_0 = D + E`` exactly (TwoSum)."""
+    out = []
+    for m in (a, b):
+        G = np.asarray(m.G)
+        D, E = fl._two_sum(G, -G[m.pivot][None, :])
+        out.append((np.asarray(m.F), D, E))
+    return out
+
+
+def _zero_logits(splits: list, idx: np.ndarray, by_context: bool) -> np.ndarray:
     from allornone.numeric.witness import rounded_matmul
 
     out = np.ones(idx.size, dtype=bool)
-    for m in (a, b):
-        G = np.asarray(m.G)
-        D, E = fl._two_sum(G, -G[m.pivot][None, :])      # G_0 = D + E exactly
-        F = np.asarray(m.F)
-        if contexts is not None:
-            L = rounded_matmul([(F[idx], D.T), (F[idx], E.T)])
-            axis = 1
+    for F, D, E in splits:
+        live = np.flatnonzero(out)
+        if not live.size:
+            break
+        live = live[~_surely_nonzero(F, D, idx[live], by_context)]
+        out[np.setdiff1d(np.arange(idx.size), live)] = False
+        if not live.size:
+            break
+        js = idx[live]
+        if by_context:
+            L = rounded_matmul([(F[js], D.T), (F[js], E.T)])
         else:
-            L = rounded_matmul([(F, D[idx].T), (F, E[idx].T)])
-            axis = 0
+            L = rounded_matmul([(F, D[js].T), (F, E[js].T)])
         if L is None:
             return np.zeros(idx.size, dtype=bool)
-        out &= ~np.any(L[0] != 0, axis=axis)
+        out[live] &= ~np.any(L[0] != 0, axis=1 if by_context else 0)
     return out
+
+
+def _surely_nonzero(F: np.ndarray, D: np.ndarray, js: np.ndarray, by_context: bool) -> np.ndarray:
+    """Per context ``js`` (rows of ``F``; tokens, rows of ``D``, unless
+    ``by_context``): whether some logit ``f(x)^T (d(y) + e(y))`` is certainly
+    not zero, ``e`` the TwoSum error of ``D`` (``|e| <= u |d|``). The computed
+    ``fl(f^T d)`` is within ``gamma_k |f|^T |d|`` of ``f^T d`` (``k`` terms, any
+    order of summation) plus ``k`` smallest subnormals lost to underflow, and
+    ``f^T e`` within ``u |f|^T |d|``; the bound used is twice the sum of those,
+    with ``|f|^T |d|`` itself computed (its own rounding inside the factor two).
+    An entry beyond it is not zero; every other is left to the exact check, as
+    is any whose bound overflowed. In blocks, so that no ``len(js) x n`` array
+    is formed at once."""
+    k = F.shape[1]
+    c = 2.0 * ((k + 1) * _U / (1.0 - (k + 1) * _U) + _U)
+    tiny = 2.0 * (k + 1) * 2.0 ** -1074
+    X, Y = (F, D) if by_context else (D, F)
+    sure = np.zeros(js.size, dtype=bool)
+    step = max(1, _BLOCK // max(Y.shape[0], 1))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        aY = np.abs(Y)
+        for lo in range(0, js.size, step):
+            rows = X[js[lo:lo + step]]
+            P = rows @ Y.T
+            B = np.abs(rows) @ aY.T
+            sure[lo:lo + step] = np.any(np.isfinite(B) & (np.abs(P) > c * B + tiny), axis=1)
+    return sure
 
 
 def el_certificate(a, b) -> FloatCertificate:
@@ -407,9 +474,9 @@ def el_certificate(a, b) -> FloatCertificate:
     tM, tN = sb.errors.get("M", 0.0), sb.errors.get("N", 0.0)
     ie = max(a.input_error, b.input_error)
     A, el1, dA, nA = _maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie,
-                           zero=lambda js: zero_logits(a, b, contexts=js))
+                           zero=lambda js: logits_vanish(a, b, contexts=js))
     B, el2, dB, nB = _maps(tol, Ga, Gb, Ea if np.any(Ea) else None, Eb if np.any(Eb) else None,
-                           sa.P_N, sb.P_N, eN, tN, sb.k, ie, zero=lambda js: zero_logits(a, b, tokens=js))
+                           sa.P_N, sb.P_N, eN, tN, sb.k, ie, zero=lambda js: logits_vanish(a, b, tokens=js))
     return finish_certificate(tol, a, b, sa, sb, A, el1, dA, nA, B, el2, dB, nB, (eFa, eFb, eGa, eGb))
 
 

@@ -712,7 +712,7 @@ def _certificate(a, b, P: _Pair, tol) -> feq.FloatCertificate:
     eM, tM = sa.errors.get("M", 0.0), sb.errors.get("M", 0.0)
     eN, tN = sa.errors.get("N", 0.0), sb.errors.get("N", 0.0)
     A, el1, dA, nA = feq._maps(tol, Fa, Fb, None, None, sa.P_M, sb.P_M, eM, tM, sb.k, ie, basis=sb.basis_M,
-                               zero=lambda js: feq.zero_logits(a, b, contexts=js))
+                               zero=lambda js: feq.logits_vanish(a, b, contexts=js))
     # R = Lambda^(1/2) V_1^T 2^c: X = Q R + Y_2 V_2^T 2^c, Q^T Q = I +- delta
     sp = P.joint
     R = np.zeros((sp.r, a.d + b.d))

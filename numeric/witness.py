@@ -100,6 +100,12 @@ def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]], units=None) -> tu
     c = terms[0][1].shape[1]
     if m == 0 or c == 0:
         return np.zeros((m, c)), np.zeros((m, c))
+    if m < c:
+        # one exact sum per row in a Python loop over the columns: the loop goes
+        # over the shorter side (a context's logits against every token are one
+        # row of many columns); correct rounding gives the same S either way
+        out = rounded_matmul([(B.T, A.T) for A, B in terms], None if units is None else (units[1], units[0]))
+        return None if out is None else (out[0].T, out[1].T)
     terms = [_balanced(A, B) for A, B in terms]
     re = largest_row_exponents([A for A, _ in terms], m)
     ce = largest_row_exponents([B.T for _, B in terms], c)

@@ -602,6 +602,45 @@ def test_zero_logits_are_decided_exactly():
     assert zero_logits(a, a, tokens=[0, 1, 2]).tolist() == [True, True, False]
 
 
+def test_the_screen_leaves_an_exact_zero_that_rounds_to_nonzero():
+    """A logit zero exactly whose ordinary product is not: ``f = (1, 3)``,
+    ``g_0 = (3/4 + 3 t, -1/4 - t)``, ``t = 2^-55 + 2^-60``, formed as ``G -
+    g_pivot``; the subtraction rounds ``g_0`` to ``(3/4 + 2^-53, -1/4 - 2^-54)``
+    and ``f^T fl(g_0) = -2^-54`` (``-2^-53`` once ``3 (-1/4 - 2^-54)`` rounds), in
+    any order of summation. It is within the product's rounding bound, so the
+    screen must leave it to the correctly rounded check."""
+    from fractions import Fraction
+
+    from allornone.numeric.equivalence import logits_vanish, zero_logits
+
+    t = 2.0 ** -55 + 2.0 ** -60
+    G = [[0.75, -0.25], [-3 * t, t]]                # pivot 1: g_0(0) = (3/4 + 3 t, -1/4 - t)
+    a = FloatModel([[1.0, 3.0]], G, pivot=1)
+    assert sum(Fraction(f) * (Fraction(g) - Fraction(p)) for f, g, p in zip([1.0, 3.0], *G)) == 0
+    D = np.asarray(a.G) - np.asarray(a.G)[1]
+    assert (np.asarray(a.F) @ D.T)[0, 0] != 0.0        # what the screen sees
+    assert zero_logits(a, a, contexts=[0]).tolist() == [True]
+    assert zero_logits(a, a, tokens=[0, 1]).tolist() == [True, True]
+    assert logits_vanish(a, a, contexts=[0]) and logits_vanish(a, a, tokens=[0, 1])
+
+
+def test_an_open_column_is_shown_nonzero_without_exact_sums(monkeypatch):
+    """Contexts with ordinary logits are shown nonzero by the screen alone,
+    after the first block: the correctly rounded products (a Python-level sum
+    per entry) are never formed, and one nonzero context ends the search."""
+    from allornone.numeric import equivalence, witness
+
+    rng = np.random.default_rng(0)
+    a = FloatModel(rng.standard_normal((300, 5)), rng.standard_normal((400, 5)))
+    monkeypatch.setattr(witness, "rounded_matmul", lambda *args, **kw: pytest.fail("exact sums formed"))
+    seen = []
+    screen = equivalence._surely_nonzero
+    monkeypatch.setattr(equivalence, "_surely_nonzero", lambda F, D, js, by: seen.append(js.size) or screen(F, D, js, by))
+    assert not equivalence.logits_vanish(a, a, contexts=np.arange(300))
+    assert seen == [16]
+    assert not equivalence.logits_vanish(a, a, tokens=np.arange(1, 400))
+
+
 @pytest.mark.parametrize("e", [20, 33])
 @pytest.mark.parametrize("tiled", [False, True])
 def test_a_difference_the_rounding_bound_hides_is_not_called_equal(e, tiled, monkeypatch):

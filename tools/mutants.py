@@ -477,6 +477,11 @@ REAL_MODEL_MUTANTS = [
            "            out = np.maximum(out, np.where(top > 0, np.frexp(top)[1], 0))\n",
            "a row that is zero in one term of a correctly rounded product counts as exponent 0 and sets the row's "
            "scale", ("tests/test_float_soundness.py",)),
+    Mutant("zero-screen-without-bound", "numeric/equivalence.py",
+           "            sure[lo:lo + step] = np.any(np.isfinite(B) & (np.abs(P) > c * B + tiny), axis=1)\n",
+           "            sure[lo:lo + step] = np.any(np.isfinite(B) & (P != 0), axis=1)\n",
+           "the screen before the exact zero check takes any computed logit that is not zero as nonzero, "
+           "rounding included", ("tests/test_float_soundness.py",)),
     Mutant("graded-norms-square-underflow", "numeric/linalg.py",
            "    e = _exponent(X)\n    return float(np.ldexp(np.linalg.norm(np.ldexp(X, -e)), e))\n",
            "    return float(np.linalg.norm(X))\n",
