@@ -44,9 +44,23 @@ def test_a_moved_token_is_found_at_the_tokens_of_the_cross_residual(monkeypatch,
     assert thm5.equivalence(a, b, route="qr").verdict == "not equivalent"
 
 
+def _exact_twin(seed):
+    """A model and a twin whose logits are equal in exact arithmetic on their
+    binary64 numbers: ``F~ = [F A, F C]``, ``G~ = [G A^-T, 0]`` with ``A`` a
+    signed permutation times powers of two (every product exact). A B.5 twin
+    made in floats differs from its model by the rounding of ``A`` and ``B``,
+    which a logit far smaller than its features may see beyond ``rtol``."""
+    rng = np.random.default_rng(seed)
+    F, G = random_model(60, 400, 8, 7, 6, seed=rng)
+    A = np.diag(rng.choice([-1.0, 1.0], 8) * 2.0 ** rng.integers(-3, 4, 8))[rng.permutation(8)]
+    F2 = np.hstack([F @ A, F @ rng.standard_normal((8, 3))])
+    G2 = np.hstack([G @ np.linalg.inv(A).T, np.zeros((400, 3))])
+    return FloatModel(F, G), FloatModel(F2, G2)
+
+
 def test_an_equivalent_pair_is_still_judged_at_every_entry(monkeypatch):
     monkeypatch.setattr(gram, "MIN_TOKENS", 0)
-    a, b, _ = _pair(0, 0.0)
+    a, b = _exact_twin(0)
     r = thm5.equivalence(a, b)
     assert r.verdict == thm5.equivalence(a, b, route="qr").verdict == "equivalent"
     assert r.distribution.detail["route"] == "gram, entry by entry"
