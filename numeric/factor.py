@@ -46,6 +46,23 @@ the factor's Gram matrix to relative accuracy (the graded comparison):
   :data:`GRAM_BOUND` (:func:`gram_perturbation`); otherwise the same pass
   goes on as CholeskyQR2's first, with no work lost.
 
+**Centring.** The first two routes are tried first on ``Z = [X - 1 mu^T, 1]``
+(``mu`` the computed column means, one pass over the blocks), and ``R`` is
+the triangle of the ``(D + 1) x D`` matrix ``R_Z [I; mu^T]`` (a small
+Householder QR), since ``X = Z [I; mu^T]``. A common offset of the rows -- the
+pivot's row subtracted from every token, the mean direction that a language
+model's features share -- makes ``X`` ill conditioned while ``Z`` is not: a
+random token matrix with its pivot subtracted has condition about 65, too
+large for the Gram route, and its ``Z`` about 1.3, so one Gram pass replaces
+CholeskyQR2's three. The guarantees carry over: the Gram route's ``R_Z`` is
+exact for ``(I + N) Z`` and then ``R`` for ``(I + N) X``; CholeskyQR2's column-wise
+backward error of ``Z`` maps to one of ``X`` (column ``j`` of ``Z T`` gains
+``dz_j + mu_j dz_1``, and ``|z_j|``, ``|mu_j| sqrt(N)`` are at most about
+``|x_j|``), as do the rounding of ``x - mu`` (at most ``u |x_j - mu_j 1| <= u |x_j|``
+up to the means' own rounding) and of the small product and QR. The condition
+checked is ``Z``'s (``kappa`` is its estimate); where neither route takes
+``Z``, ``X`` itself is tried as below.
+
 Before the first pass runs over every block, the Gram matrix of the first
 blocks (at least ``2 D`` rows: a random matrix of half as many columns as
 rows is well conditioned, a square one is not) is factored (a Cholesky
@@ -167,7 +184,8 @@ class Tall:
 
     ``R`` is ``D x D`` (``N x D`` when ``N < D``: then ``R = X`` and ``Q = I``);
     ``method`` is one of :data:`METHODS`; ``kappa`` the condition estimate of
-    the first CholeskyQR pass (None where it broke down or was not tried).
+    the first CholeskyQR pass (of the centred ``Z`` where that route was
+    taken; None where it broke down or was not tried).
     :meth:`q` forms ``Q`` (``N x D``) on request."""
 
     R: np.ndarray
@@ -275,12 +293,13 @@ def _probe(A: np.ndarray, rows: int, D: int) -> bool:
         return bool(r.max() / r.min() <= PROBE_FACTOR * cholesky_qr2_condition(rows, D))
 
 
-def _cholesky_qr2(block, rows: int, D: int, step: int, progress, fresh: bool = False, gram: bool = False
-                  ) -> tuple[np.ndarray | None, float | None, str]:
+def _cholesky_qr2(block, rows: int, D: int, step: int, progress, fresh: bool = False, gram: bool = False,
+                  probe: bool = True) -> tuple[np.ndarray | None, float | None, str]:
     """``R`` by the Gram route (``gram``) or CholeskyQR2 when its accuracy
-    condition holds, else ``(None, kappa, _)``; the route's name last."""
+    condition holds, else ``(None, kappa, _)``; the route's name last.
+    ``probe``: judge the first rows first (False where the caller has)."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        A = _gram(block, rows, D, step, probe=lambda A: _probe(A, rows, D))
+        A = _gram(block, rows, D, step, probe=(lambda A: _probe(A, rows, D)) if probe else None)
     if A is None:
         return None, None, "householder"
     diag = np.diag(A).copy()
@@ -301,6 +320,54 @@ def _cholesky_qr2(block, rows: int, D: int, step: int, progress, fresh: bool = F
     if R2 is None:
         return None, kappa, "householder"
     return R2 @ R1, kappa, "cholesky-qr2"
+
+
+def _centred(block, rows: int, D: int, step: int, progress, gram: bool
+             ) -> tuple[np.ndarray | None, float | None, str | None]:
+    """``R`` of ``X`` by the Gram route or CholeskyQR2 run on ``Z = [X - 1 mu^T, 1]``
+    (module docstring, *Centring*), or ``(None, kappa, route)``: ``route`` is
+    ``"householder"`` where the first rows show neither ``Z`` nor ``X`` fit for
+    the Cholesky routes (Householder QR then runs at once), None where ``X``
+    itself is to be tried (``Z`` fails but ``X`` may not, or ``Z`` would have as
+    many columns as rows, or the means are not finite)."""
+    if rows < 4 * (D + 1):
+        return None, None, None
+    first = min(rows, -(-2 * (D + 1) // step) * step)      # the probe's rows, read once
+    X0 = np.vstack([np.asarray(block(lo, min(first, lo + step)), dtype=np.float64) for lo in range(0, first, step)])
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        total = X0.sum(axis=0)
+        Z0 = np.empty((first, D + 1))
+        np.subtract(X0, total / first, out=Z0[:, :D])
+        Z0[:, D] = 1.0
+        if not _probe(Z0.T @ Z0, rows, D + 1):
+            # a rank-deficient X (the joint matrix of an equivalent pair) fails
+            # both; an X with a constant column (a folded bias) only Z
+            plain = _probe(X0.T @ X0, rows, D)
+            return None, None, (None if plain else "householder")
+        del Z0
+        for lo in range(first, rows, step):
+            total += np.asarray(block(lo, min(rows, lo + step)), dtype=np.float64).sum(axis=0)
+        mu = total / rows
+    del X0
+    if not np.all(np.isfinite(mu)):
+        return None, None, None
+
+    def zblock(lo, hi):
+        Z = np.empty((hi - lo, D + 1))
+        np.subtract(block(lo, hi), mu, out=Z[:, :D])
+        Z[:, D] = 1.0
+        return Z
+    Rz, kappa, route = _cholesky_qr2(zblock, rows, D + 1, step, progress, fresh=True, gram=gram, probe=False)
+    if Rz is None:
+        return None, kappa, None
+    # X = Z [I; mu^T]: R_Z [I; mu^T] is (D + 1) x D, and its R is the factor of X
+    with np.errstate(over="ignore", invalid="ignore"):
+        T = Rz[:, :D] + np.outer(Rz[:, D], mu)
+    if not np.all(np.isfinite(T)):
+        return None, kappa, None
+    R = scipy.linalg.qr(T, mode="r", check_finite=False)[0][:D]
+    R *= np.where(np.diag(R) < 0, -1.0, 1.0)[:, None]        # a positive diagonal, as Cholesky's
+    return R, kappa, route
 
 
 def _householder(block, rows: int, D: int, step: int, progress, keep_q: bool):
@@ -458,7 +525,9 @@ def _tall_r(block, rows, D, step, progress, keep_q, method, fresh) -> Tall:
         return Tall(X, "wide", None, lambda: np.eye(rows))
     kappa = None
     if method != "householder":
-        R, kappa, route = _cholesky_qr2(block, rows, D, step, progress, fresh, gram=method == "gram")
+        R, kappa, route = _centred(block, rows, D, step, progress, gram=method == "gram")
+        if R is None and route != "householder":
+            R, kappa, route = _cholesky_qr2(block, rows, D, step, progress, fresh, gram=method == "gram")
         if R is not None:
             def q():
                 Q = np.empty((rows, D))

@@ -45,6 +45,38 @@ def test_a_well_conditioned_matrix_takes_the_gram_route_within_its_bound(n, D, k
     assert np.allclose(s, t, rtol=eta, atol=0)
 
 
+@pytest.mark.parametrize("offset", [1e2, 1e5])
+def test_a_common_offset_of_the_rows_is_centred_away(offset):
+    """Every row shifted by one vector (as the pivot's row shifts every token):
+    ``X`` itself is far beyond the Gram route's condition, ``[X - 1 mu^T, 1]``
+    is not. The route is then taken on the centred matrix, and the factor of
+    ``X`` made from it has ``X``'s singular values as accurately as Householder
+    QR's (column-wise backward stable: a relative ``u kappa`` on the smallest,
+    ``kappa`` the condition of ``X`` with unit columns)."""
+    rng = np.random.default_rng(3)
+    n, D, step = 3000, 20, 512
+    X = _ill(n, D, 3.0) * np.sqrt(n) + offset * rng.standard_normal(D)
+    kappa = np.linalg.cond(X / np.linalg.norm(X, axis=0))
+    assert factor.gram_perturbation(step, -(-n // step), D, kappa) > factor.GRAM_BOUND
+    fast, slow = _tall(X, step, "gram"), _tall(X, step, "householder")
+    assert (fast.method, slow.method) == ("gram", "householder")
+    assert factor.gram_perturbation(step, -(-n // step), D + 1, 2.0 * fast.kappa) <= factor.GRAM_BOUND
+    s, t = np.linalg.svd(fast.R, compute_uv=False), np.linalg.svd(slow.R, compute_uv=False)
+    assert np.allclose(s, t, rtol=D * 2.0 ** -53 * kappa, atol=0)
+
+
+def test_a_constant_column_keeps_the_uncentred_route():
+    """A folded bias is a column of ones: centred, it is zero, and ``Z`` is rank
+    deficient. ``X`` itself is well conditioned, and takes its own route, not
+    Householder QR."""
+    X = _ill(2000, 10, 10.0)
+    X[:, 9] = 1.0 / np.sqrt(2000)
+    block, calls = _counting(X)
+    t = factor.tall_r(block, 2000, 10, 100)
+    assert t.method == "cholesky-qr2"
+    assert _relative_perturbation(t.R, _tall(X, 100, "householder").R) <= 1e-13
+
+
 @pytest.mark.parametrize("kappa, route", [(1e3, "cholesky-qr2"), (1e6, "householder"), (1e12, "householder")])
 def test_an_ill_conditioned_matrix_refuses_the_gram_route(kappa, route):
     """Beyond the bound the Gram route is not taken: the factor is that of the
@@ -167,7 +199,9 @@ def test_the_probe_lets_a_well_conditioned_matrix_through():
     X = _ill(2000, 10, 10.0)
     block, calls = _counting(X)
     t = factor.tall_r(block, 2000, 10, 100)
-    assert t.method == "cholesky-qr2" and len(calls) == 40       # both passes over all 20 blocks
+    # the probe's block, the rest of the means' pass, then both passes over all
+    # 20 blocks of the centred matrix
+    assert t.method == "cholesky-qr2" and len(calls) == 1 + 19 + 40
 
 
 def test_the_probe_judges_twice_as_many_rows_as_columns():

@@ -482,6 +482,15 @@ REAL_MODEL_MUTANTS = [
            "            sure[lo:lo + step] = np.any(np.isfinite(B) & (P != 0), axis=1)\n",
            "the screen before the exact zero check takes any computed logit that is not zero as nonzero, "
            "rounding included", ("tests/test_float_soundness.py",)),
+    Mutant("centred-factor-without-means", "numeric/factor.py",
+           "        T = Rz[:, :D] + np.outer(Rz[:, D], mu)\n", "        T = Rz[:, :D] + 0.0 * np.outer(Rz[:, D], mu)\n",
+           "the factor made on the centred matrix leaves out the means it subtracted",
+           ("tests/test_graded_speed_routes.py",)),
+    Mutant("centred-failure-is-householder", "numeric/factor.py",
+           "            return None, None, (None if plain else \"householder\")\n",
+           "            return None, None, \"householder\"\n",
+           "a matrix whose centred form is rank deficient (a folded bias) goes to Householder QR even where it is "
+           "well conditioned itself", ("tests/test_graded_speed_routes.py",)),
     Mutant("graded-norms-square-underflow", "numeric/linalg.py",
            "    e = _exponent(X)\n    return float(np.ldexp(np.linalg.norm(np.ldexp(X, -e)), e))\n",
            "    return float(np.linalg.norm(X))\n",
