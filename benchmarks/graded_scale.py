@@ -26,6 +26,9 @@ tenth), printed beside the inputs and as inputs plus it, in units of the inputs:
   of rows at a time into buffers allocated once (``2 m n (d + d~)`` flops, what
   any exact KL divergence or total variation of the full softmax needs), timed
   before and after compare, the faster kept;
+* **exp**: one ``np.exp`` per logit and model over the same blocks (the least
+  the softmax of every context needs for an exact KL divergence or total
+  variation);
 * **Gram**: the Gram products ``X^T X`` of the joint token matrix
   ``[G_0, G~_0]`` and of the joint context matrix ``[F, F~]`` (``(n + m) D^2``
   flops, ``D = d + d~``; the least any factorisation of the two sides reads
@@ -82,9 +85,23 @@ def _floors(a, b, logits_only: bool = False) -> dict:
         np.matmul(a.F[i:i + r], a.G.T, out=La[:r])
         np.matmul(b.F[i:i + r], b.G.T, out=Lb[:r])
     out = {"logits_seconds": time.perf_counter() - t0}
-    del La, Lb
     if logits_only:
         return out
+    # one exponential per logit and model, the least the softmax of every
+    # context needs (NumPy's exp; on a CPU without AVX-512 it is libm's, about
+    # 12 ns an entry, a sizeable part of the distances' cost)
+    spent = 0.0
+    with np.errstate(over="ignore", under="ignore"):
+        for i in range(0, m, step):
+            r = min(step, m - i)
+            np.matmul(a.F[i:i + r], a.G.T, out=La[:r])
+            np.matmul(b.F[i:i + r], b.G.T, out=Lb[:r])
+            t1 = time.perf_counter()
+            np.exp(La[:r], out=La[:r])
+            np.exp(Lb[:r], out=Lb[:r])
+            spent += time.perf_counter() - t1
+    out["exp_seconds"] = spent
+    del La, Lb
     D = a.d + b.d
     blk = 4096
     X, part, A = np.empty((blk, D)), np.empty((D, D)), np.zeros((D, D))
@@ -214,10 +231,12 @@ def main(argv):
               f"{g['sin_max']:.3g} <= Wedin {g['wedin_bound']:.3g}; routes {g['routes']})")
         print("  by phase: " + ", ".join(f"{k} {v:.2f} s" for k, v in g["phases"].items()))
         each = ", ".join(f"{v:.2f}" for v in g["logits_seconds_each"])
-        print(f"  floors: logits {floor:.2f} s (the faster of {each} s, before and after compare), Gram products "
-              f"{gram:.2f} s, reading the inputs {read:.2f} s")
-        print(f"  ratios: compare / logits {g['seconds'] / floor:.2f}x, compare / (logits + Gram) "
-              f"{g['seconds'] / (floor + gram):.2f}x, compare / reading {g['seconds'] / read:.1f}x")
+        ex = g["exp_seconds"]
+        print(f"  floors: logits {floor:.2f} s (the faster of {each} s, before and after compare), one exp per "
+              f"logit {ex:.2f} s, Gram products {gram:.2f} s, reading the inputs {read:.2f} s")
+        print(f"  ratios: compare / logits {g['seconds'] / floor:.2f}x, compare / (logits + exp) "
+              f"{g['seconds'] / (floor + ex):.2f}x, compare / (logits + exp + Gram) "
+              f"{g['seconds'] / (floor + ex + gram):.2f}x, compare / reading {g['seconds'] / read:.1f}x")
     if len(threads) > 1:
         t0, t1 = threads[0], threads[-1]
         print(f"speed-up {t0} -> {t1} threads: compare {runs[t0]['seconds'] / runs[t1]['seconds']:.2f}x, "

@@ -307,7 +307,10 @@ def _merge_distances(acc: dict, part: dict, extra: dict, more: dict | None) -> N
     acc["unbounded"] = acc["unbounded"] or part["unbounded"]
     acc["hold"] = max(acc["hold"], part["hold"])
     acc["open_count"] += part["open_count"]
-    acc["open"].extend(part["open"][:max(OPEN_ENTRIES - len(acc["open"]), 0)])
+    if acc["open_count"] <= OPEN_ENTRIES:
+        acc["open"].extend(part["open"])
+    else:
+        acc["open"].clear()
     for key in ("e2", "l2"):
         _merge_sumsq(acc[key], part[key])
     for key in ("kl_sum", "tv_sum"):
@@ -430,8 +433,11 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
         j = int(where[k]) if fail.size == where.size else k
         acc["ratio"], acc["ratio_at"] = float(fail[k]), (i + j // n, j % n)
     acc["open_count"] += int(where.size)
-    room = OPEN_ENTRIES - len(acc["open"])
-    acc["open"].extend((i + int(j) // n, int(j) % n) for j in where[:max(room, 0)])
+    if acc["open_count"] > OPEN_ENTRIES:
+        # the whole pass has at least this block's count: its list will not be used
+        acc["open"].clear()
+        return
+    acc["open"].extend((i + int(j) // n, int(j) % n) for j in where)
 
 
 def _more_distances(acc: dict, Ea, Eb, D, tot, lse, n: int) -> None:
