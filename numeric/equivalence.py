@@ -224,8 +224,8 @@ def _refined_entries(a, b, ex, ey, xs, ys, tol):
     bound, xs, ys, fails_ratio)``, ``ratio`` and ``bound`` for "holds",
     ``|diff|`` and ``bound`` in the units of the blocked comparison (contexts
     scaled by ``2^-ex``, tokens by ``2^-ey``)."""
-    sides = [(m.F[xs], m.G[ys], np.broadcast_to(m.G[m.pivot], (ys.size, m.d)), m.input_error) for m in (a, b)]
-    out = recomputed_entries(*sides, tol)
+    sides = [(m.F, m.G, m.G[m.pivot], m.input_error) for m in (a, b)]
+    out = recomputed_entries(*sides, tol, at=(xs, ys))
     if out is None:
         return None
     ratio, diff, hold, fratio, unit = out

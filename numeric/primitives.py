@@ -439,9 +439,11 @@ def entry_ratios(diff: np.ndarray, nat: np.ndarray, err: np.ndarray, tol: Tolera
 #: Of the entries a compensated sum leaves open, at most this many are recomputed
 #: correctly rounded (``math.fsum`` per entry: about 0.2 ms each at d = 357).
 ROUNDED_ENTRIES = 1 << 12
+#: Entries recomputed at once (their rows gathered and scaled together).
+RECOMPUTED_CHUNK = 1 << 13
 
 
-def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
+def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, at: tuple | None = None):
     r"""Entries of ``L`` and ``L~`` recomputed from the models' numbers and
     judged by :func:`entry_ratios`: the primitive behind every entrywise
     ``L = L~`` that a dot-product bound leaves open.
@@ -449,7 +451,10 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
     ``a = (F, G, P, input_error)``: per entry ``i`` the context's row ``F[i]``,
     the token's row ``G[i]`` and the pivot's row ``P[i]`` (``k x d`` arrays of
     the model's own numbers), and the relative error the model declares for
-    them; ``b`` likewise. Entry ``i`` of ``L`` is ``F[i]^T G[i] - F[i]^T
+    them; ``b`` likewise. With ``at = (xs, ys)``, ``a`` holds the model's whole
+    ``F`` and ``G`` and its pivot's row ``P`` instead, and entry ``i`` is
+    ``(xs[i], ys[i])``: the rows are gathered a chunk of entries at a time
+    (:data:`RECOMPUTED_CHUNK`), never all at once. Entry ``i`` of ``L`` is ``F[i]^T G[i] - F[i]^T
     P[i]``, formed as one sum of ``2d`` products.
 
     **Scaling.** In each model, ``F[i]`` is scaled by the power of two that
@@ -490,36 +495,48 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
     >>> bool(fail[0] > DEFAULT_TOLERANCE.gap)
     True
     """
-    sides = []
-    for F, G, P, ie in (a, b):
-        F, G, P = (np.asarray(X, dtype=float) for X in (F, G, P))
-        ex = row_exponents(F)
-        ey = fl.largest_row_exponents([G, P], G.shape[0])
-        Fs, Gs, Ps = scale_rows(F, ex), scale_rows(G, ey), scale_rows(P, ey)
-        # entries a row spanning beyond binary64 lost on the way (each at most
-        # 2^-1075 of the unit, against entries of at most one)
-        lossy = ~(fl.exact_rows(F, Fs, ex) & fl.exact_rows(G, Gs, ey) & fl.exact_rows(P, Ps, ey))
-        zero = ~(np.any(F, axis=1) & (np.any(G, axis=1) | np.any(P, axis=1)))
-        lost = np.where(lossy & ~zero, 4.0 * max(F.shape[1], 1) * 2.0 ** -1074, 0.0)
-        sides.append((Fs, Gs, Ps, ie, ex + ey, zero, lost))
-    (_, _, _, _, sa, za, _), (_, _, _, _, sb, zb, _) = sides
-    # the common unit: the larger one, where both sides have a value of their own
-    unit = np.where(za, sb, np.where(zb, sa, np.maximum(sa, sb)))
+    if at is None:
+        count = np.asarray(a[0]).shape[0]
+    else:
+        at = (np.asarray(at[0], dtype=int), np.asarray(at[1], dtype=int))
+        count = at[0].size
+
+    def scaled(idx):
+        """Each side's rows of the entries ``idx``, scaled, and their common unit."""
+        sides = []
+        for F, G, P, ie in (a, b):
+            if at is None:
+                F, G, P = (np.asarray(X, dtype=float)[idx] for X in (F, G, P))
+            else:
+                F, G = np.asarray(F, dtype=float)[at[0][idx]], np.asarray(G, dtype=float)[at[1][idx]]
+                P = np.broadcast_to(np.asarray(P, dtype=float).reshape(1, -1), G.shape)
+            ex = row_exponents(F)
+            ey = fl.largest_row_exponents([G, P], G.shape[0])
+            Fs, Gs, Ps = scale_rows(F, ex), scale_rows(G, ey), scale_rows(P, ey)
+            # entries a row spanning beyond binary64 lost on the way (each at most
+            # 2^-1075 of the unit, against entries of at most one)
+            lossy = ~(fl.exact_rows(F, Fs, ex) & fl.exact_rows(G, Gs, ey) & fl.exact_rows(P, Ps, ey))
+            zero = ~(np.any(F, axis=1) & (np.any(G, axis=1) | np.any(P, axis=1)))
+            lost = np.where(lossy & ~zero, 4.0 * max(F.shape[1], 1) * 2.0 ** -1074, 0.0)
+            sides.append((Fs, Gs, Ps, ie, ex + ey, zero, lost))
+        (_, _, _, _, sa, za, _), (_, _, _, _, sb, zb, _) = sides
+        # the common unit: the larger one, where both sides have a value of their own
+        return sides, np.where(za, sb, np.where(zb, sa, np.maximum(sa, sb)))
 
     def judge(idx, dots):
+        sides, unit = scaled(idx)
         vals, err = [], np.zeros(idx.size)
-        for Fs, Gs, Ps, ie, s, _, lost in sides:
-            F, G, P = Fs[idx], Gs[idx], Ps[idx]
+        for F, G, P, ie, s, _, lost in sides:
             out = dots([(F, G), (F, -P)])
             if out is None:
                 return None
-            v, e = out[0], out[1] + lost[idx]
+            v, e = out[0], out[1] + lost
             if ie:
                 aF = np.abs(F)
                 e = e + 2.02 * ie * (np.sum(aF * np.abs(G), axis=1) + np.sum(aF * np.abs(P), axis=1))
             # into the common unit (a shift down: exact unless it underflows,
             # the value then within 2^-1074 of its own and the bound rounded up)
-            shift = s[idx] - unit[idx]
+            shift = s - unit
             vs, es = np.ldexp(v, shift), np.ldexp(e, shift)
             inexact = (np.ldexp(vs, -shift) != v) | (np.ldexp(es, -shift) != e)
             vals.append(vs)
@@ -527,22 +544,29 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE):
         diff = np.abs(vals[0] - vals[1])
         err += 1.01 * UNIT_ROUNDOFF * diff
         hold, fail, lo = entry_ratios(diff, np.maximum(np.abs(vals[0]), np.abs(vals[1])), err, tol)
-        return hold, diff, lo, fail
+        return hold, diff, lo, fail, unit
 
     def rounded(pairs):
         out = fl.rounded_dots(pairs)
         return None if out is None else (out[0], UNIT_ROUNDOFF * np.abs(out[0]) + out[1])
 
-    first = judge(np.arange(a[0].shape[0]), fl.compensated_dots)
-    if first is None:
-        return None
+    # a chunk of entries at a time: every array here is (entries x d), and
+    # each entry is judged on its own rows, so the chunks change nothing but
+    # the memory (2^18 gathered entries at d = 384 would be 0.8 GB an array)
+    parts = []
+    for lo in range(0, max(count, 1), RECOMPUTED_CHUNK):
+        part = judge(np.arange(lo, min(count, lo + RECOMPUTED_CHUNK)), fl.compensated_dots)
+        if part is None:
+            return None
+        parts.append(part)
+    first = [np.concatenate(x) for x in zip(*parts)]
     again = np.flatnonzero((first[0] > 1) & (first[3] <= tol.gap))
     if 0 < again.size <= ROUNDED_ENTRIES:
         second = judge(again, rounded)
         if second is not None:
-            for whole, part in zip(first, second):
+            for whole, part in zip(first[:4], second[:4]):
                 whole[again] = part
-    return (*first, unit)
+    return tuple(first)
 
 
 def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,

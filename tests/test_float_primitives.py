@@ -302,3 +302,52 @@ def test_one_token_far_apart_does_not_set_the_balanced_coordinates():
     D = 2.0 ** np.array([200.0, -77.0, 5.0])
     m2, = balanced((FloatModel(F * D, G / D),))
     assert np.array_equal(m.F, m2.F) and np.array_equal(m.G, m2.G)
+
+
+# -- recomputed entries, a chunk at a time ---------------------------------------------------
+
+def _recompute_pair(seed=0, m=40, n=300, d=12):
+    """Two models whose logits agree except at a few entries, with rows spanning
+    very different sizes (so that the chunks hold entries of different units)."""
+    rng = np.random.default_rng(seed)
+    F, G = rng.standard_normal((m, d)), rng.standard_normal((n, d))
+    F[::7] *= 2.0 ** 300
+    G[::11] *= 2.0 ** -200
+    F2, G2 = F.copy(), G.copy()
+    G2[5, 0] += 1e-9                          # a token that differs
+    return (F, G, G[0], 0.0), (F2, G2, G2[0], 0.0)
+
+
+def test_recomputed_entries_gathered_in_chunks_are_those_gathered_at_once(monkeypatch):
+    from allornone.numeric import primitives
+
+    a, b = _recompute_pair()
+    xs, ys = np.divmod(np.arange(40 * 300), 300)
+    whole = primitives.recomputed_entries(
+        *[(F[xs], G[ys], np.broadcast_to(P, (ys.size, P.size)), e) for F, G, P, e in (a, b)])
+    monkeypatch.setattr(primitives, "RECOMPUTED_CHUNK", 7)   # chunks that cut through rows and units
+    chunked = primitives.recomputed_entries(a, b, at=(xs, ys))
+    assert all(np.array_equal(u, v) for u, v in zip(whole, chunked))
+    assert np.any(whole[3] > Tolerance().gap)               # the differing token is found
+
+
+def test_recomputed_entries_never_gather_every_row_at_once(monkeypatch):
+    """2^16 entries at d = 64: one gathered array of their rows is 32 MiB; the
+    recomputation holds a chunk's worth at a time (here chunks of 512 entries,
+    whose arrays and temporaries come to a few MiB)."""
+    import tracemalloc
+
+    from allornone.numeric import primitives
+
+    monkeypatch.setattr(primitives, "RECOMPUTED_CHUNK", 512)
+    a, b = _recompute_pair(1, m=32, n=2048, d=64)
+    xs, ys = np.divmod(np.arange(32 * 2048), 2048)
+    gathered = xs.size * 64 * 8
+    tracemalloc.start()
+    try:
+        out = primitives.recomputed_entries(a, b, at=(xs, ys))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out is not None and out[0].size == xs.size
+    assert peak < gathered / 4, (peak, gathered)

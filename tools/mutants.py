@@ -491,6 +491,13 @@ REAL_MODEL_MUTANTS = [
            "            return None, None, \"householder\"\n",
            "a matrix whose centred form is rank deficient (a folded bias) goes to Householder QR even where it is "
            "well conditioned itself", ("tests/test_graded_speed_routes.py",)),
+    Mutant("recomputed-entries-all-at-once", "numeric/primitives.py",
+           "    for lo in range(0, max(count, 1), RECOMPUTED_CHUNK):\n"
+           "        part = judge(np.arange(lo, min(count, lo + RECOMPUTED_CHUNK)), fl.compensated_dots)\n",
+           "    for lo in range(0, max(count, 1), max(count, 1)):\n"
+           "        part = judge(np.arange(lo, count), fl.compensated_dots)\n",
+           "the entries left open are recomputed with every entry's rows gathered at once",
+           ("tests/test_float_primitives.py",)),
     Mutant("graded-norms-square-underflow", "numeric/linalg.py",
            "    e = _exponent(X)\n    return float(np.ldexp(np.linalg.norm(np.ldexp(X, -e)), e))\n",
            "    return float(np.linalg.norm(X))\n",
