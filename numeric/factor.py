@@ -328,8 +328,9 @@ def _centred(block, rows: int, D: int, step: int, progress, gram: bool
     (module docstring, *Centring*), or ``(None, kappa, route)``: ``route`` is
     ``"householder"`` where the first rows show neither ``Z`` nor ``X`` fit for
     the Cholesky routes (Householder QR then runs at once), None where ``X``
-    itself is to be tried (``Z`` fails but ``X`` may not, or ``Z`` would have as
-    many columns as rows, or the means are not finite)."""
+    itself is to be tried (``Z`` fails but ``X`` may not, the matrix has fewer
+    than ``4 (D + 1)`` rows -- the probe's ``2 (D + 1)`` would be half of them or
+    more --, or the means are not finite)."""
     if rows < 4 * (D + 1):
         return None, None, None
     first = min(rows, -(-2 * (D + 1) // step) * step)      # the probe's rows, read once
