@@ -406,12 +406,12 @@ def logits_vanish(a, b, contexts=None, tokens=None) -> bool:
 
 
 def _splits(a, b) -> list:
-    """``(F, D, E)`` of each model, ``G_0 = D + E`` exactly (TwoSum)."""
+    """``(F, G, g(y_0), D)`` of each model, ``D = fl(G - g(y_0))``: the screen
+    needs only ``D``, the exact check also its TwoSum error, formed there."""
     out = []
     for m in (a, b):
         G = np.asarray(m.G)
-        D, E = fl._two_sum(G, -G[m.pivot][None, :])
-        out.append((np.asarray(m.F), D, E))
+        out.append((np.asarray(m.F), G, G[m.pivot][None, :], G - G[m.pivot][None, :]))
     return out
 
 
@@ -419,15 +419,15 @@ def _zero_logits(splits: list, idx: np.ndarray, by_context: bool) -> np.ndarray:
     from allornone.numeric.witness import rounded_matmul
 
     out = np.ones(idx.size, dtype=bool)
-    for F, D, E in splits:
+    for F, G, p, D in splits:
         live = np.flatnonzero(out)
-        if not live.size:
-            break
-        live = live[~_surely_nonzero(F, D, idx[live], by_context)]
-        out[np.setdiff1d(np.arange(idx.size), live)] = False
+        sure = _surely_nonzero(F, D, idx[live], by_context)
+        out[live[sure]] = False
+        live = live[~sure]
         if not live.size:
             break
         js = idx[live]
+        D, E = fl._two_sum(G, -p)      # G_0 = D + E exactly (TwoSum's D is the screen's)
         if by_context:
             L = rounded_matmul([(F[js], D.T), (F[js], E.T)])
         else:

@@ -495,8 +495,10 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
     >>> bool(fail[0] > DEFAULT_TOLERANCE.gap)
     True
     """
+    # (as float arrays once: a chunk gathers its rows from them)
+    a, b = ((*(np.asarray(X, dtype=float) for X in side[:3]), side[3]) for side in (a, b))
     if at is None:
-        count = np.asarray(a[0]).shape[0]
+        count = a[0].shape[0]
     else:
         at = (np.asarray(at[0], dtype=int), np.asarray(at[1], dtype=int))
         count = at[0].size
@@ -506,10 +508,10 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
         sides = []
         for F, G, P, ie in (a, b):
             if at is None:
-                F, G, P = (np.asarray(X, dtype=float)[idx] for X in (F, G, P))
+                F, G, P = F[idx], G[idx], P[idx]
             else:
-                F, G = np.asarray(F, dtype=float)[at[0][idx]], np.asarray(G, dtype=float)[at[1][idx]]
-                P = np.broadcast_to(np.asarray(P, dtype=float).reshape(1, -1), G.shape)
+                F, G = F[at[0][idx]], G[at[1][idx]]
+                P = np.broadcast_to(P.reshape(1, -1), G.shape)
             ex = row_exponents(F)
             ey = fl.largest_row_exponents([G, P], G.shape[0])
             Fs, Gs, Ps = scale_rows(F, ex), scale_rows(G, ey), scale_rows(P, ey)
