@@ -7,16 +7,15 @@ canonical certificate ``A*``, ``B*`` is unchanged whenever EL1/EL2 are
 consistent (it is the unique solution whose rows lie in ``Im P~_M~ F~^T``).
 So one huge context cannot set the scale at which the others are judged.
 
-* :func:`same_distribution` compares ``L`` and ``L~`` entry by entry, in row
-  blocks (no log-odds array larger than a block), each entry against its own
-  bound ``rtol max(|L|, |L~|) + u (d + 2)(|f(x)|^T |g_0(y)| + |f~(x)|^T |g~_0(y)|)``
-  (absolute values entrywise: Higham's bound for a dot product, so a hidden
-  coordinate that ``g_0`` does not have costs nothing) plus the error of the two
-  subtractions ``G - g(y_0)`` and what underflow may lose
-  (:func:`~allornone.numeric.linalg.underflow_loss`, where the context and the
-  token are not zero in both models), judged by
-  :func:`~allornone.numeric.primitives.entry_ratios`; the entries that leaves
-  open are recomputed (:func:`~allornone.numeric.primitives.recomputed_entries`).
+* :func:`same_distribution` compares ``L`` and ``L~`` entry by entry, a tile
+  of contexts and tokens at a time (:mod:`~allornone.numeric.logit_tiles`:
+  no log-odds array larger than a tile), each entry first against the
+  rounding bound of its ordinary dot products, then -- where that bound leaves
+  it open -- on the logits formed by sliced products to twice the working
+  precision (:mod:`~allornone.numeric.sliced`), and, where even those leave
+  it open, on correctly rounded sums
+  (:func:`~allornone.numeric.primitives.recomputed_entries`); each time
+  judged by :func:`~allornone.numeric.primitives.entry_ratios`.
 * :func:`el_certificate` builds ``A* = (F P_M)^T ((F~ P~)^T)^+`` and
   ``B* = (G_0 P_N)^T ((G~_0 P~)^T)^+`` and judges EL1--EL3 column by column
   against the errors the computed subspaces propagate (``Structure.errors``):
@@ -38,7 +37,7 @@ from allornone.numeric import linalg as fl
 from allornone.numeric.logit_tiles import common_exponents as _common_exponents
 from allornone.numeric.logit_tiles import common_scaled
 from allornone.numeric.logit_tiles import HANDED_BACK, compare_tiles
-from allornone.numeric.primitives import entry_ratios, recomputed_entries
+from allornone.numeric.primitives import recomputed_entries
 
 __all__ = ["FloatCertificate", "FloatIdentification", "el_certificate", "linear_identification", "same_distribution"]
 
@@ -78,59 +77,9 @@ def same_distribution(a, b) -> Decision:
     largest relative to its bound. The residual reported is ``max |L - L~|``,
     and the tolerance the bounds at the entry that decided.
 
-    At vocabulary scale (``m n >= 2^24`` entries) the comparison runs in tiles
-    of contexts and tokens (:func:`_same_distribution_tiled`): the same test
-    with the Cauchy--Schwarz form of the rounding bound, and no copy of the
-    token matrices."""
-    tol = a.backend.tolerance
-    if a.m * a.n >= _TILED_AT:
-        return _same_distribution_tiled(a, b, tol)
-    Fa, Fb, Ga, Gb, Ea, Eb, ex, ey = _scaled_pair(a, b)
-    da, db = a.d, b.d
-    # dot-product rounding (gamma_d |f|^T |g_0|, Higham), plus the inputs' own
-    # relative error where declared (in ca, cb and in the subtraction's bound
-    # Ea, Eb); a coordinate in which g_0 vanishes adds nothing
-    ca, cb = _U * (da + 2) + 2 * a.input_error, _U * (db + 2) + 2 * b.input_error
-    aFa, aFb, aGa, aGb = np.abs(Fa), np.abs(Fb), np.abs(Ga), np.abs(Gb)
-    m, n = Fa.shape[0], Ga.shape[0]
-    # what underflow may lose, in every entry whose row and column are not
-    # zero in both models (taken from the models' numbers: a scaled row may
-    # have underflowed to zero)
-    live_x = np.any(a.F, axis=1) | np.any(b.F, axis=1)
-    live_y = fl.underflow_loss(da, db) * (np.any(a.G != a.G[a.pivot], axis=1) | np.any(b.G != b.G[b.pivot], axis=1))
-    step = max(1, _BLOCK // max(n, 1))
-    worst = (-1.0, (0, 0), 0.0, 0.0)   # ratio, entry, residual, bound
-    max_res = 0.0
-    any_fail = False
-    # entries to recompute with correctly rounded dot products: those the
-    # Higham bound does not show certainly equal and not certainly apart
-    rows, cols, overflowed = [], [], False
-    for i in range(0, m, step):
-        La = Fa[i:i + step] @ Ga.T
-        Lb = Fb[i:i + step] @ Gb.T
-        diff = np.abs(La - Lb)
-        nat = np.maximum(np.abs(La), np.abs(Lb))
-        del La, Lb
-        rnd = (ca * (aFa[i:i + step] @ aGa.T) + cb * (aFb[i:i + step] @ aGb.T)
-               + aFa[i:i + step] @ Ea.T + aFb[i:i + step] @ Eb.T + np.multiply.outer(live_x[i:i + step], live_y))
-        ratio, fratio, bound = entry_ratios(diff, nat, rnd, tol)
-        del nat, rnd
-        redo = (ratio > 1) & (fratio <= tol.gap)
-        any_fail |= bool(np.any(fratio > tol.gap))
-        if np.any(redo):
-            r, c = np.nonzero(redo)
-            if not overflowed and sum(map(len, rows)) + r.size <= _REFINE_MAX:
-                rows.append(r + i)
-                cols.append(c)
-            else:
-                overflowed = True
-            ratio[redo] = -1.0   # judged below
-        j = int(np.argmax(ratio))
-        x, y = divmod(j, n)
-        if ratio.flat[j] > worst[0]:
-            worst = (float(ratio.flat[j]), (i + x, y), float(diff.flat[j]), float(bound.flat[j]))
-        max_res = max(max_res, float(np.ldexp(diff, ex[i:i + step, None] + ey[None, :]).max()) if diff.size else 0.0)
-    return _conclude(a, b, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol)
+    The comparison runs in tiles of contexts and tokens
+    (:func:`_same_distribution_tiled`), with no copy of the token matrices."""
+    return _same_distribution_tiled(a, b, a.backend.tolerance)
 
 
 def _conclude(a, b, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:
@@ -161,8 +110,7 @@ def _conclude(a, b, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, to
     return Decision(truth, max_res, (lo, tol.gap * lo / tol.resolution), detail)
 
 
-# From this many entries of L on, the comparison runs in tiles (contexts x tokens).
-_TILED_AT = 1 << 24
+# Tiles of the comparison (contexts x tokens).
 _TILE_TOKENS = 4096
 _TILE_CONTEXTS = 512
 
@@ -427,7 +375,7 @@ def _zero_logits(splits: list, idx: np.ndarray, by_context: bool) -> np.ndarray:
         if not live.size:
             break
         js = idx[live]
-        D, E = fl._two_sum(G, -p)      # G_0 = D + E exactly (TwoSum's D is the screen's)
+        D, E = fl.two_sum(G, -p)      # G_0 = D + E exactly (TwoSum's D is the screen's)
         if by_context:
             L = rounded_matmul([(F[js], D.T), (F[js], E.T)])
         else:

@@ -64,7 +64,9 @@ CACHE_ENTRIES = 1 << 16
 #: Entries of ``L = L~`` that the rounding bound leaves open and that the
 #: comparison recomputes from the models' numbers to decide them
 #: (:func:`~allornone.numeric.primitives.recomputed_entries`); beyond that many,
-#: ``same_distribution`` stays undecided where they are.
+#: ``L = L~`` is decided by Theorem 5's comparison in tiles, whose open entries
+#: are formed by sliced products (features held in memory; features read from
+#: a file leave it undecided there).
 OPEN_ENTRIES = 4096
 
 __all__ = ["distances", "wedin_bound", "compare", "GradedComparison", "parallel", "parallel_table",
@@ -907,13 +909,48 @@ def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, 
     enough, any declared input error paid): ``(True, None)`` when each is
     certainly within ``sqrt(gap) rtol`` of its larger logit; ``(False,
     witness)`` when one is beyond ``gap rtol`` of it (``witness``: the entry
-    and its ratio); ``(None, None)`` when that cannot be told (too many entries,
-    numbers beyond ``2^995``, or entries neither and none beyond)."""
+    and its ratio); ``(None, None)`` when that cannot be told (numbers beyond
+    ``2^995``, or entries neither and none beyond). More than
+    :data:`OPEN_ENTRIES` open: :func:`_tiled_entries_equal`."""
     open_ = dist.get("entries_open")
+    if open_ is None:
+        return _tiled_entries_equal(a, b, tol)
     if not open_:
         return None, None
     xs = np.array([x for x, _ in open_], dtype=int)
     ys = np.array([y for _, y in open_], dtype=int)
+    return _recomputed_equal(a, b, xs, ys, tol)
+
+
+def _tiled_entries_equal(a, b, tol: Tolerance) -> tuple[bool | None, dict | None]:
+    """More entries open than are recomputed one by one (two equivalent
+    models at a tight tolerance leave most of them open): ``L = L~`` by
+    Theorem 5's comparison in tiles
+    (:func:`allornone.numeric.equivalence.same_distribution`), whose open
+    entries are formed by sliced products to twice the working precision.
+    Features read from a file are not held whole for it: ``(None, None)``."""
+    from types import SimpleNamespace
+
+    from allornone.numeric.equivalence import _same_distribution_tiled
+
+    if any(isinstance(_features(m), RowSource) for m in (a, b)):
+        return None, None
+    views = [SimpleNamespace(F=np.asarray(_features(m), dtype=float), G=np.asarray(m.G, dtype=float),
+                             pivot=m.pivot, m=m.m, n=m.n, d=m.d, input_error=getattr(m, "input_error", 0.0))
+             for m in (a, b)]
+    out = _same_distribution_tiled(*views, tol)
+    if out.holds:
+        return True, None
+    if out.fails:
+        # the witness's own ratio, recomputed from the models' numbers
+        x, y = out.detail["witness"]
+        answer, at = _recomputed_equal(a, b, np.array([x]), np.array([y]), tol)
+        return (False, at) if answer is False else (None, None)
+    return None, None
+
+
+def _recomputed_equal(a, b, xs, ys, tol: Tolerance) -> tuple[bool | None, dict | None]:
+    """Entries ``(xs, ys)`` recomputed (:func:`_open_entries_equal`)."""
     # each context's features read once (a file's rows are read, not mapped)
     ctx = np.unique(xs)
     at = np.searchsorted(ctx, xs)

@@ -492,7 +492,7 @@ def difference_with_error(G: np.ndarray, pivot: int, input_error: float = 0.0) -
 def subtract_with_error(x: np.ndarray, y: np.ndarray, input_error: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """``x - y`` and an entrywise bound on its error: the exact rounding error of
     the subtraction (TwoSum), plus ``input_error (|x| + |y|)``."""
-    s, err = _two_sum(x, -y)
+    s, err = two_sum(x, -y)
     err = np.abs(err)
     if input_error:
         err = err + input_error * (np.abs(x) + np.abs(y))
@@ -505,7 +505,7 @@ _SPLITTER = 134217729.0   # 2^27 + 1
 _SPLIT_SAFE = 2.0 ** 995
 
 
-def _two_sum(a, b):
+def two_sum(a, b):
     """``s = fl(a + b)`` and ``e`` with ``a + b = s + e`` exactly (Knuth's TwoSum)."""
     s = a + b
     bb = s - a
@@ -594,7 +594,7 @@ def compensated_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.nda
             near = _near_underflow(p, X[0], Y[0])
             for i in range(1, n):
                 h, r = _two_product(X[i], Y[i])
-                p, q = _two_sum(p, h)
+                p, q = two_sum(p, h)
                 s += q + r
                 size += np.abs(h)
                 near |= _near_underflow(h, X[i], Y[i])
@@ -964,13 +964,13 @@ def _dd_residual(X: np.ndarray, B: np.ndarray) -> np.ndarray:
     lo = np.zeros((m, r))
     for j in range(d):
         p, e = _two_product(X[:, j:j + 1], B[None, :, j])
-        hi, q = _two_sum(hi, p)
+        hi, q = two_sum(hi, p)
         lo += q + e
     # R = X - hi B - lo B, compensated over the r terms
     acc, comp = X.copy(), np.zeros((m, d))
     for k in range(r):
         p, e = _two_product(-hi[:, k:k + 1], B[None, k, :])
-        acc, q = _two_sum(acc, p)
+        acc, q = two_sum(acc, p)
         comp += q + e - lo[:, k:k + 1] * B[None, k, :]
     return acc + comp
 

@@ -13,7 +13,11 @@ documentation, rather than rule by rule in each result:
 * :func:`consistent` -- consistency of a linear system whose matrix and
   right-hand side are products (a fit on the logits), by two product ranks;
 * :func:`certified_nonzero` -- a quantity is not zero, certified by a lower
-  bound.
+  bound;
+* :func:`allornone.numeric.sliced.sliced_product` -- values of a matrix
+  product to about twice the working precision, by products of slices that
+  BLAS forms exactly (the entries of ``L`` that a dot-product bound leaves
+  open, a block at a time).
 
 The three-valued rule they share is :meth:`Tolerance.certain
 <allornone.numeric.linalg.Tolerance.certain>`: a residual ``r`` computed with

@@ -164,7 +164,7 @@ def token_parts(model, G, pairs, basis):
         return None
     ga = np.vstack([model.G[a] for a, _ in pairs]).T
     gb = np.vstack([model.G[b] for _, b in pairs]).T
-    D, E = fl._two_sum(ga, -gb)          # ga - gb = D + E exactly
+    D, E = fl.two_sum(ga, -gb)          # ga - gb = D + E exactly
     _, S, Vt = fl.svd(G, full_matrices=False)
     r = basis.shape[1]
     if r > S.size or S[r - 1] <= 0:
@@ -322,7 +322,7 @@ def witness_regressors(model, pairs, reading):
         return np.hstack([FS, ones]), 0.0
     if len(pairs) * model.n * (model.d + 1) > REDO_LIMIT:
         return None
-    D, E = fl._two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
+    D, E = fl.two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
     out = fw.rounded_matmul([(FS, D.T), (FS, E.T)])
     if out is None:
         return None
@@ -353,7 +353,7 @@ def witness_readouts(model, rows, B=None, tokens=None, minus=None):
     if tokens is not None:
         ga = np.vstack([model.G[a] for a, _ in tokens]).T
         gb = np.vstack([model.G[b] for _, b in tokens]).T
-        D, E = fl._two_sum(ga, -gb)          # g(a) - g(b) = D + E exactly
+        D, E = fl.two_sum(ga, -gb)          # g(a) - g(b) = D + E exactly
         parts = [D, E]
     else:
         parts = [B]
@@ -531,7 +531,7 @@ def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
         return None
     u = fl.UNIT_ROUNDOFF
     FS = model.F[[s for s, _ in pairs], :]
-    D, E = fl._two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
+    D, E = fl.two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
     n = D.shape[0]
     L = np.empty((FS.shape[0], n))
     tiny = np.zeros(n)

@@ -85,11 +85,14 @@ def test_proportional_log_odds_recomputes_cancelling_logits():
 
 
 def test_without_the_refinement_cancelling_logits_are_undecided_not_equal(monkeypatch):
-    # the check above can fail: with the recomputation (compensated, then
-    # correctly rounded) switched off the change hides under the plain bound,
+    # the check above can fail: with the recomputation (sliced products,
+    # compensated, correctly rounded) switched off the change hides under the
+    # plain bound,
     # and is then left undecided
     from allornone.numeric import linalg as numeric_linalg
+    from allornone.numeric import logit_tiles
 
+    monkeypatch.setattr(logit_tiles, "sliced_product", lambda *args: None)
     monkeypatch.setattr(numeric_linalg, "rounded_dots", lambda pairs: None)
     monkeypatch.setattr(numeric_linalg, "compensated_dots", lambda pairs: None)
     d = thm5.same_distribution(_cancelling(), _cancelling(2.0 ** -12))
@@ -425,11 +428,15 @@ def test_decided_on_the_readouts_that_verdict_needs_no_resolution_rule(monkeypat
     assert r["outcome"] != "contradict", r
 
 
-# -- the tiled comparison of vocabulary-scale models ----------------------------------
+# -- the tiled comparison: tile sizes and the routes that settle open entries --------
 
 @pytest.mark.parametrize("seed", range(6))
-def test_tiled_comparison_gives_the_same_verdicts(monkeypatch, seed):
+def test_tiles_and_settling_routes_give_the_same_verdicts(monkeypatch, seed):
+    """Tiles of one context and two tokens, and open entries settled by
+    sliced products everywhere or nowhere (entry by entry, correctly rounded),
+    give the verdict and the residual of the default comparison."""
     from allornone.numeric import equivalence as feq
+    from allornone.numeric import logit_tiles
     from allornone.theorems.engine import invariance as inv
 
     cases = [(_cancelling(), _cancelling(2.0 ** -12)), (_cancelling(), _cancelling())]
@@ -438,18 +445,19 @@ def test_tiled_comparison_gives_the_same_verdicts(monkeypatch, seed):
             cases.append(inv.transform_instance("thm5", name, seed, 3)[1].realise("float"))
         except Exception:
             pass
+    variants = [{"_TILE_TOKENS": 2, "_TILE_CONTEXTS": 3}, {"SLICED_SHARE": 0.0}, {"SLICED_SHARE": 2.0}]
     for a, b in cases:
         plain = thm5.same_distribution(a, b)
-        monkeypatch.setattr(feq, "_TILED_AT", 0)
-        monkeypatch.setattr(feq, "_TILE_TOKENS", 2)
-        monkeypatch.setattr(feq, "_TILE_CONTEXTS", 3)
-        tiled = thm5.same_distribution(a, b)
-        monkeypatch.setattr(feq, "_TILED_AT", 1 << 24)
-        assert tiled.truth is plain.truth
-        assert tiled.residual == pytest.approx(plain.residual, rel=1e-12, abs=1e-300)
-        if plain.fails:   # a witness where the log-odds differ (ties may pick another)
-            x, y = tiled.detail["witness"]
-            assert exact_of(a).log_odds()[x, y] != exact_of(b).log_odds()[x, y]
+        for variant in variants:
+            with monkeypatch.context() as mp:
+                for key, value in variant.items():
+                    mp.setattr(logit_tiles if key == "SLICED_SHARE" else feq, key, value)
+                tiled = thm5.same_distribution(a, b)
+            assert tiled.truth is plain.truth, variant
+            assert tiled.residual == pytest.approx(plain.residual, rel=1e-12, abs=1e-300)
+            if plain.fails:   # a witness where the log-odds differ (ties may pick another)
+                x, y = tiled.detail["witness"]
+                assert exact_of(a).log_odds()[x, y] != exact_of(b).log_odds()[x, y]
 
 
 # -- a readout subspace given by columns of very different sizes -----------------------
@@ -654,7 +662,8 @@ def test_a_difference_the_rounding_bound_hides_is_not_called_equal(e, tiled, mon
     from allornone.numeric import equivalence as eq
 
     if tiled:
-        monkeypatch.setattr(eq, "_TILED_AT", 0)
+        monkeypatch.setattr(eq, "_TILE_TOKENS", 1)
+        monkeypatch.setattr(eq, "_TILE_CONTEXTS", 1)
     a = FloatModel(np.array([[2.0 ** e, 1.0]]), np.array([[0.0, 0.0], [1.0, 1.0 - 2.0 ** e]]))
     for eps, truth in ((1e-7, "fails"), (1e-14, "holds"), (0.0, "holds")):
         b = FloatModel(np.array([[1.0]]), np.array([[0.0], [1.0 + eps]]))
@@ -702,7 +711,8 @@ def test_logits_that_underflow_at_the_rows_scale_are_not_called_equal(name, tile
 
     (Fa, Ga), (Fb, Gb), truth, may_be_open = _UNDERFLOW_PAIRS[name]
     if tiled:
-        monkeypatch.setattr(eq, "_TILED_AT", 0)
+        monkeypatch.setattr(eq, "_TILE_TOKENS", 1)
+        monkeypatch.setattr(eq, "_TILE_CONTEXTS", 1)
     a, b = FloatModel(Fa, Ga), FloatModel(Fb, Gb)
     got = thm5.same_distribution(a, b).truth.value
     assert got == truth or (may_be_open and got == "undecided"), (name, got)
