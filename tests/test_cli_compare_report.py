@@ -125,9 +125,11 @@ def test_analyse_parallel_prints_the_rows_of_parallel_table(files):
 
 def test_an_undecided_pair_names_the_rtol_from_which_its_measures_hold(tmp_path):
     """A trained LSTM and its reparametrisation at k = 292 (rank_rtol 1e-9): the
-    truncation is determined to about 1e-6 of sigma_1, so at rtol 1e-12 EL1-EL3
+    truncation is determined to about 1e-6 of sigma_1, so at rtol 1e-11 EL1-EL3
     are undecided, and the line names the rtol from which the three measures,
-    their errors included, hold. At that rtol they hold; at half of it they do not."""
+    their errors included, hold. At that rtol they hold; at half of it they do
+    not. (At 1e-12 the pair is not equivalent: the reparametrisation, made in
+    floats, moves a logit of 8.7e-5 beside |f| |g_0| = 188 by 1.3e-9 of itself.)"""
     import re
 
     from allornone.numeric import FloatModel, Tolerance, scale
@@ -140,7 +142,7 @@ def test_an_undecided_pair_names_the_rtol_from_which_its_measures_hold(tmp_path)
     np.savez(tmp_path / "b.npz", features=b.F, weight=b.G)
     r = CliRunner().invoke(main, ["compare", "--features", f"{tmp_path}/a.npz:features", "--head",
                                   f"{tmp_path}/a.npz:weight", "--features", f"{tmp_path}/b.npz:features",
-                                  "--head", f"{tmp_path}/b.npz:weight", "--rank-rtol", "1e-9"])
+                                  "--head", f"{tmp_path}/b.npz:weight", "--rank-rtol", "1e-9", "--rtol", "1e-11"])
     assert r.exit_code == 0, r.output
     line = _words(r.stdout)
     assert "undecided whether equivalent: at k = 292" in line
