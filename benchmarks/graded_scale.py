@@ -1,7 +1,7 @@
 """Time and peak memory of the graded comparison at language-model scale, as
 ratios against floors measured in the same run.
 
-    python benchmarks/graded_scale.py [m n d d~] [--pair twin|independent]
+    python benchmarks/graded_scale.py [m n d d~] [--pair twin|independent|exact]
                                       [--threads N[,N...]] [--thm5]
 
     default: 4096 50257 768 1024, the twin pair, --threads 1
@@ -10,6 +10,11 @@ Pairs: ``twin`` is the float benchmark's (benchmarks/float_bench.py), a random
 rank-deficient model and its B.5 twin (an equivalent pair: its joint token
 matrix is rank deficient, so the triangular factors take the Householder
 route, the token side sent there by the probe on its first block);
+``exact`` a Gaussian model and a twin equivalent in exact arithmetic on its
+binary64 numbers (``F~ = [F A, F C]``, ``G~ = [G A^-T, 0]``, ``A`` a signed
+permutation times powers of two: its log-odds are the model's exactly, so
+``L = L~`` holds, and at ``rtol = 1e-12`` most entries are left open by the
+dot products' rounding bound and settled by sliced products);
 ``independent`` two unrelated Gaussian models of full rank (the context
 side takes the Gram route, the token side -- whose pivot row, subtracted from
 every token, makes its condition about 65 -- CholeskyQR2). The routes taken
@@ -36,7 +41,8 @@ tenth), printed beside the inputs and as inputs plus it, in units of the inputs:
 * **reading**: loading the four input arrays from ``.npy`` files just written
   (in the page cache).
 
-``--thm5`` also times ``allornone.theorems.thm5.equivalence`` on the pair.
+``--thm5`` also times ``allornone.theorems.thm5.equivalence`` on the pair,
+and the floors again in its worker.
 The load average (``os.getloadavg``) is printed before and after: the
 machine may be shared.
 """
@@ -68,6 +74,13 @@ def _pair(kind: str, m: int, n: int, d: int, d2: int):
         from float_bench import build
         return build(m, n, d, d2, 0)
     rng = np.random.default_rng(0)
+    if kind == "exact":
+        # F~ = [F A, F C], G~ = [G A^-T, 0], A a signed permutation times powers
+        # of two: every product exact, so the log-odds are equal exactly
+        F, G = rng.standard_normal((m, d)), rng.standard_normal((n, d))
+        A = np.diag(rng.choice([-1.0, 1.0], d) * 2.0 ** rng.integers(-3, 4, d))[rng.permutation(d)]
+        return (FloatModel(F, G), FloatModel(np.hstack([F @ A, F @ rng.standard_normal((d, d2 - d))]),
+                                             np.hstack([G @ np.linalg.inv(A).T, np.zeros((n, d2 - d))])))
     return (FloatModel(rng.standard_normal((m, d)), rng.standard_normal((n, d))),
             FloatModel(rng.standard_normal((m, d2)), rng.standard_normal((n, d2))))
 
@@ -182,6 +195,7 @@ def worker(job: str, pair: str, m: int, n: int, d: int, d2: int) -> dict:
         out["seconds"] = time.perf_counter() - t0
         out["peak_live_MiB"] = _peak_live(lambda: thm5.equivalence(a, b))
         out["verdict"] = r.verdict
+        out.update(_floors(a, b))
     out["maxrss_MiB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
@@ -247,6 +261,9 @@ def main(argv):
         g = runs[threads[0]]
         print(f"thm5.equivalence {t['seconds']:.2f} s, working peak {t['peak_live_MiB']:.0f} MiB (verdict "
               f"{t['verdict']}); graded / thm5 time {g['seconds'] / t['seconds']:.2f}x")
+        print(f"  floors in its worker: logits {t['logits_seconds']:.2f} s, Gram products {t['gram_seconds']:.2f} s;"
+              f" ratios: thm5 / logits {t['seconds'] / t['logits_seconds']:.2f}x, thm5 / Gram "
+              f"{t['seconds'] / t['gram_seconds']:.2f}x")
         report["thm5"] = t
     print(json.dumps(report))
 
