@@ -80,8 +80,28 @@ def slice_bits(d: int) -> int:
 
 
 def _norms(X: np.ndarray) -> np.ndarray:
-    """Euclidean norms of the rows (one pass, no temporary)."""
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
+    """Upper bounds on the Euclidean norms of the rows (one pass, no
+    temporary): the sum of ``d`` squares is off by ``gamma_d`` of itself,
+    the root and the factor by ``u`` each, so ``1 + (d + 2) u`` covers
+    them. Underflow is what is left: a square below ``2^-1022`` loses up to
+    ``2^-1075``, which beside a sum below ``2^-900`` is no longer a relative
+    error -- the last slice of a row whose entries span the exponent range
+    has such entries. Those rows are scaled by a power of two to a largest
+    entry in ``[1/2, 1)`` first (exact), and their norms scaled back (plus
+    ``2^-1074`` for a norm that lands among the subnormals)."""
+    d = X.shape[1]
+    sq = np.einsum("ij,ij->i", X, X)
+    out = np.sqrt(sq)
+    small = np.flatnonzero(sq < 2.0 ** -900)
+    if small.size:
+        top = np.max(np.abs(X[small]), axis=1)
+        live = top > 0
+        small, top = small[live], top[live]
+        e = np.frexp(top)[1]
+        y = _scaled(X[small], e)
+        out[small] = np.ldexp(np.sqrt(np.einsum("ij,ij->i", y, y)) * (1 + (d + 2) * _U), e) + 2.0 ** -1074
+    out *= 1 + (d + 2) * _U
+    return out
 
 
 def _scaled(X: np.ndarray, t: np.ndarray) -> np.ndarray:

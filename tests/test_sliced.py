@@ -10,7 +10,9 @@ beyond their bound; with the subtraction's error left out of the logits the
 tiles form (``sliced-logits-without-tail``), two models whose log-odds
 differ by it are called equal; with its size taken for it, not its signed
 value (``sliced-tail-unsigned``), two exactly equivalent models are called
-different."""
+different; with the norms of the smallest slices taken as their
+underflowed squares make them (``sliced-norms-underflow``), entries whose
+terms are below ``2^-511`` fall outside their bound."""
 from __future__ import annotations
 
 from fractions import Fraction
@@ -97,6 +99,30 @@ def test_a_row_beyond_the_binary64_range_is_bounded():
     A = np.array([[2.0 ** 1000, 2.0 ** -1074, 1.0], [1.0, 2.0, 3.0]])
     B = np.array([[2.0 ** -1000, 2.0 ** 1000, 0.0], [1.0, 1.0, 1.0]])
     _check(A, B)
+
+
+@pytest.mark.parametrize("exponent", [-520, -600, -1000, -1068])
+def test_slices_whose_squares_underflow_are_still_bounded(exponent):
+    """A row of ``B`` with one entry of size one and the rest near
+    ``2^exponent``, cancelling against ``A``: the rest lands in the last
+    slice, whose squares underflow to zero; its norm must not, or the
+    rounding of the rest is left out of the bound. The same for a tail of
+    that size."""
+    rng = np.random.default_rng(-exponent)
+    d = 6
+    A = np.ones((4, d)) + rng.integers(0, 2 ** 20, (4, d)) * 2.0 ** -20
+    A *= rng.choice([-1.0, 1.0], (4, d))
+    A[:, 0] = 0.0
+    B = np.zeros((8, d))
+    B[:, 0] = 1.0
+    B[:, 1:] = rng.standard_normal((8, d - 1)) * 2.0 ** exponent
+    for j in range(8):
+        a = A[j % 4]
+        B[j, -1] = -(a[1:-1] @ B[j, 1:-1]) / a[-1]
+    _check(A, B)
+    tail = np.zeros_like(B)
+    tail[:, 1:] = B[:, 1:]
+    _check(A, np.column_stack([np.ones(8), np.zeros((8, d - 1))]), tail)
 
 
 def test_a_tail_is_multiplied_as_the_exact_sum():
