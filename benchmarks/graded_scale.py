@@ -227,6 +227,9 @@ def main(argv):
         print(json.dumps(worker(argv[1], argv[2], *map(int, argv[3:7]))))
         return
     argv = list(argv)
+    if "-h" in argv or "--help" in argv:
+        print(__doc__.split("\n\n")[1])
+        return
     pair = _option(argv, "--pair", "twin")
     threads = [int(t) for t in _option(argv, "--threads", "1").split(",")]
     with_thm5 = "--thm5" in argv

@@ -1,59 +1,58 @@
-r"""Products of float matrices to about twice the working precision, by
-error-free slices (Ozaki's scheme): matrix products that BLAS forms exactly.
+r"""Products of float matrices to far beyond the working precision, by an
+error-free slice (Ozaki's scheme): matrix products that BLAS forms exactly.
 
 A rounded dot product of ``d`` terms may be off by ``u d |a|^T |b|`` (Higham),
 which is larger than ``rtol |a^T b|`` wherever the terms cancel: a logit
 small beside ``|f| |g|``. Entry by entry, a compensated or correctly rounded
 dot product removes that error at a few microseconds an entry.
-:func:`sliced_product` removes it for a whole block of entries at the cost of
-six ordinary matrix products, so a comparison whose every entry is open (two
-exactly equivalent models at a tight tolerance) stays at the speed of BLAS.
+:func:`sliced_product` shrinks it by a factor ``2^-beta`` (a millionth) for
+a whole block of entries at the cost of three ordinary matrix products, so a
+comparison whose every entry is open (two exactly equivalent models at a
+tight tolerance) stays at the speed of BLAS.
 
-**Slices.** Each row of ``A`` (and of ``B``) is scaled by the power of two
-that brings its largest entry to ``[1/2, 1)`` and cut into three parts,
-``a = a1 + a2 + a3``: ``a1`` is ``a`` rounded to a multiple of ``2^-beta``,
-``a2`` the rest rounded to a multiple of ``2^-2 beta``, ``a3`` what remains
-(``|a3| <= 2^-(2 beta + 1)``). Rounding to a multiple of a power of two at
-least the row's own ulp is exact (an integer ``rint`` of an exactly scaled
-number), and so are the remainders (a multiple of the row's ulp smaller than
-``2^53`` of it).
+**The slice.** Each row of ``A`` (and of ``B``) is scaled by the power of
+two that brings its largest entry to ``[1/2, 1)`` and cut in two, ``a = a1 +
+a2``: ``a1`` is ``a`` rounded to a multiple of ``2^-beta``, ``a2`` what
+remains (``|a2| <= 2^-(beta + 1)`` entrywise). Rounding to a multiple of a
+power of two at least the entry's own ulp is exact (an integer ``rint`` of an
+exactly scaled number), and so is the remainder: an entry below ``2^-(beta +
+1)`` is its own remainder, and any other is a multiple of an ulp at least
+``2^-(beta + 53)``, as ``a1`` is, with a difference below ``2^-beta``.
 
-**Exact products.** ``a1 = i 2^-beta`` with integers ``|i| <= 2^beta``, and
-``a2 = j 2^-2 beta`` with ``|j| <= 2^(beta - 1)``. With ``beta`` the largest
-integer such that ``2 d 2^(2 beta) <= 2^53`` (:func:`slice_bits`),
+**The exact product.** ``a1 = i 2^-beta`` with integers ``|i| <= 2^beta``.
+With ``beta`` the largest integer such that ``d 2^(2 beta) <= 2^53``
+(:func:`slice_bits`), every partial sum of ``P1 = A1 B1^T``, in any order,
+with or without fused multiply-adds, is an integer multiple of ``2^-2 beta``
+of at most ``d 2^(2 beta) <= 2^53`` units, hence a float: BLAS forms it
+exactly (and no product underflows).
 
-* ``P1 = A1 B1^T``: every partial sum, in any order, with or without fused
-  multiply-adds, is an integer multiple of ``2^-2 beta`` of at most
-  ``d 2^(2 beta) <= 2^52`` units, hence a float: BLAS forms it exactly;
-* ``P2 = A1 B2^T + A2 B1^T``: multiples of ``2^-3 beta`` of at most
-  ``2 d 2^(2 beta - 1) <= 2^52`` units, exact likewise.
-
-**The rest.** ``A B^T = P1 + P2 + R`` exactly, with ``R = A1 B3^T + A2 (B2 +
-B3)^T + A3 B^T``, formed as one ordinary product of ``3 d`` terms whose
-rounding is at most ``gamma_(3d) (|a1| |b3| + |a2| |b2 + b3| + |a3| |b|)``
-(Euclidean norms: the Cauchy--Schwarz form, a rank-3 bound costing no
-product), about ``2^-2 beta gamma_(3d) |a| |b|`` -- below ``10^-25 |a| |b|``
-at ``d <= 10^3``. A ``tail`` of ``B`` (``B + tail`` the exact value, as ``G -
-g(y_0)`` and the exact error of that subtraction are; at most ``u |b|``)
-enters as ``b3' = fl(b3 + tail)`` in place of ``b3``, which errs by at most
-``u |a1| |b3'|``, and ``(a2 + a3)^T tail``, left out, by at most ``(|a2| +
-|a3|) |tail|``, about ``2^-beta u |a| |b|``: both in the bound.
-Then ``S = fl(fl(P1 + P2) + fl(R))``: two roundings, ``u |P1 + P2| + u |S|``.
+**The rest.** ``A B^T = P1 + R`` exactly, with ``R = A1 B2^T + A2 B^T``,
+formed as two ordinary products of ``d`` terms and their sum, whose rounding
+is at most ``gamma_(2d) (|a1| |b2| + |a2| |b|)`` (Euclidean norms: the
+Cauchy--Schwarz form, a rank-2 bound costing no product), about ``2 d u
+2^-beta |a| |b|`` -- below ``10^-19 |a| |b|`` at ``d <= 10^3``. A ``tail``
+of ``B`` (``B + tail`` the exact value, as ``G - g(y_0)`` and the exact error
+of that subtraction are; at most ``u |b|``) enters as ``b2' = fl(b2 + tail)``
+in place of ``b2``, which errs by at most ``u |a1| |b2'|``, and ``a2^T
+tail``, left out, by at most ``|a2| |tail|``, about ``2^-beta u |a| |b|``:
+both in the bound. Then ``S = fl(P1 + fl(R))``: one more rounding, ``u
+|S|``.
 
 **Claim.** ``|S - A B^T| <= E`` entrywise, with ``E`` the sum of the terms
 above, what underflow may lose (:func:`~allornone.numeric.linalg.underflow_loss`
-where both rows are nonzero; the products of the smallest slices may be
-subnormal), what scaling a row that spans beyond the binary64 range loses
-(``4 d 2^-1074`` of its unit), and the rounding of ``E`` itself. The entries
-are scaled back by the rows' powers of two (an entry that lands among the
-subnormals gains ``2^-1074``). So ``E`` is about ``2 u |A B^T|`` plus a
-negligible ``|a| |b|`` term: an entry is known to its own relative accuracy
-however much its terms cancel.
+where both rows are nonzero: the products in ``R`` may be subnormal), what
+scaling a row that spans beyond the binary64 range loses (``4 d 2^-1074`` of
+its unit), and the rounding of ``E`` itself. The norms are upper bounds,
+underflow included (:func:`_norms`). The entries are scaled back by the rows'
+powers of two (an entry that lands among the subnormals gains ``2^-1074``).
+So ``E`` is ``u |A B^T|`` plus about ``2 d u 2^-beta |a| |b|``: an entry is
+known to its own relative accuracy unless its terms cancel to below a
+millionth of ``|a| |b| d u``; those few are left to a correctly rounded sum.
 
-Cost: six ordinary products of ``d`` inner terms (``P1``, two for ``P2``,
-three for ``R``) and a dozen elementwise passes over the slices; ``B`` is
-sliced a chunk of rows at a time (:data:`CHUNK_ENTRIES`), so its slices
-never take more than five arrays of that size.
+Cost: three ordinary products of ``d`` inner terms (``P1`` and two for
+``R``) and a few elementwise passes over the slices; ``B`` is sliced a chunk
+of rows at a time (:data:`CHUNK_ENTRIES`), so its slices never take more
+than four arrays of that size.
 """
 from __future__ import annotations
 
@@ -69,14 +68,13 @@ CHUNK_ENTRIES = 1 << 20
 
 
 def slice_bits(d: int) -> int:
-    """The bits of a slice: the largest ``beta`` with ``2 d 2^(2 beta) <= 2^53``
-    (``2^(2 beta)`` at most ``2^52 / d``), so that a sum of ``2 d`` products
-    of two slices is a float.
+    """The bits of a slice: the largest ``beta`` with ``d 2^(2 beta) <= 2^53``,
+    so that a sum of ``d`` products of two slices is a float.
 
     >>> slice_bits(1), slice_bits(384), slice_bits(4096)
-    (26, 21, 20)
+    (26, 22, 20)
     """
-    return (53 - (2 * max(int(d), 1) - 1).bit_length()) // 2
+    return (53 - (max(int(d), 1) - 1).bit_length()) // 2
 
 
 def _norms(X: np.ndarray) -> np.ndarray:
@@ -113,11 +111,10 @@ def _scaled(X: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 class _Slices:
-    """A matrix's rows scaled (exponents ``t``) and cut into slices: ``x1``,
-    ``x2``, ``x3``, ``xr = x2 + x3`` and the scaled matrix ``x``; with a
-    ``tail`` (at the matrix's row scaling), ``x3`` holds ``fl(x3 + tail)``.
-    Each a contiguous array: BLAS takes a strided view of a wider array at
-    half the speed here."""
+    """A matrix's rows scaled (exponents ``t``) and cut in two: ``x1``,
+    ``x2`` and the scaled matrix ``s``; with a ``tail`` (at the matrix's row
+    scaling), ``x2`` holds ``fl(x2 + tail)``. Each a contiguous array: BLAS
+    takes a strided view of a wider array at half the speed here."""
 
     def __init__(self, X: np.ndarray, beta: int, tail: np.ndarray | None = None):
         top = np.max(np.abs(X), axis=1)
@@ -130,35 +127,31 @@ class _Slices:
         down = np.flatnonzero(self.t > 0)
         if down.size:
             self.lossy[down] = ~exact_rows(X[down], s[down], self.t[down])
-        one, two = float(2.0 ** beta), float(2.0 ** (2 * beta))
+        one = float(2.0 ** beta)
         # exact: |s| < 1, so s 2^beta is an exact scaling, rint is exact, and
         # the integer times 2^-beta is a float at least 2^-beta
         x1 = s * one
         np.rint(x1, out=x1)
         x1 /= one
-        xr = s - x1                                 # exact, at most 2^-(beta+1)
-        x2 = xr * two
-        np.rint(x2, out=x2)
-        x2 /= two
-        x3 = xr - x2                                # exact, at most 2^-(2 beta+1)
+        x2 = s - x1                                 # exact, at most 2^-(beta+1)
         self.tail = np.zeros(X.shape[0])
         if tail is not None:
             low = _scaled(np.asarray(tail, dtype=float), self.t)
             if down.size:
                 self.lossy[down] |= ~exact_rows(tail[down], low[down], self.t[down])
             self.tail = _norms(low)
-            x3 += low                               # rounded: its error in the bound
-        self.s, self.x1, self.xr, self.x2, self.x3 = s, x1, xr, x2, x3
+            x2 += low                               # rounded: its error in the bound
+        self.s, self.x1, self.x2 = s, x1, x2
 
 
 def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray] | None:
     r"""``S`` and ``E`` with ``|S - A (B + tail)^T| <= E`` entrywise, ``E``
-    about ``2 u |A (B + tail)^T|`` (module docstring: claim and proof). ``A``
-    is ``m x d``, ``B`` ``n x d``, finite binary64; ``tail`` (``n x d``, or
-    None for zero) is a small correction of ``B`` -- the exact error of the
-    subtraction that formed it, at most ``u |B|`` -- whose product ``A
-    tail^T`` joins ``R`` (one more product, its rounding in the bound): so
+    about ``u |A (B + tail)^T| + 2 d u 2^-beta |a| |b|`` (module docstring:
+    claim and proof). ``A`` is ``m x d``, ``B`` ``n x d``, finite binary64;
+    ``tail`` (``n x d``, or None for zero) is a small correction of ``B`` --
+    the exact error of the subtraction that formed it, at most ``u |B|`` --
+    added to ``B``'s second slice (that addition's rounding in the bound): so
     ``B + tail`` is multiplied as the exact sum it is. None when a
     scaled-back entry would overflow.
 
@@ -166,7 +159,7 @@ def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
     >>> float((a @ b.T)[0, 0])                  # the ordinary product loses the 1
     0.0
     >>> S, E = sliced_product(a, b)
-    >>> float(S[0, 0]), bool(E[0, 0] < 1e-11)   # Higham's bound for the ordinary one: 6.7
+    >>> float(S[0, 0]), bool(E[0, 0] < 1e-6)    # Higham's bound for the ordinary one: 6.7
     (1.0, True)
     """
     A = np.asarray(A, dtype=float)
@@ -176,39 +169,32 @@ def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
     if m == 0 or n == 0 or d == 0:
         return np.zeros((m, n)), np.zeros((m, n))
     beta = slice_bits(d)
-    gamma = 3 * d * _U / (1 - 3 * d * _U)
+    gamma = 2 * d * _U / (1 - 2 * d * _U)
     a = _Slices(A, beta)
-    na = [_norms(M) for M in (a.x1, a.x2, a.x3)]
+    na = [_norms(M) for M in (a.x1, a.x2)]
     tiny = 4.0 * d * 2.0 ** -1074
     # the bound's terms that are products of a row's number and a column's,
-    # as one product of rank 7: R's rounding (Cauchy--Schwarz, gamma_3d
-    # (|a1||b3'| + |a2||b2+b3| + |a3||b|), b3' = fl(b3 + tail), and u |a1||b3'|
-    # for that rounding), the tail's product with a2 + a3 left out of R,
-    # underflow where both rows live, and the scaling's losses of a row that
-    # spans beyond binary64
-    left = np.column_stack([(gamma + _U) * na[0], gamma * na[1], gamma * na[2], na[1] + na[2],
+    # as one product of rank 6: R's rounding (Cauchy--Schwarz, gamma_2d
+    # (|a1||b2'| + |a2||b|), b2' = fl(b2 + tail), and u |a1||b2'| for that
+    # rounding), the tail's product with a2 left out of R, underflow where
+    # both rows live, and the scaling's losses of a row that spans beyond
+    # binary64
+    left = np.column_stack([(gamma + _U) * na[0], gamma * na[1], na[1],
                             a.live * underflow_loss(4 * d), a.lossy * tiny, a.live * tiny])
     step = max(1, CHUNK_ENTRIES // d)
     for j in range(0, n, step):
         b = _Slices(B[j:j + step], beta, None if tail is None else tail[j:j + step])
-        right = np.vstack([_norms(b.x3), _norms(b.xr), _norms(b.s), b.tail, b.live, b.live, b.lossy])
-        T = a.x1 @ b.x2.T                       # exact, and so is the sum of
-        T += a.x2 @ b.x1.T                      # the two (2d terms of 2^-3beta)
-        # P1 + P2: the first of the two roundings (no underflow: multiples of
-        # 2^-3beta)
-        T += a.x1 @ b.x1.T
-        err = np.abs(T)
-        # R = A1 B3'^T + A2 (B2 + B3)^T + A3 B^T
-        R = a.x1 @ b.x3.T
-        R += a.x2 @ b.xr.T
-        R += a.x3 @ b.s.T
+        right = np.vstack([_norms(b.x2), _norms(b.s), b.tail, b.live, b.live, b.lossy])
+        T = a.x1 @ b.x1.T                       # P1: exact
+        # R = A1 B2'^T + A2 B^T, and S = fl(P1 + fl(R)): one rounding
+        R = a.x1 @ b.x2.T
+        R += a.x2 @ b.s.T
         T += R
-        np.abs(T, out=R)
-        err += R
+        err = np.abs(T, out=R)
         del R
         err *= _U
         err += left @ right
-        # the roundings of err itself (a dozen operations on positive terms)
+        # the roundings of err itself (a few operations on positive terms)
         err *= 1 + 16 * _U
         # back to the inputs' units (exact unless it lands among the subnormals)
         if np.any(a.t) or np.any(b.t):
