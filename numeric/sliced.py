@@ -10,9 +10,9 @@ a whole block of entries at the cost of three ordinary matrix products, so a
 comparison whose every entry is open (two exactly equivalent models at a
 tight tolerance) stays at the speed of BLAS.
 
-**The slice.** Each row of ``A`` (and of ``B``) is scaled by the power of
-two that brings its largest entry to ``[1/2, 1)`` and cut in two, ``a = a1 +
-a2``: ``a1`` is ``a`` rounded to a multiple of ``2^-beta``, ``a2`` what
+**The slice.** Each row of ``A`` (and of ``B``, its tail's entries
+counted) is scaled by the power of two that brings its largest entry to
+``[1/2, 1)`` and cut in two, ``a = a1 + a2``: ``a1`` is ``a`` rounded to a multiple of ``2^-beta``, ``a2`` what
 remains (``|a2| <= 2^-(beta + 1)`` entrywise). Rounding to a multiple of a
 power of two at least the entry's own ulp is exact (an integer ``rint`` of an
 exactly scaled number), and so is the remainder: an entry below ``2^-(beta +
@@ -118,6 +118,11 @@ class _Slices:
 
     def __init__(self, X: np.ndarray, beta: int, tail: np.ndarray | None = None):
         top = np.max(np.abs(X), axis=1)
+        if tail is not None:
+            # a row's scale and whether it lives count its tail too: a zero
+            # row with a nonzero tail is not zero, and its products may underflow
+            tail = np.asarray(tail, dtype=float)
+            top = np.maximum(top, np.max(np.abs(tail), axis=1))
         self.live = top > 0
         self.t = np.where(self.live, np.frexp(top)[1], 0).astype(int)
         s = _scaled(X, self.t)
@@ -136,7 +141,7 @@ class _Slices:
         x2 = s - x1                                 # exact, at most 2^-(beta+1)
         self.tail = np.zeros(X.shape[0])
         if tail is not None:
-            low = _scaled(np.asarray(tail, dtype=float), self.t)
+            low = _scaled(tail, self.t)
             if down.size:
                 self.lossy[down] |= ~exact_rows(tail[down], low[down], self.t[down])
             self.tail = _norms(low)
@@ -153,7 +158,7 @@ def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
     the exact error of the subtraction that formed it, at most ``u |B|`` --
     added to ``B``'s second slice (that addition's rounding in the bound): so
     ``B + tail`` is multiplied as the exact sum it is. None when a
-    scaled-back entry would overflow.
+    scaled-back entry or its bound would overflow.
 
     >>> a = np.array([[1e16, 1.0, -1e16]]); b = np.ones((1, 3))
     >>> float((a @ b.T)[0, 0])                  # the ordinary product loses the 1

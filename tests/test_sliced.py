@@ -156,6 +156,16 @@ def test_a_tail_is_multiplied_as_the_exact_sum():
             assert E[i, j] <= 3 * _U * abs(float(exact)) + _slack(40) * np.linalg.norm(F[i]) * np.linalg.norm(G0[j])
 
 
+def test_a_zero_row_with_a_tail_is_not_a_zero_row():
+    """A row of ``B`` that is zero beside a nonzero tail: its scale and
+    whether it lives are the tail's, or the products of its subnormal tail
+    underflow in scaled units with no term of the bound for them."""
+    A = np.array([[2.0 ** 1000, 2.0 ** 1000], [1.0, 1.0], [2.0 ** 1023, 0.0]])
+    B = np.zeros((2, 2))
+    tail = np.array([[2.0 ** -1074, 2.0 ** -1074], [3 * 2.0 ** -1074, 0.0]])
+    _check(A, B, tail)
+
+
 def test_chunks_of_b_give_the_same_numbers(monkeypatch):
     rng = np.random.default_rng(4)
     A, B = _cancelling(rng, 4, 23, 10, spread=20)
