@@ -154,27 +154,38 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
             La, Lb = bufa[i - i0:sl.stop - i0], bufb[i - i0:sl.stop - i0]
             any_fail, worst, max_res = _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol,
                                               any_fail, worst, max_res, pending_r, pending_c)
-        if pending_r:
-            r, c = np.concatenate(pending_r), np.concatenate(pending_c)
-
-            def other(x, y):
-                # underflow and what the models declare: the sliced products
-                # take g_0 with the subtraction's exact error (TwoSum)
-                out = left[x, 4] * right[4, y - j]
-                if dleft is not None:
-                    out = out + np.einsum("ij,ji->i", dleft[x], dright[:, y - j])
-                return out
-            if not any_fail:
-                fail, worst, r, c = settle(r, c, Fa, Fb, (G0a, T0a), (G0b, T0b), j, G0a.shape[0], other, tol,
-                                           worst)
-                any_fail |= fail
-            # beyond what may be recomputed the verdict is undecided anyway:
-            # only the count is kept (the entries could be a third of the logits)
-            if r.size and count[0] + r.size <= HANDED_BACK:
-                rows.append(r)
-                cols.append(c)
-            count[0] += r.size
+            # the open entries of whole contexts settled once they are many
+            # (or at the tile's end): their arrays stay near SETTLE_ENTRIES
+            if pending_r and (sl.stop == i0 + h0 or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
+                any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, (G0a, T0a), (G0b, T0b), j, left, right,
+                                           dleft, dright, tol, any_fail, worst, rows, cols, count)
+                pending_r, pending_c = [], []
     return e, any_fail, worst, max_res, rows, cols, count[0]
+
+
+def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, left, right, dleft, dright, tol, any_fail, worst,
+             rows, cols, count):
+    """The open entries of a run of whole contexts: settled (:func:`settle`),
+    and what is still open handed back, up to :data:`HANDED_BACK` of them."""
+    r, c = np.concatenate(pending_r), np.concatenate(pending_c)
+
+    def other(x, y):
+        # underflow and what the models declare: the sliced products
+        # take g_0 with the subtraction's exact error (TwoSum)
+        out = left[x, 4] * right[4, y - j]
+        if dleft is not None:
+            out = out + np.einsum("ij,ji->i", dleft[x], dright[:, y - j])
+        return out
+    if not any_fail:
+        fail, worst, r, c = settle(r, c, Fa, Fb, Ga, Gb, j, Ga[0].shape[0], other, tol, worst)
+        any_fail |= fail
+    # beyond what may be recomputed the verdict is undecided anyway:
+    # only the count is kept (the entries could be a third of the logits)
+    if r.size and count[0] + r.size <= HANDED_BACK:
+        rows.append(r)
+        cols.append(c)
+    count[0] += r.size
+    return any_fail, worst
 
 
 #: A context's open entries go to the sliced products when they are at least
