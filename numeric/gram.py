@@ -896,6 +896,10 @@ def equivalence_parts(a, b, route: str | None = None):
         clock("L = L~ entry by entry")
         if confirmed:
             dist.detail["route"] = "gram, entry by entry"
-    if auto and (cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided):
+    # the QR route's certificate where this one leaves EL1--EL3 open -- unless
+    # L = L~ holds at equal decided ranks: then they hold by Theorem 5 and
+    # are decided there (thm5._tied), which the QR route could only confirm
+    if auto and (cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided) \
+            and not (dist.holds and P.sa.k == P.sb.k):
         cert = feq.el_certificate(a, b)
     return dist, cert, (P.sa.k, P.sb.k)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from allornone.decision import Truth
 from allornone.numeric import FloatModel, gram
 from allornone.numeric import equivalence as feq
 from allornone.numeric.scale import b5_twin, random_model
@@ -64,6 +65,30 @@ def test_an_equivalent_pair_is_still_judged_at_every_entry(monkeypatch):
     r = thm5.equivalence(a, b)
     assert r.verdict == thm5.equivalence(a, b, route="qr").verdict == "equivalent"
     assert r.distribution.detail["route"] == "gram, entry by entry"
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_el_conditions_left_open_by_the_gram_route_are_decided_on_l_without_the_qr_route(monkeypatch, seed):
+    """Where the Gram route's certificate leaves EL1--EL3 open and ``L = L~``
+    holds at equal decided ranks, the conditions hold by Theorem 5: the QR
+    route's certificate (a second structure of both models, most of the time
+    of an equivalent pair) is not computed, and the verdicts are those it
+    would give, each saying it was decided on ``L = L~`` where it was."""
+    monkeypatch.setattr(gram, "MIN_TOKENS", 0)
+    a, b = _exact_twin(seed)
+    dist, cert, ks = gram.equivalence_parts(a, b)
+    assert dist.holds and cert.decided and cert.el1.undecided and ks[0] == ks[1]
+    qr = thm5.equivalence(a, b, route="qr")
+
+    def refused(*args):
+        raise AssertionError("the QR route's certificate was computed")
+    monkeypatch.setattr(feq, "el_certificate", refused)
+    r = thm5.equivalence(a, b)
+    assert r.verdict == qr.verdict == "equivalent"
+    els = [r.certificate.el1, r.certificate.el2, r.certificate.el3]
+    assert [d.truth for d in els] == [qr.certificate.el1.truth, qr.certificate.el2.truth,
+                                      qr.certificate.el3.truth] == [Truth.HOLDS] * 3
+    assert r.certificate.el1.detail.get("by") == "L = L~"
 
 
 def test_the_columns_checked_are_judged_as_in_the_whole_comparison():

@@ -138,7 +138,7 @@ def _of_float(c) -> Certificate:
     return Certificate(c.A, c.B, c.el1, c.el2, c.el3, c.decided, {"A": c.errors["dA"], "B": c.errors["dB"]})
 
 
-def _tied(a, b, cert: Certificate, dist: Decision | None = None) -> Certificate:
+def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, int] | None = None) -> Certificate:
     """Float side: the EL conditions decided where they live. EL1--EL3 of the
     canonical certificate hold exactly when ``L = L~`` (this theorem, with
     ``k = k~``). The certificate's own residuals carry the errors of the
@@ -147,10 +147,12 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None) -> Certificate:
     decided and equal), the conditions are decided on ``L = L~`` itself
     (:func:`same_distribution`, each entry certainly within the tolerance):
     held there, they hold, each keeping its residual, with ``detail["by"]``
-    saying so."""
+    saying so. ``ks``: the two ranks where the certificate's route decided
+    them (else the structures' are taken)."""
     els = (cert.el1, cert.el2, cert.el3)
-    if not cert.decided or any(d.fails for d in els) or all(d.holds for d in els) \
-            or a.structure.k != b.structure.k:
+    if not cert.decided or any(d.fails for d in els) or all(d.holds for d in els):
+        return cert
+    if (ks[0] != ks[1]) if ks is not None else (a.structure.k != b.structure.k):
         return cert
     dist = same_distribution(a, b) if dist is None else dist
     if not dist.holds:
@@ -216,7 +218,8 @@ def equivalence(a, b, route: str | None = None) -> EquivalenceResult:
 
         a.check_comparable(b)
         parts = gram.equivalence_parts(a, b, route)
-    if parts is not None:
+    routed = parts is not None
+    if routed:
         dist, fc, ks = parts
     else:
         dist = same_distribution(a, b)
@@ -227,7 +230,7 @@ def equivalence(a, b, route: str | None = None) -> EquivalenceResult:
             fc = feq.el_certificate(a, b)
         ks = (a.effective_complexity(), b.effective_complexity())
     # (the float conditions tied to the L = L~ just decided, not decided again)
-    cert = el_certificate(a, b) if fc is None else _tied(a, b, _of_float(fc), dist)
+    cert = el_certificate(a, b) if fc is None else _tied(a, b, _of_float(fc), dist, ks if routed else None)
     res = EquivalenceResult(
         verdict=VERDICTS[dist.truth],
         residuals={"L": dist.residual, "EL1": cert.el1.residual, "EL2": cert.el2.residual, "EL3": cert.el3.residual},
