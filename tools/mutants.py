@@ -347,8 +347,8 @@ REAL_MODEL_MUTANTS = [
            'auto = (ROUTE if route is None else route) != "qr"',
            "the forced Gram route hands undecided verdicts to the QR route", _ROUTE),
     Mutant("gram-certificate-re-decided-when-forced", "numeric/gram.py",
-           "if auto and (cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided):",
-           "if cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided:",
+           "if auto and (cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided) \\\n",
+           "if (cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided) \\\n",
            "an undecided certificate re-decided by the QR route on the forced route too", _ROUTE),
     # -- numeric/witness.py -----------------------------------------------------------------------------
     Mutant("witness-any-column", "numeric/witness.py", "holds = bool(np.all(bound <= rtol * scale",
