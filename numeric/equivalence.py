@@ -353,6 +353,20 @@ def logits_vanish(a, b, contexts=None, tokens=None) -> bool:
     return True
 
 
+def column_vanishes(model, a: int, b: int) -> bool:
+    """Whether the log-odds column ``L[:, a] - L[:, b] = F (g(a) - g(b))`` is
+    exactly zero (:func:`zero_logits`' screen, then correctly rounded sums of
+    ``F`` times the exact difference, split by TwoSum). Then so is that column
+    of every truncation ``L_k = P_k L`` of ``L``, whatever ``k``. False where
+    the model declares an input error (its logits are known only to within
+    it)."""
+    if model.input_error:
+        return False
+    G = np.asarray(model.G, dtype=float)
+    g = G[[b]]
+    return bool(_zero_logits([(np.asarray(model.F, dtype=float), G[[a]], g, G[[a]] - g)], np.array([0]), False)[0])
+
+
 def _splits(a, b) -> list:
     """``(F, G, g(y_0), D)`` of each model, ``D = fl(G - g(y_0))``: the screen
     needs only ``D``, the exact check also its TwoSum error, formed there."""

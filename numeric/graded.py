@@ -48,6 +48,7 @@ from allornone.decision import Truth
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric import linalg as fl
+from allornone.numeric.equivalence import column_vanishes
 from allornone.numeric.primitives import recomputed_entries
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
@@ -1160,8 +1161,17 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     moved = float(angle_moved([fl.norm_fro(r.logodds_diff(a, b)), fl.norm_fro(r.logodds_diff(c, e))],
                               r.err).sum())
     in_n = tol.certain(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
-    if r.zero:
-        in_n = "holds"          # the first column of L_0 is zero: a multiple of the second
+    if r.zero or column_vanishes(model, a, b):
+        # the first column of L_k is zero, a multiple of the second: at a
+        # decided rank 0, or because that column of L is exactly zero, and
+        # with it the column of every truncation of L (L_k = P_k L)
+        in_n = "holds"
+    elif r.spectra.k_decided and column_vanishes(model, c, e) \
+            and fl.norm_fro(r.logodds_diff(a, b)) > 2.0 * math.sqrt(2.0) * r.err:
+        # the second column of every truncation is zero, and the first is a
+        # multiple of it only where it is zero too: it is not, its computed
+        # norm clearing twice what the truncation's error may take from it
+        in_n = "fails"
     return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
             "k": r.k, "k_label": r.spectra.k_label(),
             "cos_N": cos_n, "residual_N": res_n, "lambda_N": lam_n,
