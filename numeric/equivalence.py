@@ -396,7 +396,10 @@ def _zero_logits(splits: list, idx: np.ndarray, by_context: bool) -> np.ndarray:
             L = rounded_matmul([(F, D[js].T), (F, E[js].T)])
         if L is None:
             return np.zeros(idx.size, dtype=bool)
-        out[live] &= ~np.any(L[0] != 0, axis=1 if by_context else 0)
+        # zero only where the correctly rounded value is zero *and* nothing
+        # may have been lost: a logit below binary64's range rounds to zero
+        # with an error bound of the smallest subnormal, and is not shown zero
+        out[live] &= ~np.any((L[0] != 0) | (L[1] != 0), axis=1 if by_context else 0)
     return out
 
 

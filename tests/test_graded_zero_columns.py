@@ -69,3 +69,19 @@ def test_a_zero_second_column_fails_only_where_the_first_survives_the_truncation
 def test_a_zero_second_column_is_no_multiple_under_transforms_that_blur_the_factors(transform, index):
     out = inv.check("graded-thm14", transform, 0, index)
     assert "parallel_N" not in out["undecided_atoms"] + out["contradicted"], out
+
+
+def test_a_logit_below_binary64_is_not_shown_zero():
+    """Contexts and tokens at ``2^-600``: the logits, near ``2^-1200``, round
+    to zero, but with an error bound of the smallest subnormal; they are not
+    shown zero (neither a log-odds column nor Theorem 5's zero logits)."""
+    from allornone.numeric.equivalence import zero_logits
+
+    G = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 2, 3]])
+    m = FloatModel(np.ldexp(np.eye(3), -600), np.ldexp(G, -600))
+    assert not np.any(m.F @ (m.G[1] - m.G[2]))
+    assert not column_vanishes(m, 1, 2)
+    assert not np.any(zero_logits(m, m, contexts=[0, 1, 2]))
+    # an exactly equal pair of tokens at that scale is still an exact zero
+    twin = FloatModel(np.ldexp(np.eye(3), -600), np.ldexp(G[[0, 1, 1]], -600))
+    assert column_vanishes(twin, 1, 2)
