@@ -53,7 +53,7 @@ from allornone.numeric.primitives import recomputed_entries
 from allornone.numeric import threads as th
 from allornone.numeric.rows import RowSource, block_entries, read_rows
 from allornone.numeric import spectra as _spectra
-from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_error
+from allornone.numeric.spectra import Factored, Spectra, analyse, factor, factor_error, formed_factor
 
 #: Entries of the largest block of ``L`` formed at once (fewer under ``$ALLORNONE_MEMORY_LIMIT``:
 #: :func:`allornone.numeric.rows.block_entries`).
@@ -1128,7 +1128,7 @@ def _moved(r: _Rank, Y: np.ndarray, picks: list, readouts: int) -> float:
 
 
 def _prepare(model, tol, cut, k, spectra, fac):
-    fac = fac or factor(model)
+    fac = fac or formed_factor(model)
     spectra = spectra or analyse(model, tol, cut, k, fac)
     return _Rank(model, spectra, fac)
 
@@ -1184,7 +1184,7 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
 def parallel_table(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",
                    k: int | None = None) -> list[dict]:
     """:func:`parallel` for each ``((a, b), (c, e))`` in ``queries``, sharing one factorisation."""
-    fac = factor(model)
+    fac = formed_factor(model)
     spectra = analyse(model, tol, cut, k, fac)
     return [parallel(model, q[0], q[1], tol, spectra=spectra, fac=fac) for q in queries]
 

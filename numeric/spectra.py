@@ -45,7 +45,7 @@ from allornone.numeric.factor import GRAM_BOUND, Tall, tall_r
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, norm_fro, svd_noise
 from allornone.numeric.rows import RowSource, row_block
 
-__all__ = ["Factored", "factor", "factor_pair", "factor_error", "Spectra", "analyse", "rank_profile", "largest_gap",
+__all__ = ["Factored", "factor", "formed_factor", "factor_pair", "factor_error", "Spectra", "analyse", "rank_profile", "largest_gap",
            "plot_spectra"]
 
 CUTS = ("tolerance", "largest-gap")
@@ -85,6 +85,9 @@ class Factored:
     q_context: object = field(default=None, repr=False)
     q_token: object = field(default=None, repr=False)
     methods: dict = field(default_factory=dict)
+    error_unit: float | None = None
+    """For factors of ``L`` formed entry by entry (:func:`formed_factor`): the
+    bound on ``|E|_2`` of :func:`factor_error`, already taken on ``L`` itself."""
 
     @property
     def Q_F(self) -> np.ndarray:
@@ -246,6 +249,99 @@ def factor(model, method: str | None = None) -> Factored:
                     methods={"context": tf.method, "token": tg.method})
 
 
+#: The most multiply-adds (``m n min(m, n)``) of the SVD of a formed ``L``.
+FORMED_SVD_LIMIT = 1 << 27
+
+
+def formed_factor(model) -> Factored:
+    r"""The SVD of ``L`` itself, formed correctly rounded where that is cheap,
+    else :func:`factor`.
+
+    **Why.** The bound of :func:`factor` pairs the coordinates
+    (``u sum_j |f_j| |g_0j|``): no diagonal change of basis moves it, but a
+    shear or any ill-conditioned change of basis does, and with it every
+    decision taken at its scale (``k``, the truncation's error), although
+    ``L`` is unchanged. Formed, ``L`` knows no basis.
+
+    **Claim.** The returned factors are an SVD of ``L + E`` with
+    ``|E|_2 <= error_unit 2^s_exp`` (:func:`factor_error` returns it).
+
+    **Proof.** ``Q = fl(F G_0^T)`` is correctly rounded entry by entry
+    (:func:`~allornone.numeric.primitives.product_rank`'s product), so
+    ``|Q - L| <= E_Q`` entrywise, ``E_Q`` counting half an ulp, underflow, the
+    exact error of the subtraction ``G - g(y_0)`` and any declared input
+    error; ``|Q - L|_2 <= |E_Q|_F``. ``Q`` and ``E_Q`` are scaled by one power
+    of two (each scaled entry loses at most ``2^-1074``, counted twice per
+    entry in the Frobenius norm). The computed SVD is that of ``Q + E_s``,
+    ``|E_s|_2 <= 4 sqrt(max(m, n)) u sigma_1`` (:func:`svd_noise`). Only the
+    top ``min(m, n, d)`` triples are kept (``L`` has no more): the dropped
+    part has norm at most the next computed singular value, added to the bound.
+
+    **Shape.** ``Q_F`` and ``Q_G`` are the computed singular vectors (``U`` and
+    ``V`` are identities), ``R_F = Q_F^T F`` and ``R_G = Q_G^T G_0`` (so
+    ``R_F^T U_k = F^T (Q_F)_k``, what :meth:`Factored.bases_MN` takes), and
+    the singular values and right vectors of ``F`` and ``G_0`` themselves
+    stand in for those of ``R_F`` and ``R_G`` (:meth:`Factored.svd_R`).
+
+    Used where ``F`` is in memory, ``m n d`` is within
+    :data:`~allornone.numeric.primitives.ROUNDED_LIMIT` and the SVD within
+    :data:`FORMED_SVD_LIMIT`; otherwise, or where the product leaves binary64,
+    its largest entry is below ``2^-900`` (there underflow's absolute losses
+    are not small beside ``L``) or the SVD does not converge, :func:`factor`.
+
+    >>> from allornone.numeric import FloatModel
+    >>> T = np.array([[1.0, 2.0 ** 40], [0.0, 1.0]])      # a shear of condition about 1e24
+    >>> F = np.array([[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]]) @ T
+    >>> G = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]) @ np.array([[1.0, 0.0], [-2.0 ** 40, 1.0]])
+    >>> m = FloatModel(F, G)
+    >>> analyse(m, factored=formed_factor(m)).k_label()
+    'k = 2 at rounding, gap 1000 (decided)'
+    >>> analyse(m).k_decided
+    False
+    """
+    from allornone.numeric.linalg import Unresolved, difference_with_error, svd
+    from allornone.numeric.primitives import ROUNDED_LIMIT, _frobenius, _rounded_product
+
+    m, n, d = model.m, model.n, model.d
+    if model.lazy or 0 in (m, n, d) or m * n * d > ROUNDED_LIMIT or m * n * min(m, n) > FORMED_SVD_LIMIT:
+        return factor(model)
+    F = np.asarray(model.F, dtype=float)
+    G0, E0 = difference_with_error(np.asarray(model.G, dtype=float), model.pivot, model.input_error)
+    EF = model.input_error * np.abs(F) if model.input_error else None
+    out = _rounded_product(F, G0, EF, E0 if np.any(E0) else None)
+    if out is None:
+        return factor(model)
+    Q, E = out
+    if not np.abs(Q).max() >= 2.0 ** -900:
+        # logits near or below binary64's range: formed, they lose absolute
+        # amounts (2^-1074) that are no longer small beside them; the factors
+        # carry them in units of their own
+        return factor(model)
+    e = _pow2(Q)
+    with np.errstate(under="ignore", over="ignore"):
+        Qs, Es = np.ldexp(Q, -e), np.ldexp(E, -e)
+    try:
+        Uq, s0, Vt = svd(Qs)
+    except Unresolved:
+        return factor(model)
+    r = min(m, n, d)
+    err = _frobenius(Es) + 2.0 * math.sqrt(m * n) * 2.0 ** -1074 + svd_noise(max(m, n), float(s0[0]))
+    err += float(s0[r]) if s0.size > r else 0.0
+    if not math.isfinite(err):
+        return factor(model)
+    Uq, s0, V = Uq[:, :r], s0[:r], Vt[:r].T
+    with np.errstate(over="ignore", under="ignore"):
+        s = np.ldexp(s0, e)
+    if not np.all(np.isfinite(s)):
+        return factor(model)
+    fac = Factored(s, Uq.T @ F, V.T @ G0, np.eye(r), np.eye(r), s_unit=s0, s_exp=e,
+                   q_context=lambda: Uq, q_token=lambda: V, methods={"context": "formed", "token": "formed"},
+                   error_unit=err * (1.0 + 1e-12))
+    # the spectra of F and G_0 themselves (R_F and R_G above are not their triangular factors)
+    fac.__dict__["_svd"] = {"F": (None, *svd(F, compute_uv=True)[1:]), "G": (None, *svd(G0, compute_uv=True)[1:])}
+    return fac
+
+
 #: Tokens per block of the joint token QR (at least ``d + d~``; see :func:`joint_token_r`).
 TOKEN_BLOCK = 4096
 
@@ -366,6 +462,8 @@ def factor_error(fac: Factored, size: int, model=None) -> float:
     """
     if fac.s_unit is None or not fac.s_unit.size:
         return 0.0
+    if fac.error_unit is not None:
+        return fac.error_unit          # formed L: its own bound (formed_factor)
     nF, eF = _column_norms(fac.R_F)
     nG, eG = _column_norms(fac.R_G)
     with np.errstate(over="ignore", under="ignore"):

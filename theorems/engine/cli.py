@@ -721,7 +721,7 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     model, columns = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol, layout=head_layout)
     with _progress() as say:
         say("factoring L = F G_0^T")
-        fac = spectra.factor(model)
+        fac = spectra.formed_factor(model)
         say("spectra")
         sp = spectra.analyse(model, tol, cut, k, fac)
         rows = parallel_rows(model, queries, tol, spectra=sp, fac=fac)
