@@ -1127,6 +1127,24 @@ def _moved(r: _Rank, Y: np.ndarray, picks: list, readouts: int) -> float:
     return dR / room if room > 0 else math.inf
 
 
+def zero_column_verdict(first_zero: bool, second_zero: bool, k_decided: bool, k: int, first_norm: float,
+                        err: float) -> str | None:
+    """Parallelism in ``N`` where a log-odds column is exactly zero
+    (:func:`~allornone.numeric.equivalence.column_vanishes`), or None where
+    neither rule applies. A column of ``L`` that is zero is zero in every
+    truncation (``L_k = P_k L``). So a zero first column -- or any first
+    column at a decided rank 0 -- is a multiple of the second: "holds". A
+    zero second column has only zero multiples: "fails" at a decided rank
+    where the first column of ``L_k`` certainly is not zero, its computed
+    norm ``first_norm`` clearing twice what the truncation's error ``err``
+    may take from it (``sqrt(2) err`` per column)."""
+    if first_zero or (k_decided and k == 0):
+        return "holds"
+    if k_decided and second_zero and first_norm > 2.0 * math.sqrt(2.0) * err:
+        return "fails"
+    return None
+
+
 def _prepare(model, tol, cut, k, spectra, fac):
     fac = fac or formed_factor(model)
     spectra = spectra or analyse(model, tol, cut, k, fac)
@@ -1161,17 +1179,8 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     moved = float(angle_moved([fl.norm_fro(r.logodds_diff(a, b)), fl.norm_fro(r.logodds_diff(c, e))],
                               r.err).sum())
     in_n = tol.certain(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
-    if r.zero or column_vanishes(model, a, b):
-        # the first column of L_k is zero, a multiple of the second: at a
-        # decided rank 0, or because that column of L is exactly zero, and
-        # with it the column of every truncation of L (L_k = P_k L)
-        in_n = "holds"
-    elif r.spectra.k_decided and column_vanishes(model, c, e) \
-            and fl.norm_fro(r.logodds_diff(a, b)) > 2.0 * math.sqrt(2.0) * r.err:
-        # the second column of every truncation is zero, and the first is a
-        # multiple of it only where it is zero too: it is not, its computed
-        # norm clearing twice what the truncation's error may take from it
-        in_n = "fails"
+    in_n = zero_column_verdict(column_vanishes(model, a, b), column_vanishes(model, c, e), r.spectra.k_decided,
+                               r.k, fl.norm_fro(r.logodds_diff(a, b)), r.err) or in_n
     return {"tokens": [[model.tokens[a], model.tokens[b]], [model.tokens[c], model.tokens[e]]],
             "k": r.k, "k_label": r.spectra.k_label(),
             "cos_N": cos_n, "residual_N": res_n, "lambda_N": lam_n,

@@ -55,8 +55,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import math
-
 import numpy as np
 import scipy.linalg
 
@@ -123,7 +121,6 @@ def pair_indices(model, pairs: Sequence) -> np.ndarray:
 
     Raises :class:`~allornone.errors.InputFormatError` for a token the model
     does not have."""
-    from allornone.numeric.equivalence import column_vanishes
     from allornone.numeric.graded import _token, angle_moved, truncation_error
     out = []
     for i, p in enumerate(pairs):
@@ -256,7 +253,7 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
     ``spectra`` and ``fac`` (from :func:`allornone.numeric.spectra.analyse` and
     :func:`~allornone.numeric.spectra.factor`) are reused when given."""
     from allornone.numeric.equivalence import column_vanishes
-    from allornone.numeric.graded import _token, angle_moved, truncation_error
+    from allornone.numeric.graded import _token, angle_moved, truncation_error, zero_column_verdict
     from allornone.numeric.spectra import analyse, formed_factor
 
     fac = fac or formed_factor(model)
@@ -295,15 +292,11 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
     norms = np.linalg.norm(logodds, axis=0)
     moved = angle_moved(norms[i], err) + angle_moved(norms[j], err)
     v_n = _verdicts(vals["logodds"][2], tol, eps + moved) if spectra.k_decided else ["undecided"] * i.size
-    # graded.parallel's exact-zero columns: a zero first column is a multiple
-    # of anything in every truncation; a zero second one has only zero multiples
-    vanish = np.array([column_vanishes(model, int(x), int(y)) for x, y in idx], dtype=bool)
-    zero = spectra.k_decided and kk == 0
+    # graded.parallel's exact-zero columns, each distinct token pair tested once
+    vanish = [column_vanishes(model, int(x), int(y)) for x, y in idx]
     for t in range(i.size):
-        if zero or vanish[i[t]]:
-            v_n[t] = "holds"
-        elif spectra.k_decided and vanish[j[t]] and norms[i[t]] > 2.0 * math.sqrt(2.0) * err:
-            v_n[t] = "fails"
+        v_n[t] = zero_column_verdict(vanish[i[t]], vanish[j[t]], spectra.k_decided, kk, float(norms[i[t]]),
+                                     err) or v_n[t]
     v_raw = _verdicts(vals["raw"][2], tol, eps)
     label = spectra.k_label()
     names = model.tokens
