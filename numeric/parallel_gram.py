@@ -52,6 +52,7 @@ rounding) with every query computed from one factorisation.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -121,7 +122,7 @@ def pair_indices(model, pairs: Sequence) -> np.ndarray:
 
     Raises :class:`~allornone.errors.InputFormatError` for a token the model
     does not have."""
-    from allornone.numeric.graded import _token, angle_moved, truncation_error
+    from allornone.numeric.graded import _token
     out = []
     for i, p in enumerate(pairs):
         if not isinstance(p, (list, tuple)) or len(p) != 2:
@@ -239,6 +240,11 @@ def _verdicts(res: np.ndarray, tol: Tolerance, extra) -> list[str]:
     return np.broadcast_to(out, np.shape(res)).tolist()
 
 
+#: Entries (contexts times distinct token pairs) up to which a formed model's
+#: log-odds columns are held whole, each with its own bound (``graded.parallel``'s).
+FORMED_COLUMNS = 2 ** 23
+
+
 def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",
                   k: int | None = None, spectra=None, fac=None, chunk: int = 8192) -> list[dict]:
     """The rows :func:`allornone.numeric.graded.parallel_table` returns for ``queries``
@@ -248,12 +254,16 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
     so ``|P_N x| = |B_N^T x|``); in the log-odds form at rank ``k``,
     ``s_k * V_k^T Q_G^T (e_a - e_b)``, the coordinates of
     ``L_k[:, a] - L_k[:, b]`` in the orthonormal basis ``Q_F U_k`` -- and each
-    query is then a few operations on ``k``- or ``d``-vectors.
+    query is then a few operations on ``k``- or ``d``-vectors. Where ``L``
+    was formed (a small model, :func:`~allornone.numeric.spectra.formed_factor`)
+    and the pairs' columns fit in :data:`FORMED_COLUMNS`, the log-odds form
+    takes each column as :func:`~allornone.numeric.graded.parallel` does,
+    with a bound relative to that column.
 
     ``spectra`` and ``fac`` (from :func:`allornone.numeric.spectra.analyse` and
     :func:`~allornone.numeric.spectra.factor`) are reused when given."""
     from allornone.numeric.equivalence import column_vanishes
-    from allornone.numeric.graded import _token, angle_moved, truncation_error, zero_column_verdict
+    from allornone.numeric.graded import _Rank, _token, angle_moved, truncation_error, zero_column_verdict
     from allornone.numeric.spectra import analyse, formed_factor
 
     fac = fac or formed_factor(model)
@@ -275,10 +285,21 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
     G = np.asarray(model.G)
     raw = (G[idx[:, 0]] - G[idx[:, 1]]).T                          # d x P
     in_n = fac.bases_MN(kk)[1].T @ raw                              # k x P
-    # L_k's rows in the basis Q_F U_k, token by token (as graded.parallel projects before it subtracts)
-    tokens_k = (fac.Q_G @ fac.Vt[:kk].T) * fac.s[:kk]               # n x k
-    logodds = (tokens_k[idx[:, 0]] - tokens_k[idx[:, 1]]).T         # k x P
     i, j = inverse[:len(firsts)], inverse[len(firsts):]
+    if fac.formed is not None and model.m * len(idx) <= FORMED_COLUMNS:
+        # L formed (a small model): each pair's column as graded.parallel reads
+        # it, with its own bound and in its own units (lambda carries the ratio)
+        r = _Rank(model, spectra, fac)
+        got = [r.columns([(int(x), int(y))]) for x, y in idx]
+        logodds = np.column_stack([ws[0] for ws, _, _ in got])     # m x P
+        bounds = np.array([bs[0] for _, bs, _ in got])
+        scale = np.array([e for _, _, e in got])
+    else:
+        # L_k's rows in the basis Q_F U_k, token by token (as graded.parallel projects before it subtracts)
+        tokens_k = (fac.Q_G @ fac.Vt[:kk].T) * fac.s[:kk]               # n x k
+        logodds = (tokens_k[idx[:, 0]] - tokens_k[idx[:, 1]]).T         # k x P
+        bounds = np.full(len(idx), math.sqrt(2.0) * truncation_error(model, fac, kk)[1])
+        scale = np.zeros(len(idx), dtype=int)
     results = {name: ([], [], []) for name in ("N", "logodds", "raw")}
     for lo in range(0, i.size, chunk):
         a, b = i[lo:lo + chunk], j[lo:lo + chunk]
@@ -286,17 +307,18 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
             for acc, vals in zip(results[name], _fits(X[:, a], X[:, b])):
                 acc.append(vals)
     vals = {name: [np.concatenate(v) for v in acc] for name, acc in results.items()}
+    with np.errstate(over="ignore", under="ignore"):
+        vals["logodds"][1] = np.ldexp(vals["logodds"][1], scale[i] - scale[j])
     eps = np.finfo(float).eps * max(model.m, model.n, model.d)
     # what the computed L_k's error can move each angle (graded.parallel's allowance)
-    err = truncation_error(model, fac, kk)[1]
     norms = np.linalg.norm(logodds, axis=0)
-    moved = angle_moved(norms[i], err) + angle_moved(norms[j], err)
+    moved = angle_moved(norms[i], bounds[i]) + angle_moved(norms[j], bounds[j])
     v_n = _verdicts(vals["logodds"][2], tol, eps + moved) if spectra.k_decided else ["undecided"] * i.size
     # graded.parallel's exact-zero columns, each distinct token pair tested once
     vanish = [column_vanishes(model, int(x), int(y)) for x, y in idx]
     for t in range(i.size):
         v_n[t] = zero_column_verdict(vanish[i[t]], vanish[j[t]], spectra.k_decided, kk, float(norms[i[t]]),
-                                     err) or v_n[t]
+                                     float(bounds[i[t]])) or v_n[t]
     v_raw = _verdicts(vals["raw"][2], tol, eps)
     label = spectra.k_label()
     names = model.tokens

@@ -88,6 +88,11 @@ class Factored:
     error_unit: float | None = None
     """For factors of ``L`` formed entry by entry (:func:`formed_factor`): the
     bound on ``|E|_2`` of :func:`factor_error`, already taken on ``L`` itself."""
+    formed: tuple | None = field(default=None, repr=False)
+    """For :func:`formed_factor`: ``(Q, E, shift)``, ``L 2^shift`` correctly
+    rounded entry by entry and the bound on each entry's error (``|Q - L
+    2^shift| <= E``), kept so that a column of ``L`` is read with an error
+    relative to itself, not to ``sigma_1``."""
 
     @property
     def Q_F(self) -> np.ndarray:
@@ -266,7 +271,9 @@ def formed_factor(model) -> Factored:
     **Claim.** The returned factors are an SVD of ``L + E`` with
     ``|E|_2 <= error_unit 2^s_exp`` (:func:`factor_error` returns it).
 
-    **Proof.** ``Q = fl(F G_0^T)`` is correctly rounded entry by entry
+    **Proof.** ``F`` and ``G_0`` whose largest entries are below one are
+    first scaled up by powers of two (exactly), ``Q`` standing for ``L``
+    times the same power. ``Q = fl(F G_0^T)`` is correctly rounded entry by entry
     (:func:`~allornone.numeric.primitives.product_rank`'s product), so
     ``|Q - L| <= E_Q`` entrywise, ``E_Q`` counting half an ulp, underflow, the
     exact error of the subtraction ``G - g(y_0)`` and any declared input
@@ -307,8 +314,14 @@ def formed_factor(model) -> Factored:
         return factor(model)
     F = np.asarray(model.F, dtype=float)
     G0, E0 = difference_with_error(np.asarray(model.G, dtype=float), model.pivot, model.input_error)
-    EF = model.input_error * np.abs(F) if model.input_error else None
-    out = _rounded_product(F, G0, EF, E0 if np.any(E0) else None)
+    # small factors scaled up by powers of two first (exactly: no overflow, and a
+    # subnormal scaled up loses nothing), so that logits near 2^-1070 are formed
+    # at a size where rounding is relative; Q is then L 2^shift
+    a, b = (max(0, -_pow2(X)) if np.any(X) else 0 for X in (F, G0))
+    shift = a + b
+    Fs, G0s, E0s = np.ldexp(F, a), np.ldexp(G0, b), np.ldexp(E0, b)
+    EF = model.input_error * np.abs(Fs) if model.input_error else None
+    out = _rounded_product(Fs, G0s, EF, E0s if np.any(E0s) else None)
     if out is None:
         return factor(model)
     Q, E = out
@@ -331,12 +344,12 @@ def formed_factor(model) -> Factored:
         return factor(model)
     Uq, s0, V = Uq[:, :r], s0[:r], Vt[:r].T
     with np.errstate(over="ignore", under="ignore"):
-        s = np.ldexp(s0, e)
+        s = np.ldexp(s0, e - shift)
     if not np.all(np.isfinite(s)):
         return factor(model)
-    fac = Factored(s, Uq.T @ F, V.T @ G0, np.eye(r), np.eye(r), s_unit=s0, s_exp=e,
+    fac = Factored(s, Uq.T @ F, V.T @ G0, np.eye(r), np.eye(r), s_unit=s0, s_exp=e - shift,
                    q_context=lambda: Uq, q_token=lambda: V, methods={"context": "formed", "token": "formed"},
-                   error_unit=err * (1.0 + 1e-12))
+                   error_unit=err * (1.0 + 1e-12), formed=(Q, E, shift))
     # the spectra of F and G_0 themselves (R_F and R_G above are not their triangular factors)
     fac.__dict__["_svd"] = {"F": (None, *svd(F, compute_uv=True)[1:]), "G": (None, *svd(G0, compute_uv=True)[1:])}
     return fac
