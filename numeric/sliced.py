@@ -203,12 +203,26 @@ def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
         err *= 1 + 16 * _U
         # back to the inputs' units (exact unless it lands among the subnormals)
         if np.any(a.t) or np.any(b.t):
-            shift = a.t[:, None] + b.t[None, :]
-            nonzero = (T != 0) | (err != 0)
-            with np.errstate(over="ignore", under="ignore"):
-                T, err = np.ldexp(T, shift), np.ldexp(err, shift)
-            sub = nonzero & ((np.abs(T) < 2.0 ** -1022) | (err < 2.0 ** -1022))
-            err[sub] += 2.0 ** -1074
+            low = int(a.t.min()) + int(b.t.min())
+            if int(a.t.max()) + int(b.t.max()) < 1000 and low > -1000 and \
+                    float(err.min(initial=np.inf)) * 2.0 ** low >= 2.0 ** -1022:
+                # every bound stays a normal number: one multiplication by the
+                # powers of two (normal numbers themselves), far cheaper than
+                # ldexp by an array of exponents. A T that lands among the
+                # subnormals loses at most 2^-1074, which err's own margin
+                # (16 u err >= 2^-1071) covers
+                P = np.multiply.outer(np.ldexp(1.0, a.t), np.ldexp(1.0, b.t))
+                with np.errstate(under="ignore"):
+                    T *= P
+                    err *= P
+                del P
+            else:
+                shift = a.t[:, None] + b.t[None, :]
+                nonzero = (T != 0) | (err != 0)
+                with np.errstate(over="ignore", under="ignore"):
+                    T, err = np.ldexp(T, shift), np.ldexp(err, shift)
+                sub = nonzero & ((np.abs(T) < 2.0 ** -1022) | (err < 2.0 ** -1022))
+                err[sub] += 2.0 ** -1074
         if b.t.size == n:
             S, E = T, err
         else:

@@ -270,3 +270,17 @@ def test_settling_by_groups_of_contexts_in_any_order_gives_the_same_entries(monk
         part = run(order)
         assert part[0] == whole[0] and part[1] == whole[1]
         assert sorted(zip(part[2].tolist(), part[3].tolist())) == sorted(zip(whole[2].tolist(), whole[3].tolist()))
+
+
+@pytest.mark.parametrize("ea, eb", [(-300, -300), (-500, -515), (-520, -530), (400, -450)])
+def test_scaling_back_keeps_every_entry_within_its_bound(ea, eb):
+    """Products scaled back to the inputs' units by one multiplication by
+    powers of two where every bound stays normal, and entry by entry (with
+    what a subnormal result loses) where some bound would not: cancelling
+    products of rows near ``2^ea`` and ``2^eb``, against the exact ones."""
+    rng = np.random.default_rng(abs(ea + eb))
+    A, B = _cancelling(rng, 4, 6, 9)
+    A *= 2.0 ** ea
+    B *= 2.0 ** eb
+    A[1] *= 0.5 ** 20                           # rows of other scales beside them
+    _check(A, B)
