@@ -124,13 +124,22 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     G0a, G0b, T0a, T0b = (pow2_rows(M, e) for M in (G0a, G0b, T0a, T0b))
     right = np.vstack([np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1),
                        np.linalg.norm(T0a, axis=1), np.linalg.norm(T0b, axis=1), live])
-    dright = None
+    dright = declared = None
     if dleft is not None:
+        # for the open entries settled by slices: the declared errors entry by
+        # entry, 2 ie |f|^T (|g| + |g(y_0)|) per model, scaled as g_0 is (the
+        # screen above takes their Cauchy--Schwarz bound, larger by up to sqrt(d))
+        declared = [(ie, pow2_rows(np.abs(m.G[j:j + nt]) + np.abs(m.G[m.pivot])[None, :], e) if ie else None)
+                    for m, ie in ((a, ie_a), (b, ie_b))]
         # |i_0(y)| = ie (|g(y)| + |g(y_0)|), scaled as g_0 is
         s = np.ldexp(1.0, -e)
         ia = ie_a * (np.linalg.norm(a.G[j:j + nt], axis=1) + np.linalg.norm(ga)) * s if ie_a else 0 * s
         ib = ie_b * (np.linalg.norm(b.G[j:j + nt], axis=1) + np.linalg.norm(gb)) * s if ie_b else 0 * s
         dright = np.vstack([right[0], right[1], ia, ib])
+        if j <= a.pivot < j + nt:
+            # the pivot's own column is g(y_0) - g(y_0) = 0 exactly in both
+            # models, whatever error their numbers carry
+            dright[2:, a.pivot - j] = 0.0
     m = Fa.shape[0]
     worst = (-1.0, (0, 0), 0.0, 0.0)
     any_fail, max_res = False, 0.0
@@ -158,23 +167,32 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
             # (or at the tile's end): their arrays stay near SETTLE_ENTRIES
             if pending_r and (sl.stop == i0 + h0 or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
                 any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, (G0a, T0a), (G0b, T0b), j, left, right,
-                                           dleft, dright, tol, any_fail, worst, rows, cols, count)
+                                           declared, tol, any_fail, worst, rows, cols, count)
                 pending_r, pending_c = [], []
     return e, any_fail, worst, max_res, rows, cols, count[0]
 
 
-def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, left, right, dleft, dright, tol, any_fail, worst,
+def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, left, right, declared, tol, any_fail, worst,
              rows, cols, count):
     """The open entries of a run of whole contexts: settled (:func:`settle`),
-    and what is still open handed back, up to :data:`HANDED_BACK` of them."""
+    and what is still open handed back, up to :data:`HANDED_BACK` of them.
+    ``declared``: per model ``(input_error, H)``, ``H = |G| + |g(y_0)|`` of
+    the block's tokens scaled as ``g_0`` is, or None where nothing is declared."""
     r, c = np.concatenate(pending_r), np.concatenate(pending_c)
 
     def other(x, y):
         # underflow and what the models declare: the sliced products
         # take g_0 with the subtraction's exact error (TwoSum)
         out = left[x, 4] * right[4, y - j]
-        if dleft is not None:
-            out = out + np.einsum("ij,ji->i", dleft[x], dright[:, y - j])
+        if declared is not None:
+            # 2.02 ie |f|^T (|g| + |g(y_0)|) per entry, as recomputed entries
+            # take it (the 0.02: the rounding of H and of this product), from
+            # one product over the distinct contexts and tokens
+            xs, ix = _distinct(x)
+            ys, iy = _distinct(y - j)
+            for F, (ie, H) in zip((Fa, Fb), declared):
+                if ie:
+                    out = out + 2.02 * ie * (np.abs(F[xs]) @ H[ys].T)[ix, iy]
         return out
     if not any_fail:
         fail, worst, r, c = settle(r, c, Fa, Fb, Ga, Gb, j, Ga[0].shape[0], other, tol, worst)

@@ -7,7 +7,10 @@ Each check was run once against a broken variant of the module and failed
 there: with the rounding bound counted as room for "holds" (mutant
 ``entries-rounding-buys-holds``) the comparison with the loop fails on the
 cancelling pairs; with the declared error left out of the tiles' bound, the
-declared-error tests fail; with the token blocks' results merged in reverse
+declared-error tests fail; with the pivot's column given the declared
+errors (mutant ``tiles-pivot-declared``),
+a model of integers beyond 2^53 and its copy are left undecided; with the
+token blocks' results merged in reverse
 order, the comparison with the loop fails."""
 from __future__ import annotations
 
@@ -211,3 +214,21 @@ def test_a_declared_error_larger_than_the_rounding_is_a_cost_for_holds(monkeypat
     assert feq.same_distribution(*declared).undecided
     assert feq.same_distribution(FloatModel(F, G), FloatModel(F, G2)).fails
     assert feq.same_distribution(declared[0], FloatModel(F, G.copy(), input_error=1e-6)).undecided
+
+
+@pytest.mark.parametrize("tile", [None, 2])
+def test_the_pivot_column_is_zero_whatever_the_declared_error(monkeypatch, tile):
+    """Integers beyond ``2^53`` rounded, their relative error declared: a model
+    and its copy have ``L = L~`` certainly -- every entry's declared error is
+    far below ``rtol`` of its logit, and the pivot's own column is ``g(y_0) -
+    g(y_0) = 0`` in both, exactly, whatever error their numbers carry (it
+    once took a declared bound of ``2 ie |f|^T |g(y_0)|``, which an entry of
+    zero cannot be certified within, and the pair was left undecided)."""
+    if tile is not None:
+        monkeypatch.setattr(feq, "_TILE_TOKENS", tile)
+    F = np.array([[2.0 ** 61, 3.0], [5.0, -2.0 ** 60]])
+    G = np.array([[1.0, 2.0], [3.0, -1.0], [-2.0, 5.0]])
+    for pivot in (0, 2):
+        a = FloatModel(F, G, pivot=pivot, input_error=2.0 ** -53)
+        b = FloatModel(F.copy(), G.copy(), pivot=pivot, input_error=2.0 ** -53)
+        assert thm5.same_distribution(a, b).holds
