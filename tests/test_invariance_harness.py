@@ -102,3 +102,24 @@ def test_graded_query_margins_count_the_rank_only_where_the_float_rank_differs()
     same = {a: Decision(Truth.FAILS, detail={"k": rank}) for a in loose}
     strict = inv.atom_margins("graded-thm14", inst, same)
     assert strict["rel_lin_T_M"] > loose["rel_lin_T_M"]
+
+
+def test_a_query_column_below_its_declared_error_is_not_separated():
+    """Rounded inputs with a declared error of ``u``: a graded query reads the
+    log-odds column ``L (e_a - e_b)``, and one that cancels far below ``u (d +
+    2) |r| (|g(a)| + |g(b)|)`` is not determined by the data (the float side
+    cannot tell it from zero). Exactly representable, the same instance is
+    separated; and a pair naming one token twice is zero by construction."""
+    from allornone.symbolic.model import ExactModel
+    from allornone.theorems.engine.record import Instance
+
+    big = 2 ** 61
+    # the column of tokens 1 and 2 is F * 512: a third of its declared error,
+    # u (d + 2) |r| (|g(1)| + |g(2)|), on rows and tokens of 2^61
+    m = ExactModel([[big], [3]], [[0], [big], [big - 512]])
+    inst = Instance("x", (m,), {"ab": (1, 2), "ce": (1, 0)})
+    assert inv.separation("graded-lem8", inst, declared=True) < inv.SEPARATION
+    assert inv.separation("graded-lem8", inst, declared=False) >= inv.SEPARATION
+    same = Instance("x", (m,), {"ab": (1, 1), "ce": (1, 0)})
+    assert inv.separation("graded-lem8", same, declared=True) == inv.separation(
+        "graded-lem8", Instance("x", (m,), {"ab": (2, 2), "ce": (1, 0)}), declared=True)

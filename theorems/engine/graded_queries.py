@@ -86,6 +86,14 @@ def _fit(X: ql.QMatrix, Y: ql.QMatrix) -> tuple[bool, float]:
     return ql.rank(R) == 0, _relative(R, Y)
 
 
+def token_pairs(rid: str, params: dict) -> list:
+    """The token pairs ``(a, b)`` whose log-odds columns ``L (e_a - e_b)`` the
+    query atoms of ``rid`` read."""
+    if rid == "graded-lem8":
+        return [tuple(params["ab"]), tuple(params["ce"])]
+    return [tuple(t) for t in params.get("tokens") or ()]
+
+
 def _queries(rid: str, inst):
     """``(atom, query, truth, residual, regressors)`` of a query id on an exact
     instance: ``query`` as :func:`float_atoms` runs it, ``regressors`` the exact

@@ -188,7 +188,9 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
         relative error of about ``u`` on every input. Every logit is then known
         only to about ``u (d + 2) r_x c_y``, so a logit that cancels below that
         (exactly zero from non-zero rows, say) is not determined by the data:
-        each non-pivot logit counts as a decisive quantity with that bound.
+        each non-pivot logit counts as a decisive quantity with that bound, and
+        for a graded query each log-odds column it reads, ``L (e_a - e_b)``,
+        with ``u (d + 2) |r| (|g(a)| + |g(b)|)``.
 
     Returns
     -------
@@ -253,6 +255,18 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
             rb = 2 * u * (norms[p] + norms[q] + abs(float(lam)) * (norms[v] + norms[w]))
             if raw.any():
                 margins.append(math.hypot(*raw) / rb if rb else math.inf)
+    if declared and rid in gq.QUERIES:
+        # a graded query reads log-odds columns L (e_a - e_b) = F (g(a) - g(b)),
+        # each entry known to about u (d + 2) r_x (|g(a)| + |g(b)|) from rounded
+        # inputs: a column that cancels below that is not determined by the data
+        model, s = inst.models[0], scales[0]
+        L = model.log_odds()
+        for a, b in gq.token_pairs(rid, inst.params):
+            if a == b:
+                continue                    # zero by construction, whatever the rounding
+            col = _floats(L[:, [a]] - L[:, [b]])[:, 0]
+            bound = u * (s.d + 2) * float(np.linalg.norm(s.r)) * (s.gnorm[a] + s.gnorm[b])
+            margins.append(float(np.linalg.norm(col)) / bound if bound > 0 else math.inf)
     gamma = inst.params.get("gamma")
     if gamma is not None and gamma.shape[1] and rid in ("thm14", "steering"):
         margins.extend(_gamma_margins(inst.models[0], gamma, scales[0]))
