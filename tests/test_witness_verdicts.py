@@ -291,3 +291,17 @@ def test_input_dimension_is_decided_on_columns_of_any_sizes():
     for e in (0, 80, -80):
         B = np.eye(2) * np.array([2.0 ** e, 2.0 ** -e])
         assert fr.input_dimension_on_readouts(m, pairs, B=B) == exact.dim_gamma_q, e
+
+
+@pytest.mark.parametrize("name, index", [("integer shear", 1), ("hidden coordinates", 25), ("hidden components", 74)])
+def test_an_identity_the_transported_residual_leaves_open_is_decided_by_inclusion(name, index):
+    """Steering instances whose certificate holds in floats but whose
+    transported map's residual carries more error than its tolerance (a shear,
+    hidden coordinates or components): with ``L = L~`` certain the exact map is
+    transported exactly, and whether it is ``P_Γ~`` is ``Γ~ ⊆ M~``
+    (``identity_by_inclusion``), decided and agreeing with the exact side. The
+    inclusion was once asked only where the certificate itself was undecided."""
+    from allornone.theorems.engine import invariance as inv
+
+    out = inv.check("steering", name, 0, index)
+    assert out["outcome"] == "agree", out

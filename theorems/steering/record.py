@@ -171,13 +171,15 @@ def decide(models, params) -> dict[str, Decision]:
         premises = (an.same, an.cert.decision, an.in_N, an.results["steered"].decision)
         out["identity~"] = models[0].backend.decision(
             False, decided=any(d.fails for d in premises) or not any(d.undecided for d in premises))
-        a, b = models
-        if (not a.exact and an.cert.decision.undecided and an.same.holds and an.in_N.holds
-                and an.results["steered"].holds and an.gt_decided and a.structure.decided and b.structure.decided):
-            # L = L~ gives EL1--EL3 exactly (Theorem 5), so the exact certificate
-            # holds and the map is transported exactly; whether it is P_Γ~ is
-            # Γ~ ⊆ M~, which needs neither A* nor B* (ftr.identity_by_inclusion)
-            out["identity~"] = ftr.identity_by_inclusion(b, an.gamma_t, an.gt_error, out["identity~"])
+    a, b = models
+    if (not a.exact and out["identity~"].undecided and an.same.holds and an.in_N.holds
+            and an.results["steered"].holds and an.gt_decided and a.structure.decided and b.structure.decided):
+        # L = L~ gives EL1--EL3 exactly (Theorem 5), so the exact certificate
+        # holds and the map is transported exactly, whether or not the float
+        # certificate (or the transported map's residual, which carries its
+        # error) was decided; whether it is P_Γ~ is Γ~ ⊆ M~, which needs
+        # neither A* nor B* (ftr.identity_by_inclusion)
+        out["identity~"] = ftr.identity_by_inclusion(b, an.gamma_t, an.gt_error, out["identity~"])
     return out
 
 
