@@ -1101,12 +1101,13 @@ class _Rank:
     def __init__(self, model, spectra: Spectra, fac: Factored):
         self.model, self.spectra, self.fac, self.k = model, spectra, fac, spectra.k
         self._MN = None
-        self.theta, self.err = truncation_error(model, fac, self.k)
         # log-odds are read in units of 2^e (the factors' own): columns of
         # logits near 2^-1070 keep their digits, and every verdict is a ratio
         self.e = fac.s_exp if fac.s_unit is not None else 0
         self.s = fac.s_unit if fac.s_unit is not None else fac.s
-        self.err_unit = truncation_error(model, fac, self.k, unit=True)[1]
+        self.theta, self.err_unit = truncation_error(model, fac, self.k, unit=True)
+        with np.errstate(over="ignore", under="ignore"):
+            self.err = float(np.ldexp(self.err_unit, self.e))
         # at a decided rank 0 the truncation L_0 is zero, exactly as the exact
         # one is: every log-odds column of it vanishes, with no error to weigh
         self.zero = bool(spectra.k_decided and self.k == 0)
@@ -1204,22 +1205,34 @@ class _Rank:
         return self.fac.left(self.k)[idx], math.sqrt(2.0) * self.theta + 2.0 * eta
 
 
-def _span_moved(B: np.ndarray, beta: float) -> float:
-    """How far the relative residual of a fit on ``[B, 1]`` can move when
-    ``B`` is within ``beta`` (spectral norm) of exact regressors: the
-    regressors' error over the smallest singular value the fit solves in,
-    each column brought to size about one by a power of two first (the same
-    span) and its error scaled with it."""
+def _regressors(B: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """``[B, 1]`` with each column brought to size about one by a power of
+    two (the same span, exactly: the solver's cut of small singular values
+    would otherwise drop the intercept beside coordinates ``2^50`` larger, and
+    fit a smaller span), its singular values on its numerical rank (the
+    directions a least-squares solve works in: with a bias folded in, the
+    intercept is already in the span of ``B``, and that exactly dependent
+    direction says nothing of the residual's rounding), and ``grow``, the
+    largest scaling of a column of ``B`` (an error of ``B`` in the scaled
+    columns is at most ``grow`` times itself; beyond binary64 for a column
+    near ``2^-1000``, and then nothing is decided)."""
     X = np.hstack([B, np.ones((B.shape[0], 1))])
     cexp = np.array([math.frexp(float(t))[1] if t > 0 else 0 for t in np.abs(X).max(axis=0, initial=0.0)])
     X = np.ldexp(X, -cexp[None, :])
     sx = scipy.linalg.svdvals(X)
     live = sx[sx > np.finfo(float).eps * max(X.shape) * sx[0]] if sx.size and sx[0] > 0 else sx[:0]
-    if not live.size:
-        return math.inf
     with np.errstate(over="ignore"):
         grow = float(np.ldexp(1.0, -int(cexp[:-1].min()))) if cexp.size > 1 else 1.0
-    return grow * beta / float(live[-1])
+    return X, live, grow
+
+
+def _span_moved(B: np.ndarray, beta: float) -> float:
+    """How far the relative residual of a fit on ``[B, 1]`` can move when
+    ``B`` is within ``beta`` (spectral norm) of exact regressors: the
+    regressors' error, scaled with their columns (:func:`_regressors`), over
+    the smallest singular value the fit solves in."""
+    _, live, grow = _regressors(B)
+    return grow * beta / float(live[-1]) if live.size else math.inf
 
 
 def _moved(Y: np.ndarray, picks: list, bounds: Sequence[float]) -> float:
@@ -1420,23 +1433,14 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     feats = _features(model)
     X = r.L_rows_coords(src) if reading == "M" else (feats.rows(src) if isinstance(feats, RowSource)
                                                        else np.asarray(feats)[src])
-    X = np.hstack([X, np.ones((len(S), 1))])
-    # columns brought to size about one by powers of two (the same span, exactly):
-    # the solver's cut of small singular values would otherwise drop the
-    # intercept beside coordinates 2^50 larger, and fit a smaller span
-    cexp = np.array([math.frexp(float(t))[1] if t > 0 else 0 for t in np.abs(X).max(axis=0, initial=0.0)])
-    X = np.ldexp(X, -cexp[None, :])
+    X, live, grow = _regressors(X)
     with np.errstate(over="ignore"):
         # (the solver's own residual sums, which it may square beyond binary64, are not used)
         coef = scipy.linalg.lstsq(X, Y, lapack_driver="gelsd")[0]
     R = Y - X @ coef
     dof = len(S) - X.shape[1]
     rel = _relative(R, Y)
-    sx = scipy.linalg.svdvals(X)
-    # the condition on the numerical rank (the directions lstsq solved in): with a
-    # bias folded in, the intercept is already in the span of the regressors, and
-    # the exactly dependent direction says nothing about the residual's rounding
-    live = sx[sx > np.finfo(float).eps * max(X.shape) * sx[0]] if sx.size and sx[0] > 0 else sx[:0]
+    # the condition on the numerical rank (the directions lstsq solved in)
     cond = float(live[0] / live[-1]) if live.size else float("inf")
     # a small fit solved exactly on its binary64 numbers: its residual then owes
     # nothing to the regressors' condition, which a change of basis raises. The
@@ -1469,10 +1473,6 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
             extra += (model.input_error * fl.norm_fro(X[:, :-1]) / float(live[-1]) if live.size else math.inf)
         if reading == "M" and live.size:
             spread = math.sqrt(max(np.bincount(src).max(), 1))
-            # (the regressors' error in the scaled columns: times the largest scaling)
-            with np.errstate(over="ignore"):
-                # (beyond binary64 for a column near 2^-1000: then nothing is decided)
-                grow = float(np.ldexp(1.0, -int(cexp[:-1].min()))) if cexp.size > 1 else 1.0
             basis = r.L_rows_basis(src)
             if basis is not None:
                 # the coordinates W[s] diag(s_k) span what W[s] spans (each column

@@ -23,19 +23,26 @@ from allornone.numeric.linalg import Tolerance
 from allornone.theorems.engine import invariance as inv
 
 
-def _exact_truncated_column(F, G, k, a, b, digits=80):
-    """``L_k (e_a - e_b)`` of ``L = F G^T`` (pivot row of ``G`` zero), from
-    the exact rational ``L`` and an SVD at ``digits`` decimal digits."""
-    with mpmath.workdps(digits):
-        Fq = [[Fraction(float(x)) for x in row] for row in F]
-        Gq = [[Fraction(float(x)) for x in row] for row in G]
-        L = [[sum(f * g for f, g in zip(fr, gr)) for gr in Gq] for fr in Fq]
-        M = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in row] for row in L])
-        U, S, V = mpmath.svd_r(M)
-        col = [mpmath.mpf(0)] * M.rows
+DIGITS = 80
+
+
+def _exact_svd(F, G):
+    """An SVD of the exact rational ``L = F G^T`` at :data:`DIGITS` decimal
+    digits (call inside ``mpmath.workdps(DIGITS)``)."""
+    Fq = [[Fraction(float(x)) for x in row] for row in F]
+    Gq = [[Fraction(float(x)) for x in row] for row in G]
+    L = [[sum(f * g for f, g in zip(fr, gr)) for gr in Gq] for fr in Fq]
+    return mpmath.svd_r(mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in row] for row in L]))
+
+
+def _exact_truncated_column(F, G, k, a, b):
+    """``L_k (e_a - e_b)`` of ``L = F G^T`` (pivot row of ``G`` zero)."""
+    with mpmath.workdps(DIGITS):
+        U, S, V = _exact_svd(F, G)
+        col = [mpmath.mpf(0)] * U.rows
         for i in range(k):
             coeff = S[i] * (V[i, a] - V[i, b])
-            for x in range(M.rows):
+            for x in range(U.rows):
                 col[x] += U[x, i] * coeff
         return np.array([float(c) for c in col])
 
@@ -96,15 +103,11 @@ def test_queries_on_tokens_far_apart_and_subnormal_logits_are_decided(transform,
     assert out["outcome"] == "agree", out
 
 
-def _exact_top_left(F, G, k, digits=80):
-    """The top-``k`` left singular vectors of the exact ``L = F G^T``, at ``digits`` digits."""
-    with mpmath.workdps(digits):
-        Fq = [[Fraction(float(x)) for x in row] for row in F]
-        Gq = [[Fraction(float(x)) for x in row] for row in G]
-        L = [[sum(f * g for f, g in zip(fr, gr)) for gr in Gq] for fr in Fq]
-        M = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in row] for row in L])
-        U, _, _ = mpmath.svd_r(M)
-        return np.array([[float(U[i, j]) for j in range(k)] for i in range(M.rows)])
+def _exact_top_left(F, G, k):
+    """The top-``k`` left singular vectors of the exact ``L = F G^T``."""
+    with mpmath.workdps(DIGITS):
+        U, _, _ = _exact_svd(F, G)
+        return np.array([[float(U[i, j]) for j in range(k)] for i in range(U.rows)])
 
 
 @pytest.mark.parametrize("seed", range(4))
