@@ -111,7 +111,7 @@ def _conclude(a, b, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, to
 
 
 # Tiles of the comparison (contexts x tokens).
-_TILE_TOKENS = 4096
+_TILE_TOKENS = 1024
 _TILE_CONTEXTS = 512
 
 
@@ -364,69 +364,86 @@ def column_vanishes(model, a: int, b: int) -> bool:
         return False
     G = np.asarray(model.G, dtype=float)
     g = G[[b]]
-    return bool(_zero_logits([(np.asarray(model.F, dtype=float), G[[a]], g, G[[a]] - g)], np.array([0]), False)[0])
+    return bool(_zero_logits([(np.asarray(model.F, dtype=float), G[[a]], g)], np.array([0]), False)[0])
 
 
 def _splits(a, b) -> list:
-    """``(F, G, g(y_0), D)`` of each model, ``D = fl(G - g(y_0))``: the screen
-    needs only ``D``, the exact check also its TwoSum error, formed there."""
+    """``(F, G, g(y_0))`` of each model: ``G_0 = G - g(y_0)`` is formed a
+    chunk of tokens at a time where it is needed (rounded for the screen,
+    split exactly by TwoSum for the exact check), never whole."""
     out = []
     for m in (a, b):
         G = np.asarray(m.G)
-        out.append((np.asarray(m.F), G, G[m.pivot][None, :], G - G[m.pivot][None, :]))
+        out.append((np.asarray(m.F), G, G[m.pivot][None, :]))
     return out
+
+
+def _chunks(rows: int, width: int):
+    """Row ranges of at most ``_BLOCK`` entries (``width`` each) covering ``rows``."""
+    step = max(1, _BLOCK // max(width, 1))
+    return ((lo, min(rows, lo + step)) for lo in range(0, rows, step))
 
 
 def _zero_logits(splits: list, idx: np.ndarray, by_context: bool) -> np.ndarray:
     from allornone.numeric.witness import rounded_matmul
 
     out = np.ones(idx.size, dtype=bool)
-    for F, G, p, D in splits:
+    for F, G, p in splits:
         live = np.flatnonzero(out)
-        sure = _surely_nonzero(F, D, idx[live], by_context)
+        sure = _surely_nonzero(F, G, p, idx[live], by_context)
         out[live[sure]] = False
         live = live[~sure]
         if not live.size:
             break
         js = idx[live]
-        D, E = fl.two_sum(G, -p)      # G_0 = D + E exactly (TwoSum's D is the screen's)
-        if by_context:
-            L = rounded_matmul([(F[js], D.T), (F[js], E.T)])
-        else:
-            L = rounded_matmul([(F, D[js].T), (F, E[js].T)])
-        if L is None:
-            return np.zeros(idx.size, dtype=bool)
-        # zero only where the correctly rounded value is zero *and* nothing
-        # may have been lost: a logit below binary64's range rounds to zero
-        # with an error bound of the smallest subnormal, and is not shown zero
-        out[live] &= ~np.any((L[0] != 0) | (L[1] != 0), axis=1 if by_context else 0)
+        # G_0 = D + E exactly (TwoSum's D is the screen's), a chunk of tokens
+        # at a time: a context is zero when every chunk of its logits is
+        zero = np.ones(js.size, dtype=bool)
+        for lo, hi in (_chunks(G.shape[0], F.shape[1] * js.size) if by_context else [(0, 1)]):
+            D, E = fl.two_sum(G[lo:hi] if by_context else G[js], -p)
+            L = rounded_matmul([(F[js], D.T), (F[js], E.T)] if by_context else [(F, D.T), (F, E.T)])
+            if L is None:
+                return np.zeros(idx.size, dtype=bool)
+            # zero only where the correctly rounded value is zero *and* nothing
+            # may have been lost: a logit below binary64's range rounds to zero
+            # with an error bound of the smallest subnormal, and is not shown zero
+            zero &= ~np.any((L[0] != 0) | (L[1] != 0), axis=1 if by_context else 0)
+        out[live] &= zero
     return out
 
 
-def _surely_nonzero(F: np.ndarray, D: np.ndarray, js: np.ndarray, by_context: bool) -> np.ndarray:
-    """Per context ``js`` (rows of ``F``; tokens, rows of ``D``, unless
+def _surely_nonzero(F: np.ndarray, G: np.ndarray, p: np.ndarray, js: np.ndarray, by_context: bool) -> np.ndarray:
+    """Per context ``js`` (rows of ``F``; tokens, rows of ``G``, unless
     ``by_context``): whether some logit ``f(x)^T (d(y) + e(y))`` is certainly
-    not zero, ``e`` the TwoSum error of ``D`` (``|e| <= u |d|``). The computed
-    ``fl(f^T d)`` is within ``gamma_k |f|^T |d|`` of ``f^T d`` (``k`` terms, any
-    order of summation) plus ``k`` smallest subnormals lost to underflow, and
-    ``f^T e`` within ``u |f|^T |d|``; the bound used is twice the sum of those,
-    with ``|f|^T |d|`` itself computed (its own rounding inside the factor two).
-    An entry beyond it is not zero; every other is left to the exact check, as
-    is any whose bound overflowed. In blocks, so that no ``len(js) x n`` array
-    is formed at once."""
+    not zero, ``d = fl(g - g(y_0))`` and ``e`` its TwoSum error (``|e| <= u
+    |d|``). The computed ``fl(f^T d)`` is within ``gamma_k |f|^T |d|`` of ``f^T
+    d`` (``k`` terms, any order of summation) plus ``k`` smallest subnormals
+    lost to underflow, and ``f^T e`` within ``u |f|^T |d|``; the bound used is
+    twice the sum of those, with ``|f|^T |d|`` itself computed (its own
+    rounding inside the factor two). An entry beyond it is not zero; every
+    other is left to the exact check, as is any whose bound overflowed. In
+    blocks of both sides, so that no array of ``F``'s or ``G``'s size is
+    formed."""
     k = F.shape[1]
     c = 2.0 * ((k + 1) * _U / (1.0 - (k + 1) * _U) + _U)
     tiny = 2.0 * (k + 1) * 2.0 ** -1074
-    X, Y = (F, D) if by_context else (D, F)
     sure = np.zeros(js.size, dtype=bool)
-    step = max(1, _BLOCK // max(Y.shape[0], 1))
+    # the rows judged (contexts, or tokens' d), against the other side a chunk at a time
+    X = F[js] if by_context else G[js] - p
+    others = G.shape[0] if by_context else F.shape[0]
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        aY = np.abs(Y)
-        for lo in range(0, js.size, step):
-            rows = X[js[lo:lo + step]]
-            P = rows @ Y.T
-            B = np.abs(rows) @ aY.T
-            sure[lo:lo + step] = np.any(np.isfinite(B) & (np.abs(P) > c * B + tiny), axis=1)
+        aX = np.abs(X)
+        for lo, hi in _chunks(others, k):
+            Y = G[lo:hi] - p if by_context else np.asarray(F[lo:hi], dtype=float)
+            aY = np.abs(Y)
+            left = np.flatnonzero(~sure)
+            for r0, r1 in _chunks(left.size, hi - lo):
+                rows = left[r0:r1]
+                P = X[rows] @ Y.T
+                B = aX[rows] @ aY.T
+                sure[rows] = np.any(np.isfinite(B) & (np.abs(P) > c * B + tiny), axis=1)
+            if sure.all():
+                break
     return sure
 
 

@@ -32,7 +32,8 @@ entries of two equivalent models -- are settled in two steps
 :data:`SLICED_SHARE` of the tile's tokens, both logits are formed by sliced
 products (:func:`~allornone.numeric.sliced.sliced_product`, with ``g_0`` and
 its subtraction's exact error as one exact sum: the bound drops to about ``2 u
-|L|``), a tile of such contexts at once. What is still open then, and the
+|L|``), a tile of such contexts at once; each block of tokens is sliced once,
+at its first open entry, for all of them. What is still open then, and the
 open entries of the other contexts, are handed back to be recomputed with
 correctly rounded dot products (:func:`allornone.numeric.equivalence._conclude`).
 
@@ -51,7 +52,7 @@ import numpy as np
 from allornone.numeric import linalg as fl
 from allornone.numeric import threads as th
 from allornone.numeric.primitives import entry_ratios
-from allornone.numeric.sliced import sliced_product
+from allornone.numeric.sliced import Slices, sliced_product
 
 __all__ = ["TileResult", "common_exponents", "compare_tiles", "pow2_rows", "settle", "sliced_entries"]
 
@@ -152,6 +153,7 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     if not hasattr(_LOCAL, "tiles") or _LOCAL.tiles[0].shape != (nc, G0a.shape[0]):
         _LOCAL.tiles = (np.empty((nc, G0a.shape[0])), np.empty((nc, G0a.shape[0])))
     bufa, bufb = _LOCAL.tiles
+    sides = None
     step = max(1, min(nc, CACHE_ENTRIES // max(G0a.shape[0], 1)))
     for i0 in range(0, m, nc):
         h0 = min(m, i0 + nc) - i0
@@ -166,7 +168,10 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
             # the open entries of whole contexts settled once they are many
             # (or at the tile's end): their arrays stay near SETTLE_ENTRIES
             if pending_r and (sl.stop == i0 + h0 or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
-                any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, (G0a, T0a), (G0b, T0b), j, left, right,
+                if sides is None:
+                    # the block's tokens sliced once, for every group of contexts
+                    sides = Slices.of(G0a, T0a), Slices.of(G0b, T0b)
+                any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, *sides, j, left, right,
                                            declared, tol, any_fail, worst, rows, cols, count)
                 pending_r, pending_c = [], []
     return e, any_fail, worst, max_res, rows, cols, count[0]
@@ -195,7 +200,7 @@ def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, left, right, declared, tol
                     out = out + 2.02 * ie * (np.abs(F[xs]) @ H[ys].T)[ix, iy]
         return out
     if not any_fail:
-        fail, worst, r, c = settle(r, c, Fa, Fb, Ga, Gb, j, Ga[0].shape[0], other, tol, worst)
+        fail, worst, r, c = settle(r, c, Fa, Fb, Ga, Gb, j, Ga.s.shape[0], other, tol, worst)
         any_fail |= fail
     # beyond what may be recomputed the verdict is undecided anyway:
     # only the count is kept (the entries could be a third of the logits)
@@ -212,12 +217,12 @@ def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, left, right, declared, tol
 SLICED_SHARE = 1 / 32
 #: Entries of a tile's rows the sliced products form at once (of each model:
 #: its value and bound, as many gathered, the verdicts).
-SETTLE_ENTRIES = 1 << 20
+SETTLE_ENTRIES = 1 << 18
 
 
 def settle(r, c, Fa, Fb, Ga, Gb, j, width, other, tol, worst):
     """The open entries ``(r, c)`` (contexts ``r`` of ``Fa``, ``Fb``; tokens
-    ``c - j`` of ``Ga = (G, tail)``, ``Gb`` likewise, ``width`` of them:
+    ``c - j`` of ``Ga = (G, tail)`` or its slices, ``Gb`` likewise, ``width`` of them:
     :func:`sliced_entries`) of the contexts where they
     are many (:data:`SLICED_SHARE`) recomputed by
     :func:`~allornone.numeric.sliced.sliced_product` and judged by
@@ -275,7 +280,8 @@ def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def sliced_entries(x, y, Fa, Fb, Ga, Gb, other, tol):
     """Entries ``(x, y)`` of ``Fa (G + tail)^T`` (``Ga = (G, tail)``, the
-    tail the exact error of the subtraction that formed ``G``, or None) and
+    tail the exact error of the subtraction that formed ``G``, or None; or
+    ``G + tail`` already sliced, a :class:`~allornone.numeric.sliced.Slices`) and
     of ``Fb`` and ``Gb`` likewise, formed by
     :func:`~allornone.numeric.sliced.sliced_product` (the contexts and tokens
     they touch, once each) and judged by
@@ -285,11 +291,24 @@ def sliced_entries(x, y, Fa, Fb, Ga, Gb, other, tol):
     rows, ix = _distinct(x)
     toks, iy = _distinct(y)
     vals = []
-    for F, (G, tail) in ((Fa, Ga), (Fb, Gb)):
-        out = sliced_product(F[rows], G[toks], None if tail is None else tail[toks])
+    for F, G in ((Fa, Ga), (Fb, Gb)):
+        cols = iy
+        if isinstance(G, Slices):
+            # sliced once for every group of contexts. Where most of its tokens
+            # are open, the product with all of them costs less than copying
+            # those rows out (the others' entries are formed and not read; an
+            # overflow among them alone falls back to the rows needed)
+            out = sliced_product(F[rows], G) if 2 * toks.size >= G.s.shape[0] else None
+            if out is not None:
+                cols = toks[iy]
+            else:
+                out = sliced_product(F[rows], G if toks.size == G.s.shape[0] else G.take(toks))
+        else:
+            G, tail = G
+            out = sliced_product(F[rows], G[toks], None if tail is None else tail[toks])
         if out is None:
             return None
-        vals.append((out[0][ix, iy], out[1][ix, iy]))
+        vals.append((out[0][ix, cols], out[1][ix, cols]))
         del out
     (va, ea), (vb, eb) = vals
     diff = np.abs(va - vb)

@@ -52,7 +52,8 @@ millionth of ``|a| |b| d u``; those few are left to a correctly rounded sum.
 Cost: three ordinary products of ``d`` inner terms (``P1`` and two for
 ``R``) and a few elementwise passes over the slices; ``B`` is sliced a chunk
 of rows at a time (:data:`CHUNK_ENTRIES`), so its slices never take more
-than four arrays of that size.
+than four arrays of that size -- or sliced once by the caller (:class:`Slices`),
+when the same rows meet many blocks of ``A``.
 """
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ import numpy as np
 
 from allornone.numeric.linalg import UNIT_ROUNDOFF, exact_rows, scale_rows, underflow_loss
 
-__all__ = ["CHUNK_ENTRIES", "slice_bits", "sliced_product"]
+__all__ = ["CHUNK_ENTRIES", "Slices", "slice_bits", "sliced_product"]
 
 _U = UNIT_ROUNDOFF
 #: Entries of ``B`` sliced at once (each of its five slices that large).
@@ -110,13 +111,40 @@ def _scaled(X: np.ndarray, t: np.ndarray) -> np.ndarray:
     return scale_rows(X, t)
 
 
-class _Slices:
+class Slices:
     """A matrix's rows scaled (exponents ``t``) and cut in two: ``x1``,
     ``x2`` and the scaled matrix ``s``; with a ``tail`` (at the matrix's row
     scaling), ``x2`` holds ``fl(x2 + tail)``. Each a contiguous array: BLAS
-    takes a strided view of a wider array at half the speed here."""
+    takes a strided view of a wider array at half the speed here.
+
+    Every row is sliced on its own, so the slices of some rows taken from
+    the whole matrix's (:meth:`take`) are the slices of those rows: a block
+    of tokens sliced once serves every group of contexts it is multiplied
+    with (:func:`sliced_product` takes a ``Slices`` for ``B``)."""
+
+    @classmethod
+    def of(cls, B: np.ndarray, tail: np.ndarray | None = None) -> "Slices":
+        """The slices :func:`sliced_product` cuts ``B`` (with its ``tail``) into."""
+        B = np.asarray(B, dtype=float)
+        return cls(B, slice_bits(B.shape[1]), tail)
+
+    def take(self, idx: np.ndarray) -> "Slices":
+        """The slices of rows ``idx`` (copies, contiguous)."""
+        out = object.__new__(Slices)
+        for name in ("s", "x1", "x2", "t", "live", "lossy", "tail"):
+            setattr(out, name, getattr(self, name)[idx])
+        out.beta = self.beta
+        out._right = None if self._right is None else self._right[:, idx]
+        return out
+
+    def right(self) -> np.ndarray:
+        """The rows' factors of the bound's rank-6 product (:func:`sliced_product`)."""
+        if self._right is None:
+            self._right = np.vstack([_norms(self.x2), _norms(self.s), self.tail, self.live, self.live, self.lossy])
+        return self._right
 
     def __init__(self, X: np.ndarray, beta: int, tail: np.ndarray | None = None):
+        self.beta, self._right = beta, None
         top = np.max(np.abs(X), axis=1)
         if tail is not None:
             # a row's scale and whether it lives count its tail too: a zero
@@ -149,7 +177,7 @@ class _Slices:
         self.s, self.x1, self.x2 = s, x1, x2
 
 
-def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
+def sliced_product(A: np.ndarray, B: "np.ndarray | Slices", tail: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray] | None:
     r"""``S`` and ``E`` with ``|S - A (B + tail)^T| <= E`` entrywise, ``E``
     about ``u |A (B + tail)^T| + 2 d u 2^-beta |a| |b|`` (module docstring:
@@ -157,8 +185,9 @@ def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
     ``tail`` (``n x d``, or None for zero) is a small correction of ``B`` --
     the exact error of the subtraction that formed it, at most ``u |B|`` --
     added to ``B``'s second slice (that addition's rounding in the bound): so
-    ``B + tail`` is multiplied as the exact sum it is. None when a
-    scaled-back entry or its bound would overflow.
+    ``B + tail`` is multiplied as the exact sum it is. ``B`` may also be
+    given already sliced (:class:`Slices`, its tail in it; taken whole, as
+    one chunk). None when a scaled-back entry or its bound would overflow.
 
     >>> a = np.array([[1e16, 1.0, -1e16]]); b = np.ones((1, 3))
     >>> float((a @ b.T)[0, 0])                  # the ordinary product loses the 1
@@ -168,14 +197,18 @@ def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
     (1.0, True)
     """
     A = np.asarray(A, dtype=float)
-    B = np.asarray(B, dtype=float)
+    pre = B if isinstance(B, Slices) else None
+    if pre is None:
+        B = np.asarray(B, dtype=float)
     m, d = A.shape
-    n = B.shape[0]
+    n = (pre.s if pre is not None else B).shape[0]
+    if pre is not None and pre.s.shape[1] != d:
+        raise ValueError(f"sliced rows of {pre.s.shape[1]} columns multiplied with rows of {d}")
     if m == 0 or n == 0 or d == 0:
         return np.zeros((m, n)), np.zeros((m, n))
     beta = slice_bits(d)
     gamma = 2 * d * _U / (1 - 2 * d * _U)
-    a = _Slices(A, beta)
+    a = Slices(A, beta)
     na = [_norms(M) for M in (a.x1, a.x2)]
     tiny = 4.0 * d * 2.0 ** -1074
     # the bound's terms that are products of a row's number and a column's,
@@ -186,10 +219,10 @@ def sliced_product(A: np.ndarray, B: np.ndarray, tail: np.ndarray | None = None
     # binary64
     left = np.column_stack([(gamma + _U) * na[0], gamma * na[1], na[1],
                             a.live * underflow_loss(4 * d), a.lossy * tiny, a.live * tiny])
-    step = max(1, CHUNK_ENTRIES // d)
+    step = n if pre is not None else max(1, CHUNK_ENTRIES // d)
     for j in range(0, n, step):
-        b = _Slices(B[j:j + step], beta, None if tail is None else tail[j:j + step])
-        right = np.vstack([_norms(b.x2), _norms(b.s), b.tail, b.live, b.live, b.lossy])
+        b = pre if pre is not None else Slices(B[j:j + step], beta, None if tail is None else tail[j:j + step])
+        right = b.right()
         T = a.x1 @ b.x1.T                       # P1: exact
         # R = A1 B2'^T + A2 B^T, and S = fl(P1 + fl(R)): one rounding
         R = a.x1 @ b.x2.T

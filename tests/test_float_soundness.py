@@ -599,15 +599,25 @@ def test_a_context_whose_part_in_M_is_below_its_error_does_not_hold_by_rounding(
     assert r["outcome"] != "contradict", r
 
 
-def test_zero_logits_are_decided_exactly():
+@pytest.mark.parametrize("block", [None, 1, 3])
+def test_zero_logits_are_decided_exactly(block, monkeypatch):
+    """Also a chunk of one or a few tokens (contexts) at a time: a context is
+    zero only where every chunk of its logits is."""
+    from allornone.numeric import equivalence
     from allornone.numeric.equivalence import zero_logits
 
+    if block is not None:
+        monkeypatch.setattr(equivalence, "_BLOCK", block)
     a = FloatModel([[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]], [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
     b = FloatModel([[1.0, 2.0], [0.0, 2.0 ** -1000], [3.0, 0.0]], [[0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
     assert zero_logits(a, a, contexts=[0, 1, 2]).tolist() == [False, True, False]
     # a context whose logits are 2^-1000 times another's is not zero
     assert zero_logits(a, b, contexts=[1]).tolist() == [False]
     assert zero_logits(a, a, tokens=[0, 1, 2]).tolist() == [True, True, False]
+    # a nonzero logit inside its rounding bound (the screen cannot tell it) in
+    # the first token, exact zeros after it: not zero, however the tokens are cut
+    c = FloatModel([[1.0, 3.0]], [[3.0, -1.0 + 2.0 ** -52], [0.0, 0.0], [0.0, 0.0]], pivot=1)
+    assert zero_logits(c, c, contexts=[0]).tolist() == [False]
 
 
 def test_the_screen_leaves_an_exact_zero_that_rounds_to_nonzero():
@@ -643,7 +653,7 @@ def test_an_open_column_is_shown_nonzero_without_exact_sums(monkeypatch):
     monkeypatch.setattr(witness, "rounded_matmul", lambda *args, **kw: pytest.fail("exact sums formed"))
     seen = []
     screen = equivalence._surely_nonzero
-    monkeypatch.setattr(equivalence, "_surely_nonzero", lambda F, D, js, by: seen.append(js.size) or screen(F, D, js, by))
+    monkeypatch.setattr(equivalence, "_surely_nonzero", lambda F, G, p, js, by: seen.append(js.size) or screen(F, G, p, js, by))
     assert not equivalence.logits_vanish(a, a, contexts=np.arange(300))
     assert seen == [16]
     assert not equivalence.logits_vanish(a, a, tokens=np.arange(1, 400))
