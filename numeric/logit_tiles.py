@@ -153,31 +153,119 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     if not hasattr(_LOCAL, "tiles") or _LOCAL.tiles[0].shape != (nc, G0a.shape[0]):
         _LOCAL.tiles = (np.empty((nc, G0a.shape[0])), np.empty((nc, G0a.shape[0])))
     bufa, bufb = _LOCAL.tiles
-    sides = None
+    sides = []
+
+    def cut():
+        # the block's tokens sliced once, for every group of contexts, when
+        # the sliced products are first asked for
+        if not sides:
+            sides.extend((Slices.of(G0a, T0a), Slices.of(G0b, T0b)))
+        return sides
     step = max(1, min(nc, CACHE_ENTRIES // max(G0a.shape[0], 1)))
+    # once a tile of contexts leaves most of its entries open (two equivalent
+    # models at a tight tolerance), the block's later tiles go to the sliced
+    # products at once, whole: their ordinary products, elementwise test and
+    # gathers would only hand nearly every entry over to them
+    dense, dense_ok = False, True
     for i0 in range(0, m, nc):
-        h0 = min(m, i0 + nc) - i0
-        np.matmul(Fa[i0:i0 + h0], G0a.T, out=bufa[:h0])
-        np.matmul(Fb[i0:i0 + h0], G0b.T, out=bufb[:h0])
+        stop = min(m, i0 + nc)
+        start = i0
+        if dense and not any_fail:
+            start, any_fail, worst, max_res = _dense(Fa, Fb, sides, i0, stop, j, e, ex, left, right, declared,
+                                                     scale_y, tol, worst, max_res, rows, cols, count)
+            dense_ok = start == stop
+        if start == stop:
+            continue
+        h0 = stop - start
+        np.matmul(Fa[start:stop], G0a.T, out=bufa[:h0])
+        np.matmul(Fb[start:stop], G0b.T, out=bufb[:h0])
         pending_r, pending_c = [], []
-        for i in range(i0, i0 + h0, step):
-            sl = slice(i, min(i0 + h0, i + step))
-            La, Lb = bufa[i - i0:sl.stop - i0], bufb[i - i0:sl.stop - i0]
+        opened = 0
+        for i in range(start, stop, step):
+            sl = slice(i, min(stop, i + step))
+            La, Lb = bufa[i - start:sl.stop - start], bufb[i - start:sl.stop - start]
+            before = len(pending_r)
             any_fail, worst, max_res = _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol,
                                               any_fail, worst, max_res, pending_r, pending_c)
+            if len(pending_r) > before:
+                opened += pending_r[-1].size
             # the open entries of whole contexts settled once they are many
             # (or at the tile's end): their arrays stay near SETTLE_ENTRIES
-            if pending_r and (sl.stop == i0 + h0 or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
-                if sides is None:
-                    # the block's tokens sliced once, for every group of contexts
-                    sides = Slices.of(G0a, T0a), Slices.of(G0b, T0b)
-                any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, *sides, j, left, right,
-                                           declared, tol, any_fail, worst, rows, cols, count)
+            if pending_r and (sl.stop == stop or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
+                any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, lambda: cut()[0], lambda: cut()[1], j,
+                                           G0a.shape[0], left, right, declared, tol, any_fail, worst, rows, cols,
+                                           count)
                 pending_r, pending_c = [], []
+        dense = dense_ok and bool(sides) and opened >= DENSE_SHARE * h0 * G0a.shape[0]
     return e, any_fail, worst, max_res, rows, cols, count[0]
 
 
-def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, left, right, declared, tol, any_fail, worst,
+#: The share of a tile's entries left open from which the block's later tiles
+#: are formed by sliced products at once (:func:`_dense`).
+DENSE_SHARE = 1 / 2
+
+
+def _dense(Fa, Fb, sides, i0, stop, j, e, ex, left, right, declared, scale_y, tol, worst, max_res, rows, cols,
+           count):
+    """Contexts ``i0 : stop`` against the block of tokens from ``j``: every
+    entry formed by sliced products of the block's slices ``sides`` (a group
+    of contexts at a time, :data:`SETTLE_ENTRIES` entries) and judged by
+    :func:`~allornone.numeric.primitives.entry_ratios` as :func:`settle`
+    judges its entries, with the same bound (the slices' own, what underflow
+    may lose, and the declared input errors entry by entry); what is still
+    open is handed back as :func:`_settled` hands it. Returns ``(done,
+    any_fail, worst, max_res)``: ``done`` the first context not judged (``stop``
+    unless a product does not fit binary64; the caller takes the rest by the
+    ordinary route)."""
+    width = sides[0].s.shape[0]
+    group = max(1, SETTLE_ENTRIES // max(width, 1))
+    any_fail = False
+    for x0 in range(i0, stop, group):
+        x1 = min(stop, x0 + group)
+        vals = []
+        for F, S in zip((Fa, Fb), sides):
+            out = sliced_product(F[x0:x1], S)
+            if out is None:
+                return x0, any_fail, worst, max_res
+            vals.append(out)
+        (va, ea), (vb, eb) = vals
+        diff = np.abs(va - vb)
+        err = ea
+        err += eb
+        err += np.multiply.outer(left[x0:x1, 4], right[4])
+        if declared is not None:
+            for F, (ie, H) in zip((Fa, Fb), declared):
+                if ie:
+                    err += 2.02 * ie * (np.abs(F[x0:x1]) @ H.T)
+        err += 1.01 * _U * diff
+        np.abs(va, out=va)
+        np.abs(vb, out=vb)
+        hold, fail, lo = entry_ratios(diff, np.maximum(va, vb, out=va), err, tol)
+        del va, vb, ea, eb, err
+        any_fail |= bool(np.any(fail > tol.gap))
+        still = (hold > 1) & (fail <= tol.gap)
+        del fail
+        if not still.all():
+            k = int(np.argmax(np.where(still, -np.inf, hold)))
+            x, y = divmod(k, width)
+            if hold.flat[k] > worst[0]:
+                worst = (float(hold.flat[k]), (x0 + x, j + y), float(diff.flat[k]), float(lo.flat[k]))
+        r, c = np.nonzero(still)
+        if r.size and count[0] + r.size <= HANDED_BACK:
+            rows.append(r + x0)
+            cols.append(c + j)
+        count[0] += r.size
+        # the largest difference in the models' own units, as _judge takes it
+        with np.errstate(over="ignore"):
+            if scale_y is not None:
+                diff *= scale_y
+            else:
+                diff = np.ldexp(diff, e[None, :])
+            max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[x0:x1]).max()))
+    return stop, any_fail, worst, max_res
+
+
+def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, width, left, right, declared, tol, any_fail, worst,
              rows, cols, count):
     """The open entries of a run of whole contexts: settled (:func:`settle`),
     and what is still open handed back, up to :data:`HANDED_BACK` of them.
@@ -200,7 +288,7 @@ def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, left, right, declared, tol
                     out = out + 2.02 * ie * (np.abs(F[xs]) @ H[ys].T)[ix, iy]
         return out
     if not any_fail:
-        fail, worst, r, c = settle(r, c, Fa, Fb, Ga, Gb, j, Ga.s.shape[0], other, tol, worst)
+        fail, worst, r, c = settle(r, c, Fa, Fb, Ga, Gb, j, width, other, tol, worst)
         any_fail |= fail
     # beyond what may be recomputed the verdict is undecided anyway:
     # only the count is kept (the entries could be a third of the logits)
@@ -222,7 +310,8 @@ SETTLE_ENTRIES = 1 << 18
 
 def settle(r, c, Fa, Fb, Ga, Gb, j, width, other, tol, worst):
     """The open entries ``(r, c)`` (contexts ``r`` of ``Fa``, ``Fb``; tokens
-    ``c - j`` of ``Ga = (G, tail)`` or its slices, ``Gb`` likewise, ``width`` of them:
+    ``c - j`` of ``Ga = (G, tail)``, its slices or a function that gives
+    them, ``Gb`` likewise, ``width`` of them:
     :func:`sliced_entries`) of the contexts where they
     are many (:data:`SLICED_SHARE`) recomputed by
     :func:`~allornone.numeric.sliced.sliced_product` and judged by
@@ -234,6 +323,8 @@ def settle(r, c, Fa, Fb, Ga, Gb, j, width, other, tol, worst):
     dense = counts[r - r.min()] >= SLICED_SHARE * width
     if not dense.any():
         return False, worst, r, c
+    # (a side may come as a function that slices it when first needed)
+    Ga, Gb = (G() if callable(G) else G for G in (Ga, Gb))
     x, y = r[dense], c[dense]
     if x.size > 1 and np.any(x[1:] < x[:-1]):
         # (the tiles hand their entries over context by context; kept general)

@@ -445,16 +445,23 @@ def test_tiles_and_settling_routes_give_the_same_verdicts(monkeypatch, seed):
             cases.append(inv.transform_instance("thm5", name, seed, 3)[1].realise("float"))
         except Exception:
             pass
-    variants = [{"_TILE_TOKENS": 2, "_TILE_CONTEXTS": 3}, {"SLICED_SHARE": 0.0}, {"SLICED_SHARE": 2.0}]
+    # (the dense route forms every entry of its tiles by sliced products: its
+    # residual, the largest |L - L~|, is the more accurate one, so it is held
+    # to the other's only where the models differ)
+    dense = {"_TILE_TOKENS": 3, "_TILE_CONTEXTS": 2, "DENSE_SHARE": 0.0}
+    variants = [{"_TILE_TOKENS": 2, "_TILE_CONTEXTS": 3}, {"SLICED_SHARE": 0.0}, {"SLICED_SHARE": 2.0}, dense]
     for a, b in cases:
         plain = thm5.same_distribution(a, b)
         for variant in variants:
             with monkeypatch.context() as mp:
                 for key, value in variant.items():
-                    mp.setattr(logit_tiles if key == "SLICED_SHARE" else feq, key, value)
+                    mp.setattr(logit_tiles if key.endswith("_SHARE") else feq, key, value)
                 tiled = thm5.same_distribution(a, b)
             assert tiled.truth is plain.truth, variant
-            assert tiled.residual == pytest.approx(plain.residual, rel=1e-12, abs=1e-300)
+            if variant is not dense:
+                assert tiled.residual == pytest.approx(plain.residual, rel=1e-12, abs=1e-300)
+            elif plain.fails:
+                assert tiled.residual == pytest.approx(plain.residual, rel=1e-6)
             if plain.fails:   # a witness where the log-odds differ (ties may pick another)
                 x, y = tiled.detail["witness"]
                 assert exact_of(a).log_odds()[x, y] != exact_of(b).log_odds()[x, y]
