@@ -167,8 +167,10 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     # products at once, whole: their ordinary products, elementwise test and
     # gathers would only hand nearly every entry over to them
     dense, dense_ok = False, True
-    for i0 in range(0, m, nc):
-        stop = min(m, i0 + nc)
+    # the first tile is a probe of a few rows, so that a block whose entries
+    # are mostly open goes to the slices whole almost from its start
+    cuts = [0] + list(range(min(step, m), m, nc)) + [m] if m else []
+    for i0, stop in zip(cuts[:-1], cuts[1:]):
         start = i0
         if dense and not any_fail:
             start, any_fail, worst, max_res = _dense(Fa, Fb, sides, i0, stop, j, e, ex, left, right, declared,
