@@ -346,8 +346,18 @@ def _centred(block, rows: int, D: int, step: int, progress, gram: bool
             plain = _probe(X0.T @ X0, rows, D)
             return None, None, (None if plain else "householder")
         del Z0
-        for lo in range(first, rows, step):
-            total += np.asarray(block(lo, min(rows, lo + step)), dtype=np.float64).sum(axis=0)
+        # the rest of the rows in the chunks of _gram (on threads where there
+        # are several), each summed apart and the sums added in order: the same
+        # means whatever the number of threads
+        cuts = [max(c, first) for c in _chunks(rows, step)]
+
+        def part(k):
+            t = np.zeros(D)
+            for lo in range(cuts[k], cuts[k + 1], step):
+                t += np.asarray(block(lo, min(rows, lo + step)), dtype=np.float64).sum(axis=0)
+            return t
+        for t in th.run_all(part, range(len(cuts) - 1)):
+            total += t
         mu = total / rows
     del X0
     if not np.all(np.isfinite(mu)):

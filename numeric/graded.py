@@ -858,7 +858,9 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     w, cert = th.side_by_side(lambda: wedin_bound(a, b, kk, fa, fb), lambda: _certificate(a, b, kk, fa, fb))
     # decided on the subspaces and truncations of L and L~, not on the residuals
     # of a fit, whose size a change of basis moves
-    decisions = el_decisions(a, b, kk, fa, fb, w, tol)
+    with th.one_blas_thread():
+        # (d + d~)-sized products and SVDs: a second BLAS thread only slows them
+        decisions = el_decisions(a, b, kk, fa, fb, w, tol)
     verdicts = {name: (d.truth.value if sa.k_decided else Truth.UNDECIDED.value) for name, d in decisions.items()}
     measures = {name: {"quantity": d.detail["quantity"], "value": float(d.residual),
                        "bounds": [float(d.tolerance[0]), float(d.tolerance[1])]} for name, d in decisions.items()}

@@ -235,6 +235,22 @@ def test_gram_passes_are_the_same_on_any_number_of_threads(monkeypatch, second):
     assert factor._gram(lambda lo, hi: X[lo:hi].copy(), 1000, 12, 64, probe=lambda A: False) is None
 
 
+def test_centred_factor_is_the_same_on_any_number_of_threads(monkeypatch):
+    """The means the centred factor subtracts are summed in fixed chunks of
+    rows (on threads where there are several) and added in order: the same
+    factor from one worker or two, and a factor of the rows themselves."""
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((1000, 12)) + 50.0 * rng.standard_normal(12)
+    out = {}
+    for w in (1, 2):
+        monkeypatch.setattr(threads, "WORKERS", w)
+        R, _, route = factor._centred(lambda lo, hi: X[lo:hi].copy(), 1000, 12, 64, None, False)
+        assert route == "cholesky-qr2"
+        out[w] = R
+    assert np.array_equal(out[1], out[2])
+    assert np.allclose(out[1].T @ out[1], X.T @ X, rtol=1e-10)
+
+
 def test_compare_gives_one_answer_on_any_number_of_threads(monkeypatch):
     a, b = _pair(seed=5, m=120, n=900)
     rng = np.random.default_rng(6)
