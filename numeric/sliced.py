@@ -202,8 +202,10 @@ def sliced_product(A: np.ndarray, B: "np.ndarray | Slices", tail: np.ndarray | N
         B = np.asarray(B, dtype=float)
     m, d = A.shape
     n = (pre.s if pre is not None else B).shape[0]
-    if pre is not None and pre.s.shape[1] != d:
-        raise ValueError(f"sliced rows of {pre.s.shape[1]} columns multiplied with rows of {d}")
+    if pre is not None and (pre.s.shape[1] != d or pre.beta != slice_bits(d) or tail is not None):
+        # (slices of another width would not make P1 exact; a tail belongs in them)
+        raise ValueError(f"sliced rows of {pre.s.shape[1]} columns ({pre.beta} bits) multiplied with rows of {d}"
+                         + (", and a tail given beside them" if tail is not None else ""))
     if m == 0 or n == 0 or d == 0:
         return np.zeros((m, n)), np.zeros((m, n))
     beta = slice_bits(d)

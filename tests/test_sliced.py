@@ -310,3 +310,7 @@ def test_rows_sliced_once_give_the_products_of_those_rows():
             assert abs(Fraction(float(S[i, j])) - X[i][j]) <= Fraction(float(E[i, j]))
     with pytest.raises(ValueError, match="columns"):
         sliced_product(A[:, :6], cut)
+    with pytest.raises(ValueError, match="tail"):
+        sliced_product(A, cut, tail)
+    with pytest.raises(ValueError, match="bits"):
+        sliced_product(A, sliced.Slices(B, slice_bits(B.shape[1]) + 3, tail))
