@@ -54,7 +54,7 @@ from allornone.numeric import threads as th
 from allornone.numeric.primitives import entry_ratios
 from allornone.numeric.sliced import Slices, sliced_product
 
-__all__ = ["TileResult", "common_exponents", "compare_tiles", "pow2_rows", "settle", "sliced_entries"]
+__all__ = ["TileResult", "common_exponents", "compare_tiles", "settle", "sliced_entries"]
 
 _U = fl.UNIT_ROUNDOFF
 _TINY = np.finfo(float).tiny
@@ -64,17 +64,6 @@ HANDED_BACK = 1 << 18
 #: Entries of the rows of a tile that the elementwise test takes at once.
 CACHE_ENTRIES = 1 << 16
 _LOCAL = threading.local()
-
-
-def pow2_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """``diag(2^-e) X``, as :func:`~allornone.numeric.linalg.scale_rows`: one
-    multiplication by an exact power of two per entry (correctly rounded like
-    ``ldexp``, hence the same numbers) where ``2^-e`` is a normal number,
-    ``ldexp`` otherwise."""
-    e = np.asarray(e)
-    if e.size == 0 or (int(np.max(e)) < 1000 and int(np.min(e)) > -1000):
-        return X * np.ldexp(1.0, -e)[:, None]
-    return np.ldexp(X, -e[:, None])
 
 
 @dataclass
@@ -122,7 +111,7 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     e = common_exponents(G0a, G0b)
     # a token whose g_0 is not zero in both models: its entries may lose to underflow
     live = fl.underflow_loss(a.d, b.d) * (np.any(G0a, axis=1) | np.any(G0b, axis=1))
-    G0a, G0b, T0a, T0b = (pow2_rows(M, e) for M in (G0a, G0b, T0a, T0b))
+    G0a, G0b, T0a, T0b = (fl.scale_rows(M, e) for M in (G0a, G0b, T0a, T0b))
     right = np.vstack([np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1),
                        np.linalg.norm(T0a, axis=1), np.linalg.norm(T0b, axis=1), live])
     dright = declared = None
@@ -130,7 +119,7 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
         # for the open entries settled by slices: the declared errors entry by
         # entry, 2 ie |f|^T (|g| + |g(y_0)|) per model, scaled as g_0 is (the
         # screen above takes their Cauchy--Schwarz bound, larger by up to sqrt(d))
-        declared = [(ie, pow2_rows(np.abs(m.G[j:j + nt]) + np.abs(m.G[m.pivot])[None, :], e) if ie else None)
+        declared = [(ie, fl.scale_rows(np.abs(m.G[j:j + nt]) + np.abs(m.G[m.pivot])[None, :], e) if ie else None)
                     for m, ie in ((a, ie_a), (b, ie_b))]
         # |i_0(y)| = ie (|g(y)| + |g(y_0)|), scaled as g_0 is
         s = np.ldexp(1.0, -e)
@@ -456,7 +445,7 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
     Returns ``(ex, TileResult)``, ``ex`` the contexts' exponents (the units
     of the entries handed back)."""
     ex = common_exponents(a.F, b.F)
-    Fa, Fb = pow2_rows(a.F, ex), pow2_rows(b.F, ex)
+    Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
     nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
     ca, cb = _U * (a.d + 2), _U * (b.d + 2)
     # (last column: a context not zero in both models, for the underflow term)

@@ -97,18 +97,10 @@ def _norms(X: np.ndarray) -> np.ndarray:
         live = top > 0
         small, top = small[live], top[live]
         e = np.frexp(top)[1]
-        y = _scaled(X[small], e)
+        y = scale_rows(X[small], e)
         out[small] = np.ldexp(np.sqrt(np.einsum("ij,ij->i", y, y)) * (1 + (d + 2) * _U), e) + 2.0 ** -1074
     out *= 1 + (d + 2) * _U
     return out
-
-
-def _scaled(X: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``diag(2^-t) X``: a multiplication by an exact power of two (correctly
-    rounded, as ``ldexp`` is) where ``2^-t`` is a normal number."""
-    if t.size == 0 or (int(np.max(t)) < 1000 and int(np.min(t)) > -1000):
-        return X * np.ldexp(1.0, -t)[:, None]
-    return scale_rows(X, t)
 
 
 class Slices:
@@ -153,7 +145,7 @@ class Slices:
             top = np.maximum(top, np.max(np.abs(tail), axis=1))
         self.live = top > 0
         self.t = np.where(self.live, np.frexp(top)[1], 0).astype(int)
-        s = _scaled(X, self.t)
+        s = scale_rows(X, self.t)
         # scaling up is exact; scaling down loses entries only where a row
         # spans beyond binary64, and then only entries below 2^-1074 of its unit
         self.lossy = np.zeros(X.shape[0], dtype=bool)
@@ -169,7 +161,7 @@ class Slices:
         x2 = s - x1                                 # exact, at most 2^-(beta+1)
         self.tail = np.zeros(X.shape[0])
         if tail is not None:
-            low = _scaled(tail, self.t)
+            low = scale_rows(tail, self.t)
             if down.size:
                 self.lossy[down] |= ~exact_rows(tail[down], low[down], self.t[down])
             self.tail = _norms(low)

@@ -204,14 +204,20 @@ def test_a_declared_error_is_a_cost_for_holds(monkeypatch, tiled):
     assert feq.same_distribution(exact, FloatModel(exact.F.copy(), G_CANCEL)).holds
 
 
-def test_pow2_rows_is_scale_rows():
+def test_scale_rows_is_ldexp():
+    """One multiplication by ``2^-e`` per entry where that is a normal number
+    gives the numbers ``ldexp`` gives (both round ``x 2^-e`` correctly), rows
+    pushed among the subnormals included; exponents beyond go to ``ldexp``."""
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((50, 7)) * np.ldexp(1.0, rng.integers(-1070, 1000, size=(50, 1)))
-    e = fl.row_exponents(X)
-    assert np.array_equal(logit_tiles.pow2_rows(X, e), fl.scale_rows(X, e))
-    e2 = e.copy()
-    e2[0] = 1100
-    assert np.array_equal(logit_tiles.pow2_rows(X, e2), fl.scale_rows(X, e2))
+    X = rng.standard_normal((50, 7)) * np.ldexp(1.0, rng.integers(-900, 900, size=(50, 1)))
+    X[:10] = rng.standard_normal((10, 7)) * 2.0 ** -1000
+    e = rng.integers(-120, 120, 50)
+    e[:10] = rng.integers(30, 70, 10)                # rows scaled down into the subnormals
+    assert np.array_equal(fl.scale_rows(X, e), np.ldexp(X, -e[:, None]))
+    assert np.all(np.abs(fl.scale_rows(X, e)[:10]) < np.finfo(float).tiny)
+    e2 = fl.row_exponents(X)                          # 2^-e beyond the normal numbers
+    assert int(np.max(np.abs(e2))) >= 1000
+    assert np.array_equal(fl.scale_rows(X, e2), np.ldexp(X, -e2[:, None]))
 
 
 @pytest.mark.parametrize("tiled", [False, True, "dense"])
