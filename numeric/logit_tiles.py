@@ -28,14 +28,19 @@ Entries between the two -- among them every entry whose bound is as large as
 the tolerance: logits that cancel a hidden component, logits small beside
 ``|f| |g_0|``, which at ``rtol = 1e-12`` and ``d`` in the hundreds is most
 entries of two equivalent models -- are settled in two steps
-(:func:`settle`). In a context where they are at least
-:data:`SLICED_SHARE` of the tile's tokens, both logits are formed by sliced
-products (:func:`~allornone.numeric.sliced.sliced_product`, with ``g_0`` and
-its subtraction's exact error as one exact sum: the bound drops to about ``2 u
-|L|``), a tile of such contexts at once; each block of tokens is sliced once,
-at its first open entry, for all of them. What is still open then, and the
-open entries of the other contexts, are handed back to be recomputed with
-correctly rounded dot products (:func:`allornone.numeric.equivalence._conclude`).
+(:func:`_settled`). In a context where they are at least
+:data:`SLICED_SHARE` of the block's tokens, its whole row of the block is
+formed by sliced products in both models
+(:func:`~allornone.numeric.sliced.sliced_product`, with ``g_0`` and its
+subtraction's exact error as one exact sum: the bound drops to about ``2 u
+|L|``) and judged by the same rule (:func:`_dense`), a group of such
+contexts at once; each block of tokens is sliced once, at its first open
+entry, for all of them. Once a tile of contexts leaves most of its entries
+open (:data:`DENSE_SHARE`), the block's later tiles are formed that way
+whole, without their ordinary products (the first tile of each block is a
+probe of a few contexts). What is still open then, and the open entries of
+the other contexts, are handed back to be recomputed with correctly rounded
+dot products (:func:`allornone.numeric.equivalence._conclude`).
 
 **Threads.** Token blocks are independent, so they are shared among
 threads (:mod:`allornone.numeric.threads`: the BLAS thread count by default,
@@ -54,7 +59,7 @@ from allornone.numeric import threads as th
 from allornone.numeric.primitives import entry_ratios
 from allornone.numeric.sliced import Slices, sliced_product
 
-__all__ = ["TileResult", "common_exponents", "compare_tiles", "settle", "sliced_entries"]
+__all__ = ["TileResult", "common_exponents", "compare_tiles"]
 
 _U = fl.UNIT_ROUNDOFF
 _TINY = np.finfo(float).tiny
@@ -162,8 +167,9 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     for i0, stop in zip(cuts[:-1], cuts[1:]):
         start = i0
         if dense and not any_fail:
-            start, any_fail, worst, max_res = _dense(Fa, Fb, sides, i0, stop, j, e, ex, left, right, declared,
-                                                     scale_y, tol, worst, max_res, rows, cols, count)
+            done, any_fail, worst, max_res = _dense(Fa, Fb, sides, np.arange(i0, stop), j, e, ex, left, right,
+                                                    declared, scale_y, tol, worst, max_res, rows, cols, count)
+            start = i0 + done
             dense_ok = start == stop
         if start == stop:
             continue
@@ -183,9 +189,8 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
             # the open entries of whole contexts settled once they are many
             # (or at the tile's end): their arrays stay near SETTLE_ENTRIES
             if pending_r and (sl.stop == stop or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
-                any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, lambda: cut()[0], lambda: cut()[1], j,
-                                           G0a.shape[0], left, right, declared, tol, any_fail, worst, rows, cols,
-                                           count)
+                any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, cut, j, e, ex, left, right, declared,
+                                           scale_y, tol, any_fail, worst, rows, cols, count)
                 pending_r, pending_c = [], []
         dense = dense_ok and bool(sides) and opened >= DENSE_SHARE * h0 * G0a.shape[0]
     return e, any_fail, worst, max_res, rows, cols, count[0]
@@ -194,41 +199,48 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
 #: The share of a tile's entries left open from which the block's later tiles
 #: are formed by sliced products at once (:func:`_dense`).
 DENSE_SHARE = 1 / 2
+#: A context's open entries go to the sliced products (its whole row of the
+#: block) when they are at least this share of its tokens (one entry
+#: recomputed alone costs about what ``1 / SLICED_SHARE`` of a row costs by
+#: slices: 7 us against 0.2 us an entry).
+SLICED_SHARE = 1 / 32
+#: Entries of a tile's rows the sliced products form at once (of each model:
+#: its value and bound, and the verdicts).
+SETTLE_ENTRIES = 1 << 18
 
 
-def _dense(Fa, Fb, sides, i0, stop, j, e, ex, left, right, declared, scale_y, tol, worst, max_res, rows, cols,
-           count):
-    """Contexts ``i0 : stop`` against the block of tokens from ``j``: every
-    entry formed by sliced products of the block's slices ``sides`` (a group
-    of contexts at a time, :data:`SETTLE_ENTRIES` entries) and judged by
-    :func:`~allornone.numeric.primitives.entry_ratios` as :func:`settle`
-    judges its entries, with the same bound (the slices' own, what underflow
-    may lose, and the declared input errors entry by entry); what is still
-    open is handed back as :func:`_settled` hands it. Returns ``(done,
-    any_fail, worst, max_res)``: ``done`` the first context not judged (``stop``
-    unless a product does not fit binary64; the caller takes the rest by the
-    ordinary route)."""
+def _dense(Fa, Fb, sides, xs, j, e, ex, left, right, declared, scale_y, tol, worst, max_res, rows, cols, count):
+    """Contexts ``xs`` (indices, in order) against the block of tokens from
+    ``j``: every entry formed by sliced products of the block's slices
+    ``sides`` (a group of contexts at a time, :data:`SETTLE_ENTRIES` entries)
+    and judged by :func:`~allornone.numeric.primitives.entry_ratios`, its
+    bound the slices' own plus what underflow may lose and the declared input
+    errors entry by entry (``2.02 ie |f|^T (|g| + |g(y_0)|)`` per model: the
+    0.02 for the rounding of that product); what is still open is handed back
+    (``rows``, ``cols``, up to :data:`HANDED_BACK` entries; ``count`` counts
+    them all). Returns ``(done, any_fail, worst, max_res)``: ``done`` how many
+    of ``xs`` were judged (all, unless a product does not fit binary64)."""
     width = sides[0].s.shape[0]
     group = max(1, SETTLE_ENTRIES // max(width, 1))
     any_fail = False
-    for x0 in range(i0, stop, group):
-        x1 = min(stop, x0 + group)
+    for g0 in range(0, xs.size, group):
+        x = xs[g0:g0 + group]
         vals = []
         for F, S in zip((Fa, Fb), sides):
-            out = sliced_product(F[x0:x1], S)
+            out = sliced_product(F[x], S)
             if out is None:
-                return x0, any_fail, worst, max_res
+                return g0, any_fail, worst, max_res
             vals.append(out)
         (va, ea), (vb, eb) = vals
         diff = np.abs(va - vb)
         err = ea
         err += eb
-        err += np.multiply.outer(left[x0:x1, 4], right[4])
+        err += np.multiply.outer(left[x, 4], right[4])
         if declared is not None:
             for F, (ie, H) in zip((Fa, Fb), declared):
                 if ie:
-                    err += 2.02 * ie * (np.abs(F[x0:x1]) @ H.T)
-        err += 1.01 * _U * diff
+                    err += 2.02 * ie * (np.abs(F[x]) @ H.T)
+        err += 1.01 * _U * diff                    # the subtraction's rounding, half an ulp of its result
         np.abs(va, out=va)
         np.abs(vb, out=vb)
         hold, fail, lo = entry_ratios(diff, np.maximum(va, vb, out=va), err, tol)
@@ -238,12 +250,12 @@ def _dense(Fa, Fb, sides, i0, stop, j, e, ex, left, right, declared, scale_y, to
         del fail
         if not still.all():
             k = int(np.argmax(np.where(still, -np.inf, hold)))
-            x, y = divmod(k, width)
+            r, y = divmod(k, width)
             if hold.flat[k] > worst[0]:
-                worst = (float(hold.flat[k]), (x0 + x, j + y), float(diff.flat[k]), float(lo.flat[k]))
+                worst = (float(hold.flat[k]), (int(x[r]), j + y), float(diff.flat[k]), float(lo.flat[k]))
         r, c = np.nonzero(still)
         if r.size and count[0] + r.size <= HANDED_BACK:
-            rows.append(r + x0)
+            rows.append(x[r])
             cols.append(c + j)
         count[0] += r.size
         # the largest difference in the models' own units, as _judge takes it
@@ -252,35 +264,30 @@ def _dense(Fa, Fb, sides, i0, stop, j, e, ex, left, right, declared, scale_y, to
                 diff *= scale_y
             else:
                 diff = np.ldexp(diff, e[None, :])
-            max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[x0:x1]).max()))
-    return stop, any_fail, worst, max_res
+            max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[x]).max()))
+    return xs.size, any_fail, worst, max_res
 
 
-def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, width, left, right, declared, tol, any_fail, worst,
+def _settled(pending_r, pending_c, Fa, Fb, cut, j, e, ex, left, right, declared, scale_y, tol, any_fail, worst,
              rows, cols, count):
-    """The open entries of a run of whole contexts: settled (:func:`settle`),
-    and what is still open handed back, up to :data:`HANDED_BACK` of them.
-    ``declared``: per model ``(input_error, H)``, ``H = |G| + |g(y_0)|`` of
-    the block's tokens scaled as ``g_0`` is, or None where nothing is declared."""
+    """The open entries of a run of whole contexts: the rows of the contexts
+    where they are many (:data:`SLICED_SHARE` of the block's tokens) formed
+    and judged by sliced products whole (:func:`_dense`, the block's slices
+    from ``cut()``), and the open entries of the other contexts handed back
+    to be recomputed one by one, up to :data:`HANDED_BACK` of them. The
+    largest difference is the one the ordinary products gave (the rows were
+    judged on them already)."""
     r, c = np.concatenate(pending_r), np.concatenate(pending_c)
-
-    def other(x, y):
-        # underflow and what the models declare: the sliced products
-        # take g_0 with the subtraction's exact error (TwoSum)
-        out = left[x, 4] * right[4, y - j]
-        if declared is not None:
-            # 2.02 ie |f|^T (|g| + |g(y_0)|) per entry, as recomputed entries
-            # take it (the 0.02: the rounding of H and of this product), from
-            # one product over the distinct contexts and tokens
-            xs, ix = _distinct(x)
-            ys, iy = _distinct(y - j)
-            for F, (ie, H) in zip((Fa, Fb), declared):
-                if ie:
-                    out = out + 2.02 * ie * (np.abs(F[xs]) @ H[ys].T)[ix, iy]
-        return out
     if not any_fail:
-        fail, worst, r, c = settle(r, c, Fa, Fb, Ga, Gb, j, width, other, tol, worst)
-        any_fail |= fail
+        width = right.shape[1]
+        counts = np.bincount(r - r.min())
+        dense = np.flatnonzero(counts >= SLICED_SHARE * width) + r.min()
+        if dense.size:
+            done, fail, worst, _ = _dense(Fa, Fb, cut(), dense, j, e, ex, left, right, declared, scale_y, tol,
+                                          worst, 0.0, rows, cols, count)
+            any_fail |= fail
+            keep = ~np.isin(r, dense[:done])
+            r, c = r[keep], c[keep]
     # beyond what may be recomputed the verdict is undecided anyway:
     # only the count is kept (the entries could be a third of the logits)
     if r.size and count[0] + r.size <= HANDED_BACK:
@@ -290,121 +297,11 @@ def _settled(pending_r, pending_c, Fa, Fb, Ga, Gb, j, width, left, right, declar
     return any_fail, worst
 
 
-#: A context's open entries go to the sliced products when they are at least
-#: this share of its tokens (one entry recomputed alone costs about what
-#: ``1 / SLICED_SHARE`` of a row costs by slices: 7 us against 0.2 us an entry).
-SLICED_SHARE = 1 / 32
-#: Entries of a tile's rows the sliced products form at once (of each model:
-#: its value and bound, as many gathered, the verdicts).
-SETTLE_ENTRIES = 1 << 18
-
-
-def settle(r, c, Fa, Fb, Ga, Gb, j, width, other, tol, worst):
-    """The open entries ``(r, c)`` (contexts ``r`` of ``Fa``, ``Fb``; tokens
-    ``c - j`` of ``Ga = (G, tail)``, its slices or a function that gives
-    them, ``Gb`` likewise, ``width`` of them:
-    :func:`sliced_entries`) of the contexts where they
-    are many (:data:`SLICED_SHARE`) recomputed by
-    :func:`~allornone.numeric.sliced.sliced_product` and judged by
-    :func:`~allornone.numeric.primitives.entry_ratios`, their bound that of
-    the slices plus ``other(r, c)`` (all the logits may differ by besides the
-    products' rounding). Returns ``(any_fail, worst, r, c)``: the entries
-    still open, to be recomputed one by one."""
-    counts = np.bincount(r - r.min(), minlength=1)
-    dense = counts[r - r.min()] >= SLICED_SHARE * width
-    if not dense.any():
-        return False, worst, r, c
-    # (a side may come as a function that slices it when first needed)
-    Ga, Gb = (G() if callable(G) else G for G in (Ga, Gb))
-    x, y = r[dense], c[dense]
-    if x.size > 1 and np.any(x[1:] < x[:-1]):
-        # (the tiles hand their entries over context by context; kept general)
-        order = np.argsort(x, kind="stable")
-        x, y = x[order], y[order]
-        back = np.empty_like(order)
-        back[order] = np.arange(order.size)
-    else:
-        back = None
-    # a group of contexts at a time: the sliced products' arrays stay near
-    # SETTLE_ENTRIES entries however many of a tile's entries are open
-    group = max(1, SETTLE_ENTRIES // max(width, 1))
-    cuts = np.append(np.searchsorted(x, np.arange(int(x[0]), int(x[-1]) + 1, group)), x.size)
-    parts = []
-    for lo_, hi_ in zip(cuts[:-1], cuts[1:]):
-        if hi_ > lo_:
-            out = sliced_entries(x[lo_:hi_], y[lo_:hi_] - j, Fa, Fb, Ga, Gb, other(x[lo_:hi_], y[lo_:hi_]), tol)
-            if out is None:
-                return False, worst, r, c
-            parts.append(out)
-    hold, fail, lo, diff = (np.concatenate(v) for v in zip(*parts))
-    if back is not None:
-        hold, fail, lo, diff, x, y = (v[back] for v in (hold, fail, lo, diff, x, y))
-    still = (hold > 1) & (fail <= tol.gap)
-    decided = np.flatnonzero(~still)
-    if decided.size:
-        k = decided[int(np.argmax(hold[decided]))]
-        if hold[k] > worst[0]:
-            worst = (float(hold[k]), (int(x[k]), int(y[k])), float(diff[k]), float(lo[k]))
-    keep = ~dense
-    keep[np.flatnonzero(dense)[still]] = True
-    return bool(np.any(fail > tol.gap)), worst, r[keep], c[keep]
-
-
-def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(x, return_inverse=True)`` for small non-negative integers,
-    by counting instead of sorting (millions of indices into a tile)."""
-    seen = np.bincount(x)
-    values = np.flatnonzero(seen)
-    where = np.zeros(seen.size, dtype=np.intp)
-    where[values] = np.arange(values.size)
-    return values, where[x]
-
-
-def sliced_entries(x, y, Fa, Fb, Ga, Gb, other, tol):
-    """Entries ``(x, y)`` of ``Fa (G + tail)^T`` (``Ga = (G, tail)``, the
-    tail the exact error of the subtraction that formed ``G``, or None; or
-    ``G + tail`` already sliced, a :class:`~allornone.numeric.sliced.Slices`) and
-    of ``Fb`` and ``Gb`` likewise, formed by
-    :func:`~allornone.numeric.sliced.sliced_product` (the contexts and tokens
-    they touch, once each) and judged by
-    :func:`~allornone.numeric.primitives.entry_ratios`, ``other`` added to
-    each entry's bound. Returns ``(hold, fail, lo, diff)`` per entry, or None
-    when a product does not fit binary64."""
-    rows, ix = _distinct(x)
-    toks, iy = _distinct(y)
-    vals = []
-    for F, G in ((Fa, Ga), (Fb, Gb)):
-        cols = iy
-        if isinstance(G, Slices):
-            # sliced once for every group of contexts. Where most of its tokens
-            # are open, the product with all of them costs less than copying
-            # those rows out (the others' entries are formed and not read; an
-            # overflow among them alone falls back to the rows needed)
-            out = sliced_product(F[rows], G) if 2 * toks.size >= G.s.shape[0] else None
-            if out is not None:
-                cols = toks[iy]
-            else:
-                out = sliced_product(F[rows], G if toks.size == G.s.shape[0] else G.take(toks))
-        else:
-            G, tail = G
-            out = sliced_product(F[rows], G[toks], None if tail is None else tail[toks])
-        if out is None:
-            return None
-        vals.append((out[0][ix, cols], out[1][ix, cols]))
-        del out
-    (va, ea), (vb, eb) = vals
-    diff = np.abs(va - vb)
-    # the subtraction's rounding, half an ulp of its result
-    err = ea + eb + other + 1.01 * _U * diff
-    hold, fail, lo = entry_ratios(diff, np.maximum(np.abs(va), np.abs(vb)), err, tol)
-    return hold, fail, lo, diff
-
-
 def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_fail, worst, max_res, rows, cols):
     """The entrywise test on rows ``sl`` of the contexts and the block of tokens
     from ``j`` (``La``, ``Lb``: their logits, overwritten), folded into the
     block's running results (``rows``, ``cols``: the entries the bound leaves
-    open, for :func:`settle`)."""
+    open, for :func:`_settled`)."""
     i = sl.start
     diff = np.subtract(La, Lb)
     np.abs(diff, out=diff)

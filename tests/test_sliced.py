@@ -248,11 +248,12 @@ def test_graded_compare_decides_an_equivalent_pair_with_many_open_entries(monkey
 
 
 def test_settling_by_groups_of_contexts_in_any_order_gives_the_same_entries(monkeypatch):
-    """``settle`` forms its sliced products a group of contexts at a time
-    (``SETTLE_ENTRIES``) and takes its entries in any order: the verdict,
-    the worst entry and the entries left open are the same. The pair is
-    exactly equivalent, and some of its logits cancel below what the slices
-    resolve, so some entries stay open."""
+    """The tiles' open entries are settled by forming their contexts' rows
+    by sliced products a group of contexts at a time (``SETTLE_ENTRIES``),
+    whatever order the entries come in: the verdict, the worst entry and the
+    entries left open are the same. The pair is exactly equivalent, and some
+    of its logits cancel below what the slices resolve, so some entries stay
+    open."""
     from allornone.numeric import logit_tiles as lt
     from allornone.numeric.linalg import DEFAULT_TOLERANCE
 
@@ -261,18 +262,22 @@ def test_settling_by_groups_of_contexts_in_any_order_gives_the_same_entries(monk
     A = np.diag(rng.choice([-1.0, 1.0], 16) * 2.0 ** rng.integers(-3, 4, 16))[rng.permutation(16)]
     Fb, Gb = F @ A, G @ np.linalg.inv(A).T
     r, c = (v.ravel() for v in np.indices((12, 30)))
+    left, right = np.zeros((12, 5)), np.zeros((5, 30))          # (no underflow term: entries near one)
 
     def run(order):
-        return lt.settle(r[order], c[order], F, Fb, (G, None), (Gb, None), 0, 30,
-                         lambda x, y: np.zeros(x.size), DEFAULT_TOLERANCE, (-1.0, (0, 0), 0.0, 0.0))
+        rows, cols, count = [], [], [0]
+        fail, worst = lt._settled([r[order]], [c[order]], F, Fb, lambda: [sliced.Slices.of(G), sliced.Slices.of(Gb)],
+                                  0, np.zeros(30, dtype=int), np.zeros(12, dtype=int), left, right, None,
+                                  np.ones((1, 30)), DEFAULT_TOLERANCE, False, (-1.0, (0, 0), 0.0, 0.0),
+                                  rows, cols, count)
+        open_ = sorted(zip(np.concatenate(rows).tolist(), np.concatenate(cols).tolist())) if rows else []
+        return fail, worst, open_, count[0]
 
     whole = run(np.arange(r.size))
-    assert not whole[0] and 0 < whole[2].size < r.size
+    assert not whole[0] and 0 < len(whole[2]) == whole[3] < r.size
     monkeypatch.setattr(lt, "SETTLE_ENTRIES", 3 * 30)
     for order in (np.arange(r.size), rng.permutation(r.size)):
-        part = run(order)
-        assert part[0] == whole[0] and part[1] == whole[1]
-        assert sorted(zip(part[2].tolist(), part[3].tolist())) == sorted(zip(whole[2].tolist(), whole[3].tolist()))
+        assert run(order) == whole
 
 
 @pytest.mark.parametrize("ea, eb", [(-300, -300), (-500, -515), (-520, -530), (400, -450)])
