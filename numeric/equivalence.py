@@ -233,9 +233,10 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None
     dZ = ((eps_t + c) * fl.norm2(Xt) + (np.linalg.norm(EXt) if EXt is not None else 0.0)) if on_t else 0.0
     dW = _solution_error(dY, dZ, nW, smin) if k else 0.0
     WZ = W @ Z
-    R = Y - WZ
-    res = np.linalg.norm(R, axis=0)
     nat = np.linalg.norm(Y, axis=0) + np.linalg.norm(WZ, axis=0)
+    # the residual Y - W Z in WZ's place: one array of the tokens' size fewer
+    # at vocabulary scale (the same numbers)
+    res = np.linalg.norm(np.subtract(Y, WZ, out=WZ), axis=0)
     err = column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, np.linalg.norm(Z, axis=0))
     return W, _columns(tol, res, nat, err, zero=zero), dW, nW
 
