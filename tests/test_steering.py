@@ -162,3 +162,28 @@ def test_an_undecided_premise_transports_to_undecided_verdicts():
     assert r.holds and thm14.gamma_in_N(a, r.gamma, _computed=True).undecided
     t = steering.transport_steering(a, b, r)
     assert t.identity.undecided      # (exactly, the transported map is not P_Γ~ here)
+
+
+@pytest.mark.parametrize("transform,index", [("integer shear", 18), ("hidden components", 8),
+                                             ("power-of-two basis", 33), ("hidden components", 28),
+                                             ("hidden components", 44)])
+def test_the_carried_translation_is_not_decided_against_the_exact_verdict(transform, index):
+    """Transformed instances on which the carried translation fits the twin
+    exactly. In floats it once "failed" there: its computed ``ṽ`` carries the
+    certificate's and ``Γ~``'s errors, which the fit's bound does not hold
+    (the first three; the rows of ``D P_Γ~`` are all the same, so some
+    translation fits, and where the premises hold that is the carried one),
+    and a ``Γ~`` of undecided dimension computed too large makes any fit fail
+    (the last two). Each is now undecided or right."""
+    from allornone.theorems.engine import invariance as inv
+
+    _, inst = inv.transform_instance("steering", transform, 0, index)
+    pairs, gamma = inst.params["pairs"], inst.params["gamma"]
+    outs = {}
+    for side in ("exact", "float"):
+        a, b = inst.realise(side)
+        r = steering(a, pairs, gamma)
+        assert r.holds
+        outs[side] = transport_steering(a, b, r)
+    assert outs["exact"].decision.holds
+    assert not outs["float"].decision.fails

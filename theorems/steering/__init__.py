@@ -305,9 +305,13 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         vt = be.pinv(gt.T) @ (cert.B @ gt).T @ result.v
         extra = 0.0 if be.exact else ftr.transported_readout_error(gt_error, be.vstack(FS, FT))
         fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt, extra=extra)
+        if not be.exact:
+            fit = ftr.carried_translation_fit(twin, FT - FS, Pt, be.vstack(FS, FT), fit, extra)
     else:
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
-    if not (gt_decided and sure) and not fit.fails:
+    if not (gt_decided and sure):
+        # a Γ~ of undecided dimension may be too large (the fit then fails
+        # spuriously) or too small (it holds spuriously): neither verdict stands
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
