@@ -537,3 +537,20 @@ def test_log_odds_criterion_and_probe_are_decided_as_fits_of_products(name, seed
             e = thm14.linear_probing(exact, p["pairs"], *p["probe"], reading).decision
             f = thm14.linear_probing(flt, p["pairs"], *p["probe"], reading).decision
             assert f.undecided or f.truth is e.truth, reading
+
+
+def test_a_fit_decided_without_its_map_is_refused_by_the_transport_in_one_clear_error():
+    """A float twin's relational linearity shown by the ranks of products of
+    the model's numbers keeps no map ``W``, ``b`` (its computed one was too
+    uncertain): carrying it back once failed inside NumPy; it is now a
+    :class:`TransportError` that says why."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.thm14 import record
+
+    _, inst = inv.transform_instance("thm14", "change of basis", 0, 0)
+    a, b = inst.realise("float")
+    an, why = record._premises((a, b), inst.params)
+    src = an.results[("~", "M")]
+    assert not why and src.holds and src.W is None
+    with pytest.raises(thm14.TransportError, match="without a map"):
+        thm14.transport(b, a, src)

@@ -644,8 +644,10 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     fit on the twin and re-decide it there from scratch.
 
     Raises :class:`NotEquivalentError` unless ``L = L~`` and
-    :class:`TransportError` unless ``result`` holds, and where ``Γ_q ⊆ M`` or
-    ``Γ ⊆ N`` fails (where either is undecided, the transported verdicts are).
+    :class:`TransportError` unless ``result`` holds, where it carries no map
+    ``W``, ``b`` (a float fit decided on the ranks of products), and where
+    ``Γ_q ⊆ M`` or ``Γ ⊆ N`` fails (where either is undecided, the transported
+    verdicts are).
 
     >>> from allornone.symbolic import ExactModel, relational as rel
     >>> from allornone.symbolic.generators import b5_twin
@@ -661,6 +663,11 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     be = model.backend
     if not result.holds:
         raise TransportError(f"the relational linearity to transport does not hold ({result.decision})")
+    if result.W is None or result.gamma_q is None:
+        # (a float fit shown consistent by the ranks of products of the model's
+        # numbers, whose computed map was too uncertain to keep)
+        raise TransportError(f"the relational linearity was decided without a map W, b to carry "
+                             f"(by {result.decision.detail.get('route', 'another route')}): nothing to transport")
     sM = model.structure
     sure = _premise(be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q),
                     "Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
