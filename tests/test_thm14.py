@@ -554,3 +554,24 @@ def test_a_fit_decided_without_its_map_is_refused_by_the_transport_in_one_clear_
     assert not why and src.holds and src.W is None
     with pytest.raises(thm14.TransportError, match="without a map"):
         thm14.transport(b, a, src)
+
+
+@pytest.mark.parametrize("transform,index", [("change of basis", 2), ("change of basis", 9), ("integer shear", 25),
+                                             ("integer shear", 34), ("hidden components", 9)])
+def test_the_transported_fit_is_re_decided_on_the_readouts_of_gamma_as_given(transform, index):
+    """The twin's fit re-decided after the transport, on what the model reads
+    on ``Γ``: on the given numbers. It was once read on the basis computed
+    from them (orthonormal, rounded), whose products with the model's numbers
+    showed a rank one too high, and the fit "failed" where it holds exactly."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.thm14 import record
+
+    _, inst = inv.transform_instance("thm14", transform, 0, index)
+    outs = {}
+    for side in ("exact", "float"):
+        a, b = inst.realise(side)
+        an, why = record._premises((a, b), inst.params)
+        assert not why
+        outs[side] = thm14.transport(a, b, an.results[("", "M")], an.cert)
+    assert outs["exact"].verified.holds
+    assert not outs["float"].verified.decision.fails

@@ -335,6 +335,9 @@ class RelationalLinearity:
     against which the residual was judged."""
     gamma_decided: bool = True
     """Float side: whether the dimension of ``Γ`` (of a token readout ``Γ_T``, computed through ``P_N``) was decided."""
+    given: Any = None
+    """``Γ`` as given (a matrix or token pairs): ``gamma`` is the basis computed
+    from it, which in floats carries rounding that the given numbers do not."""
 
     @property
     def holds(self) -> bool:
@@ -448,7 +451,7 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             decision = shown
     res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank, rank == len(pairs),
                               decided=decided, rank_decided=r_decided, gamma_decided=g_decided,
-                              scale=max(be.scale(X, Theta), be.scale(FT, P)))
+                              scale=max(be.scale(X, Theta), be.scale(FT, P)), given=gamma)
     if decision.holds:
         d = model.d
         # Θ = X^+ Y has its columns in Im(X^T), so W^T = Θ[:d] already lies in M when
@@ -686,7 +689,11 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     # Γ~ computed in floats is known to within its error, which the twin's
     # readouts on it carry (and Γ~ ⊆ Ñ by construction)
     verified = relational_linearity(twin, pairs, gt, "M", gamma_error=gt_readout, gamma_in_N=True)
-    _on_original(verified, model, twin, pairs, "M", result.gamma)
+    # (on the readouts of Γ as given: a basis computed from it carries rounding
+    # that the products of the model's own numbers must not take for exact)
+    given = result.given if result.given is not None and not isinstance(result.given, readouts.TokenPairs) \
+        else result.gamma
+    _on_original(verified, model, twin, pairs, "M", _as_matrix(model, given, "gamma"))
     gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
     if not (gt_decided and sure):
         decision = _undecided(decision)
