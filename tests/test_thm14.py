@@ -575,3 +575,31 @@ def test_the_transported_fit_is_re_decided_on_the_readouts_of_gamma_as_given(tra
         outs[side] = thm14.transport(a, b, an.results[("", "M")], an.cert)
     assert outs["exact"].verified.holds
     assert not outs["float"].verified.decision.fails
+
+
+@pytest.mark.parametrize("transform,index", [("integer shear", 33), ("power-of-two basis", 9),
+                                             ("power-of-two basis", 14), ("change of basis", 14),
+                                             ("hidden components", 10), ("power-of-two basis", 6)])
+def test_implied_and_carried_probes_are_not_decided_against_the_exact_verdict(transform, index):
+    """The probe a relational linearity implies, and that probe carried to the
+    twin, fit exactly on these transformed instances. In floats their ``w``,
+    ``c`` come from the fitted ``W``, ``b`` (and ``A*``) and carry those
+    errors, which the probe's bound does not hold: they once "failed" (the
+    first three on the model, the last three on the twin). Each is now
+    undecided or right."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.thm14 import record
+
+    _, inst = inv.transform_instance("thm14", transform, 0, index)
+    outs = {}
+    for side in ("exact", "float"):
+        a, b = inst.realise(side)
+        an, why = record._premises((a, b), inst.params)
+        assert not why
+        res = an.results[("", "M")]
+        toks = record._probe_tokens(a, res, inst.params)
+        p = thm14.implied_probe(a, res, *toks)
+        moved = thm14.transport_probe(a, b, p, res.pairs, an.cert) if p.holds else None
+        outs[side] = (p.decision, moved.decision if moved else None)
+    assert outs["exact"][0].holds and outs["exact"][1].holds
+    assert not any(d is not None and d.fails for d in outs["float"])
