@@ -258,14 +258,19 @@ def _dense(Fa, Fb, sides, xs, j, e, ex, left, right, declared, scale_y, tol, wor
             rows.append(x[r])
             cols.append(c + j)
         count[0] += r.size
-        # the largest difference in the models' own units, as _judge takes it
-        with np.errstate(over="ignore"):
-            if scale_y is not None:
-                diff *= scale_y
-            else:
-                diff = np.ldexp(diff, e[None, :])
-            max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[x]).max()))
+        max_res = _largest_difference(diff, scale_y, e, ex[x], max_res)
     return xs.size, any_fail, worst, max_res
+
+
+def _largest_difference(diff, scale_y, e, ex_rows, max_res: float) -> float:
+    """``max_res`` and the largest of ``diff`` (overwritten) in the models' own
+    units: per row, the largest over the tokens scaled back, then the row's scale."""
+    with np.errstate(over="ignore"):
+        if scale_y is not None:
+            diff *= scale_y
+        else:
+            diff = np.ldexp(diff, e[None, :])
+        return max(max_res, float(np.ldexp(diff.max(axis=1), ex_rows).max()))
 
 
 def _settled(pending_r, pending_c, Fa, Fb, cut, j, e, ex, left, right, declared, scale_y, tol, any_fail, worst,
@@ -326,14 +331,7 @@ def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_f
     if ratio.flat[k] > worst[0]:
         worst = (float(ratio.flat[k]), (i + x, j + y), float(diff.flat[k]), float(bound.flat[k]))
     if diff.size:
-        # the largest difference in the models' own units: per row, the
-        # largest over the tokens scaled back, then the row's scale
-        with np.errstate(over="ignore"):
-            if scale_y is not None:
-                diff *= scale_y
-            else:
-                diff = np.ldexp(diff, e[None, :])
-            max_res = max(max_res, float(np.ldexp(diff.max(axis=1), ex[sl]).max()))
+        max_res = _largest_difference(diff, scale_y, e, ex[sl], max_res)
     return any_fail, worst, max_res
 
 

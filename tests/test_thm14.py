@@ -556,6 +556,20 @@ def test_a_fit_decided_without_its_map_is_refused_by_the_transport_in_one_clear_
         thm14.transport(b, a, src)
 
 
+def _transformed_sides(transform: str, index: int):
+    """``(side, (model, twin, analysis, instance))`` of a transformed harness
+    instance of Theorem 14, exact and float, its premises holding."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.thm14 import record
+
+    _, inst = inv.transform_instance("thm14", transform, 0, index)
+    for side in ("exact", "float"):
+        a, b = inst.realise(side)
+        an, why = record._premises((a, b), inst.params)
+        assert not why
+        yield side, (a, b, an, inst)
+
+
 @pytest.mark.parametrize("transform,index", [("change of basis", 2), ("change of basis", 9), ("integer shear", 25),
                                              ("integer shear", 34), ("hidden components", 9)])
 def test_the_transported_fit_is_re_decided_on_the_readouts_of_gamma_as_given(transform, index):
@@ -563,15 +577,8 @@ def test_the_transported_fit_is_re_decided_on_the_readouts_of_gamma_as_given(tra
     on ``Γ``: on the given numbers. It was once read on the basis computed
     from them (orthonormal, rounded), whose products with the model's numbers
     showed a rank one too high, and the fit "failed" where it holds exactly."""
-    from allornone.theorems.engine import invariance as inv
-    from allornone.theorems.thm14 import record
-
-    _, inst = inv.transform_instance("thm14", transform, 0, index)
     outs = {}
-    for side in ("exact", "float"):
-        a, b = inst.realise(side)
-        an, why = record._premises((a, b), inst.params)
-        assert not why
+    for side, (a, b, an, _) in _transformed_sides(transform, index):
         outs[side] = thm14.transport(a, b, an.results[("", "M")], an.cert)
     assert outs["exact"].verified.holds
     assert not outs["float"].verified.decision.fails
@@ -587,15 +594,10 @@ def test_implied_and_carried_probes_are_not_decided_against_the_exact_verdict(tr
     errors, which the probe's bound does not hold: they once "failed" (the
     first three on the model, the last three on the twin). Each is now
     undecided or right."""
-    from allornone.theorems.engine import invariance as inv
     from allornone.theorems.thm14 import record
 
-    _, inst = inv.transform_instance("thm14", transform, 0, index)
     outs = {}
-    for side in ("exact", "float"):
-        a, b = inst.realise(side)
-        an, why = record._premises((a, b), inst.params)
-        assert not why
+    for side, (a, b, an, inst) in _transformed_sides(transform, index):
         res = an.results[("", "M")]
         toks = record._probe_tokens(a, res, inst.params)
         p = thm14.implied_probe(a, res, *toks)
