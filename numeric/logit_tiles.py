@@ -219,7 +219,8 @@ def _dense(Fa, Fb, sides, xs, j, e, ex, left, right, declared, scale_y, tol, wor
     0.02 for the rounding of that product); what is still open is handed back
     (``rows``, ``cols``, up to :data:`HANDED_BACK` entries; ``count`` counts
     them all). Returns ``(done, any_fail, worst, max_res)``: ``done`` how many
-    of ``xs`` were judged (all, unless a product does not fit binary64)."""
+    of ``xs`` were judged (all, unless a product does not fit binary64);
+    ``max_res`` None is not updated (the caller has it from elsewhere)."""
     width = sides[0].s.shape[0]
     group = max(1, SETTLE_ENTRIES // max(width, 1))
     any_fail = False
@@ -258,7 +259,8 @@ def _dense(Fa, Fb, sides, xs, j, e, ex, left, right, declared, scale_y, tol, wor
             rows.append(x[r])
             cols.append(c + j)
         count[0] += r.size
-        max_res = _largest_difference(diff, scale_y, e, ex[x], max_res)
+        if max_res is not None:
+            max_res = _largest_difference(diff, scale_y, e, ex[x], max_res)
     return xs.size, any_fail, worst, max_res
 
 
@@ -289,7 +291,7 @@ def _settled(pending_r, pending_c, Fa, Fb, cut, j, e, ex, left, right, declared,
         dense = np.flatnonzero(counts >= SLICED_SHARE * width) + r.min()
         if dense.size:
             done, fail, worst, _ = _dense(Fa, Fb, cut(), dense, j, e, ex, left, right, declared, scale_y, tol,
-                                          worst, 0.0, rows, cols, count)
+                                          worst, None, rows, cols, count)
             any_fail |= fail
             keep = ~np.isin(r, dense[:done])
             r, c = r[keep], c[keep]
