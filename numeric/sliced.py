@@ -109,25 +109,15 @@ class Slices:
     scaling), ``x2`` holds ``fl(x2 + tail)``. Each a contiguous array: BLAS
     takes a strided view of a wider array at half the speed here.
 
-    Every row is sliced on its own, so the slices of some rows taken from
-    the whole matrix's (:meth:`take`) are the slices of those rows: a block
-    of tokens sliced once serves every group of contexts it is multiplied
-    with (:func:`sliced_product` takes a ``Slices`` for ``B``)."""
+    A block of tokens sliced once (:meth:`of`) serves every group of
+    contexts it is multiplied with (:func:`sliced_product` takes a
+    ``Slices`` for ``B``), the factors of its bound formed once too."""
 
     @classmethod
     def of(cls, B: np.ndarray, tail: np.ndarray | None = None) -> "Slices":
         """The slices :func:`sliced_product` cuts ``B`` (with its ``tail``) into."""
         B = np.asarray(B, dtype=float)
         return cls(B, slice_bits(B.shape[1]), tail)
-
-    def take(self, idx: np.ndarray) -> "Slices":
-        """The slices of rows ``idx`` (copies, contiguous)."""
-        out = object.__new__(Slices)
-        for name in ("s", "x1", "x2", "t", "live", "lossy", "tail"):
-            setattr(out, name, getattr(self, name)[idx])
-        out.beta = self.beta
-        out._right = None if self._right is None else self._right[:, idx]
-        return out
 
     def right(self) -> np.ndarray:
         """The rows' factors of the bound's rank-6 product (:func:`sliced_product`)."""
