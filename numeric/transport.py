@@ -22,7 +22,7 @@ from allornone.numeric import linalg as fl
 from allornone.numeric import relational as fr
 from allornone.numeric import witness as fw
 
-__all__ = ["carried_translation_fit", "identity_by_inclusion", "kernel_residual", "map_error", "translation", "translation_witness", "transported_identity", "transported_kernel", "transported_readout_error"]
+__all__ = ["identity_by_inclusion", "kernel_residual", "map_error", "translation", "translation_witness", "transported_identity", "transported_kernel"]
 
 
 # -- the transport's kernel ---------------------------------------------------------------
@@ -299,41 +299,6 @@ def identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Deci
     extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * fl.UNIT_ROUNDOFF
     alt = twin.tolerance.certain(resid, 1.0, extra, by_inclusion=True)
     return identity if alt.undecided else alt
-
-
-def carried_translation_fit(twin, D, Pt, rows, fit: Decision, extra: float) -> Decision:
-    """The float verdict on whether the carried translation ``ṽ`` fits the
-    twin on ``Γ~`` (``fit``: ``D P_Γ~ - 1 ṽ^T`` judged with ``extra``, the
-    error the computed ``Γ~`` passes on; ``D`` the pairs' differences of
-    contexts, ``rows`` the contexts themselves).
-
-    The computed ``ṽ`` comes from ``B*`` and ``Γ~`` and carries their errors,
-    which ``extra`` does not bound: a residual it leaves is no evidence that
-    the exact ``ṽ`` fails. Where the premises of the transport hold, the exact
-    ``ṽ`` is *the* translation whenever one fits, so "fails" stands only where
-    no translation fits at all -- where the rows of ``D P_Γ~`` are not all the
-    same: the centred residual ``C D P_Γ~`` (``C = I - 1 1^T / p``, of norm
-    one, so the computed ``Γ~``'s error enters as ``extra`` again), plus its
-    centring's rounding (``(p + 2) u`` of the rows' sizes, twice). A "fails"
-    that it does not confirm is undecided; "holds" is as judged."""
-    if not fit.fails:
-        return fit
-    be = twin.backend
-    R0 = D @ Pt
-    centred = R0 - R0.mean(axis=0, keepdims=True)
-    p = D.shape[0]
-    rounding = 2.0 * (p + 2) * fl.UNIT_ROUNDOFF * float(np.linalg.norm(R0)) * (1 + 1e-12)
-    if be.vanishes(centred, rows, Pt, extra=extra + rounding).fails:
-        return fit
-    return fr._undecided(fit)
-
-
-def transported_readout_error(gt_error: float, rows) -> float:
-    """The error a transported readout ``Γ~`` (the sine ``gt_error`` of its
-    angle) passes on to differences of the rows ``rows`` read through its
-    projector: twice the angle in the projector, on each of the two rows of a
-    difference, at the size of the raw rows."""
-    return 4 * gt_error * float(fl.norm2(rows))
 
 
 def map_error(model, twin, A, B, errors: dict, gt_error: float) -> float:

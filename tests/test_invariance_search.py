@@ -79,6 +79,29 @@ def test_search_of_the_graded_queries_finds_no_contradiction(case):
     _check(case)
 
 
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(checks(inv.tq.QUERIES))
+def test_search_of_the_transports_finds_no_contradiction(case):
+    """The transports of Theorem 14 and of steering, as a user calls them on a
+    model and its twin, on the instances of those results."""
+    _check(case)
+
+
+def test_the_transports_are_checked_where_a_twin_decided_verdict_would_be_wrong(monkeypatch):
+    """With the carried verdicts decided on the twin's computed ``Γ~``, ``W~``
+    and ``w~`` (the errors those carry taken for misfits), the harness finds
+    separated contradictions of Theorem 14's transport, on instances whose
+    premises and carried claims all hold exactly."""
+    from allornone.theorems import thm14
+
+    monkeypatch.setattr(thm14, "_carried", lambda computed, claim: computed)
+    found = [inv.check("thm14-transport", "change of basis", 0, i) for i in (14, 16)]
+    found.append(inv.check("thm14-transport", "hidden coordinates", 0, 1))
+    assert all("transported" in r["contradicted_separated"] for r in found), found
+    monkeypatch.undo()
+    assert not any(inv.check("thm14-transport", r["transform"], 0, r["index"])["contradicted"] for r in found)
+
+
 def test_the_search_sees_a_contradiction_it_is_meant_to_find(monkeypatch):
     """With Lemma 8's float side made to trust a rounding bound (every entry at
     ``gap`` times its tolerance counts as zero), a power-of-two basis finds it."""

@@ -96,6 +96,7 @@ from allornone.symbolic.model import ExactModel
 from allornone.theorems import get_record, records
 from allornone.theorems.engine.record import Instance
 from allornone.theorems.engine import graded_queries as gq
+from allornone.theorems.engine import transport_queries as tq
 from allornone.theorems.engine import transforms as tf
 from allornone.theorems.engine.runner import versions
 from allornone.theorems.engine.transforms import (_PAIR_KEYS, TRANSFORMS, NotRepresentable, Transform, _base_truths,
@@ -350,6 +351,10 @@ def atom_margins(rid: str, inst: Instance, decided: dict | None = None, exact: d
         exact = gq.exact_atoms(rid, inst) if exact is None else exact
         return gq.margins(exact, inst, lambda X, unit=True: _rank_margin(_unit_columns(_floats(X)) if unit
                                                                         else _floats(X), ql.rank(X)), decided)
+    if rid in tq.QUERIES:
+        # (each carried atom rests on the ranks of the result's atom it carries)
+        on = atom_margins(tq.QUERIES[rid], inst)
+        return {a: on[r] for a, r in tq.RANK_ATOMS.items() if r in on}
     spec = _ATOM_RANKS.get(rid)
     if not spec:
         return {}
@@ -400,7 +405,7 @@ GRADED = "graded"
 def base_result(rid: str) -> str:
     """The result whose instances ``rid`` (a result, :data:`GRADED` or a graded
     query of :mod:`~allornone.theorems.engine.graded_queries`) is checked on."""
-    return "thm5" if rid == GRADED else gq.QUERIES.get(rid, rid)
+    return "thm5" if rid == GRADED else gq.QUERIES.get(rid, tq.QUERIES.get(rid, rid))
 
 
 def _atoms(rid: str, inst: Instance, side: str) -> dict:
@@ -408,6 +413,8 @@ def _atoms(rid: str, inst: Instance, side: str) -> dict:
     ``equivalent``."""
     if rid in gq.QUERIES:
         return gq.exact_atoms(rid, inst)
+    if rid in tq.QUERIES:
+        return tq.exact_atoms(rid, inst)
     if rid != GRADED:
         return get_record(rid).evaluate(inst, side).atoms
     if side == "exact":
@@ -473,16 +480,22 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         return {**out, "outcome": "not representable", "why": str(exc)}
     out["kind"] = inst.kind
     out["dims"] = [m.d for m in inst.models]
-    before = ({n: d.truth for n, d in gq.exact_atoms(rid, base).items()} if rid in gq.QUERIES
+    before = ({n: d.truth for n, d in tq.public(_atoms(rid, base, "exact")).items()}
+              if rid in gq.QUERIES or rid in tq.QUERIES
               else _base_truths(base_rid, seed, index))
     if rid == GRADED:
         before = {"equivalent": before["same_distribution"]}
-    exact = _atoms(rid, inst, "exact")
+    chosen = _atoms(rid, inst, "exact")
+    exact = tq.public(chosen)  # (without the choices a carried atom hands the float side)
+    if rid in tq.QUERIES and not exact:
+        return {**out, "outcome": "skipped", "why": "nothing to carry: a premise fails exactly"}
     variant = tf.transform(name).variant.get(base_rid, set())
     if rid in gq.QUERIES:
         variant = gq.variant(tf.transform(name))
+    # (a carried atom exists where its premises hold: it is compared where it
+    # exists before and after, and holds there by the theorem)
     out["exact_changed"] = sorted(n for n, d in exact.items()
-                                  if n not in variant and d.truth is not before[n])
+                                  if n not in variant and n in before and d.truth is not before[n])
     beyond = False
     try:
         # (a graded query reads the first model alone, and no λ or Γ of the instance)
@@ -493,7 +506,8 @@ def check(rid: str, name: str, seed: int, index: int) -> dict:
         # computation can hold them, the instance is not separated
         out["margin"], beyond = 0.0, True
     try:
-        flt = gq.float_atoms(exact, floats) if rid in gq.QUERIES else _atoms(rid, floats, "float")
+        flt = (gq.float_atoms(exact, floats) if rid in gq.QUERIES else tq.float_atoms(rid, chosen, floats)
+               if rid in tq.QUERIES else _atoms(rid, floats, "float"))
     except NonFiniteValueError as exc:
         if rid == GRADED and (beyond or _dots_beyond_binary64(inst)):
             # the graded comparison's distances are taken on logits formed in
@@ -548,7 +562,7 @@ def cells(ids: Iterable[str] | None = None, transforms: Iterable[str] | None = N
     >>> cells(["lem8ctx"], ["per-context scaling", "per-token scaling"])
     [('lem8ctx', 'per-token scaling')]
     """
-    ids = list(records()) + [GRADED] + list(gq.QUERIES) if ids is None else list(ids)
+    ids = list(records()) + [GRADED] + list(gq.QUERIES) + list(tq.QUERIES) if ids is None else list(ids)
     names = [t.name for t in TRANSFORMS] if transforms is None else list(transforms)
     for n in names:
         tf.transform(n)

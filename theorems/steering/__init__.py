@@ -84,6 +84,9 @@ class Steering:
     v: Any = None
     c: Any = None
     decided: bool = True
+    given: Any = None
+    """``Γ`` as given to :func:`steering` where its numbers are known exactly
+    (no declared error): ``gamma`` is the basis computed from it."""
 
     @property
     def holds(self) -> bool:
@@ -181,7 +184,8 @@ def steering(model, pairs, gamma, gamma_error: float = 0.0, gamma_in_N: bool = F
         shown = _steering_witness(model, pairs, gamma, gamma_error, gamma_in_N, dec)
         if shown is not None:
             dec = shown
-    out = Steering(dec, pairs, dec.residual, len(pairs) == 1, basis, P, decided=decided)
+    out = Steering(dec, pairs, dec.residual, len(pairs) == 1, basis, P, decided=decided,
+                   given=None if gamma_error or gamma_in_N else gamma)
     if dec.holds:
         out.v = D[[0], :].T
     return out
@@ -293,20 +297,18 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     cert = thm14._equivalent_certificate(model, twin, certificate)
     if not result.holds:
         raise thm14.TransportError(f"the steering to transport does not hold ({result.decision})")
-    sure = thm14._premise(thm14.gamma_in_N(model, result.gamma, _computed=True),
+    given = result.gamma if result.given is None else result.given
+    sure = thm14._premise(thm14.gamma_in_N(model, given, _computed=result.given is None),
                           "Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
     be = model.backend
-    gt, gt_decided, gt_error, gt_readout = thm14._transport_gamma(model, twin, result.gamma, cert)
+    gt, gt_decided, gt_error, gt_readout = thm14._transport_gamma(model, twin, given, cert)
     _, Pt, _ = thm14._gamma(twin, gt)
     pairs = result.pairs
     FS = twin.F[[s for s, _ in pairs], :]
     FT = twin.F[[t for _, t in pairs], :]
     if gt.shape[1]:
         vt = be.pinv(gt.T) @ (cert.B @ gt).T @ result.v
-        extra = 0.0 if be.exact else ftr.transported_readout_error(gt_error, be.vstack(FS, FT))
-        fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt, extra=extra)
-        if not be.exact:
-            fit = ftr.carried_translation_fit(twin, FT - FS, Pt, be.vstack(FS, FT), fit, extra)
+        fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt)
     else:
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
     if not (gt_decided and sure):
@@ -314,6 +316,15 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         # spuriously) or too small (it holds spuriously): neither verdict stands
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
+    if not (gt_decided and sure) and "witness" not in verified.decision.detail:
+        # (the same of the twin re-decided on that Γ~, unless a witness's
+        # readouts, which do not rest on the computed basis, decided it)
+        verified.decision = thm14._undecided(verified.decision)
+    elif not be.exact:
+        # the twin's readouts on Γ~ are the model's on Γ: the carried
+        # translation fits, and the twin is steered, where the model is
+        fit = thm14._carried(fit, result.decision)
+        verified.decision = thm14._carried(verified.decision, result.decision)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
     map_error = 0.0 if be.exact else ftr.map_error(model, twin, cert.A, cert.B, cert.errors, gt_error)
     identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=map_error)

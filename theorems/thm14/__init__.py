@@ -242,6 +242,24 @@ def _undecided(d: Decision) -> Decision:
     return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
 
 
+def _carried(computed: Decision, claim: Decision) -> Decision:
+    """A float verdict carried to the twin, decided where its claim lives.
+
+    Where ``L = L~``, EL1--EL3 and the transport's premises are decided, the
+    twin reads on ``Γ~`` what the model reads on ``Γ`` (``ũ^T f~(x) =
+    (B* ũ)^T f(x)``), so the carried claim and ``claim`` -- a decision on the
+    model's own numbers (or on the log-odds, which the two models share) -- are
+    one claim. The check on the twin's computed ``Γ~``, ``W~``, ``ṽ`` or
+    ``w~`` measures the errors those carry from the certificate, never the
+    claim: it stands where it shows "holds", and ``claim`` decides otherwise;
+    its residual stays in the detail."""
+    if computed.holds:
+        return computed
+    return Decision(claim.truth, claim.residual, claim.tolerance,
+                    {**computed.detail, **claim.detail, "on the twin": computed.truth.value,
+                     "decided on": "the model's numbers, which L = L~ carries to the twin"})
+
+
 def _premise(d: Decision, message: str) -> bool:
     """A premise of a transport (``Γ ⊆ N``, a fit reading only ``M``): raises
     :class:`TransportError` with ``message`` where it fails, and says whether it
@@ -337,7 +355,9 @@ class RelationalLinearity:
     """Float side: whether the dimension of ``Γ`` (of a token readout ``Γ_T``, computed through ``P_N``) was decided."""
     given: Any = None
     """``Γ`` as given (a matrix or token pairs): ``gamma`` is the basis computed
-    from it, which in floats carries rounding that the given numbers do not."""
+    from it, which in floats carries rounding that the given numbers do not.
+    None where the caller declared an error on ``Γ`` (a computed ``Γ~``): its
+    numbers are not known exactly."""
 
     @property
     def holds(self) -> bool:
@@ -451,7 +471,8 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             decision = shown
     res = RelationalLinearity(decision, reading, pairs, basis, P, decision.residual, rank, rank == len(pairs),
                               decided=decided, rank_decided=r_decided, gamma_decided=g_decided,
-                              scale=max(be.scale(X, Theta), be.scale(FT, P)), given=gamma)
+                              scale=max(be.scale(X, Theta), be.scale(FT, P)),
+                              given=None if gamma_error or gamma_in_N else gamma)
     if decision.holds:
         d = model.d
         # Θ = X^+ Y has its columns in Im(X^T), so W^T = Θ[:d] already lies in M when
@@ -675,8 +696,12 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     sure = _premise(be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q),
                     "Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
                     "(Appendix D.1); Theorem 14 does not transport it")
-    sure &= _premise(gamma_in_N(model, result.gamma, _computed=True), "Γ ⊄ N: Theorem 14 needs the readouts inside N")
-    gt, gt_decided, gt_error, gt_readout = _transport_gamma(model, twin, result.gamma, cert)
+    # (Γ as given where its numbers are known exactly: decided on products of
+    # them, not on the basis computed from them)
+    given = result.gamma if result.given is None else result.given
+    sure &= _premise(gamma_in_N(model, given, _computed=result.given is None),
+                     "Γ ⊄ N: Theorem 14 needs the readouts inside N")
+    gt, gt_decided, gt_error, gt_readout = _transport_gamma(model, twin, given, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
     bt = Pt @ cert.B.T @ result.b
@@ -689,21 +714,17 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     # Γ~ computed in floats is known to within its error, which the twin's
     # readouts on it carry (and Γ~ ⊆ Ñ by construction)
     verified = relational_linearity(twin, pairs, gt, "M", gamma_error=gt_readout, gamma_in_N=True)
-    # (on the readouts of Γ as given: a basis computed from it carries rounding
-    # that the products of the model's own numbers must not take for exact)
-    given = result.given if result.given is not None and not isinstance(result.given, readouts.TokenPairs) \
-        else result.gamma
-    _on_original(verified, model, twin, pairs, "M", _as_matrix(model, given, "gamma"))
     gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
     if not (gt_decided and sure):
         decision = _undecided(decision)
         _mark_undecided(verified)
-    elif not be.exact and decision.fails:
-        # with L = L~, Γ ⊆ N, Γ_q ⊆ M and the fit holding, Theorem 14 makes the
-        # exact transported map fit: a computed misfit measures the errors that
-        # W, b, A*, B* and Γ~ carry in (rounding noise of a map that is exactly
-        # zero, say), never the claim -- it is not a "fails"
-        decision = _undecided(decision)
+    elif not be.exact:
+        # the carried fit and the twin's fit reading M are the model's fit
+        # reading M on Γ, read through L = L~ (Theorem 14's proof)
+        decision = _carried(decision, result.decision)
+        if not verified.holds:
+            # (its W~, Γ~_q were not read off a fit that held)
+            verified.decision, verified.decided = _carried(verified.decision, result.decision), False
     as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, verified.regressor_rank,
                                     verified.trivial, Wt, bt, gq, gt_decided and ok, verified.rank_decided, scale)
     return Transported(gt, Wt, bt, decision, as_result, verified)
@@ -854,11 +875,12 @@ def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
     c = be.entry(result.b.T @ u, 0, 0)
     fit = _probe_fit(model, result.pairs, a, b, w, c)
     in_M = be.vanishes(w - model.projector_M @ w, model.projector_M, w)
-    if not be.exact:
-        # with u ∈ Γ and the fit reading M holding, the exact w, c fit and w ∈ M:
-        # a computed misfit measures the errors W and b carry into w, c, never
-        # the claim -- it is not a "fails" (as for the transport)
-        fit, in_M = (_undecided(d) if d.fails else d for d in (fit, in_M))
+    if not be.exact and not (fit.holds and in_M.holds):
+        # with u ∈ Γ and the fit reading M holding, the exact w ∈ M and c fit;
+        # the computed ones carry the errors of W and b. The claim, a probe of
+        # the log-odds of (a, b) reading M, is decided on those log-odds
+        fit = _carried(Decision.all([fit, in_M]), linear_probing(model, result.pairs, a, b, "M").decision)
+        in_M = fit
     return Probe(Decision.all([in_gamma, fit, in_M]), (a, b), w, c, fit.residual, applicable=in_gamma)
 
 
@@ -880,11 +902,12 @@ def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe
     wt = twin.projector_M @ cert.A.T @ probe.w
     a, b = probe.tokens
     fit = _probe_fit(twin, pairs, a, b, wt, probe.c)
-    if not sure or (not be.exact and fit.fails):
-        # undecided where w ∈ M is; and a computed misfit of the carried probe
-        # measures the errors w and A* carry into w~ (where w ∈ M, Theorem 14
-        # makes the exact w~ fit), never the claim
+    if not sure:
         fit = _undecided(fit)
+    elif not be.exact:
+        # where w ∈ M, Theorem 14 makes the exact w~ fit: the claim is a probe
+        # of the twin's log-odds of (a, b) reading M, decided on them
+        fit = _carried(fit, linear_probing(twin, pairs, a, b, "M").decision)
     return Probe(fit, (a, b), wt, probe.c, fit.residual, applicable=probe.applicable)
 
 
