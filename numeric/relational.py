@@ -42,7 +42,7 @@ from allornone.numeric import linalg as fl
 from allornone.numeric import witness as fw
 from allornone.numeric.balance import span_columns
 
-__all__ = ["REDO_LIMIT", "resolves", "resolved_rank", "silent_coordinates", "readout_error", "token_basis",
+__all__ = ["REDO_LIMIT", "resolves", "resolved_rank", "silent_coordinates", "projection_error", "difference_in_readouts", "readout_error", "token_basis",
            "token_parts", "token_readout_residual", "token_through", "token_direct", "readouts_with_error",
            "witness_regressors", "witness_readouts", "input_dimension_on_readouts",
            "witnessed_fit", "regress", "regress_logits", "largest_column_norm", "unscaled_minimum_norm",
@@ -91,6 +91,22 @@ def silent_coordinates(model):
 
 
 # -- the readouts -----------------------------------------------------------------------
+
+def projection_error(model, v, onto: str = "N") -> float:
+    """A bound on the norm of the error of ``P v`` computed with the model's
+    projector onto ``onto`` (``"M"`` or ``"N"``), against the exact ``P v``:
+    the projector is off the exact one by at most twice the sine of its
+    subspace's error (``Structure.errors``) and ``4 sqrt(d) u`` (rounding,
+    orthonormality), and the product is rounded, entrywise at most
+    ``gamma_(d+2) |P| |v|`` (Higham). It is at the size of ``v``: a ``v``
+    mostly off the subspace (hidden components) leaves ``P v`` small and its
+    error large beside it."""
+    u = fl.UNIT_ROUNDOFF
+    P = model.projector_N if onto == "N" else model.projector_M
+    v = np.asarray(v, dtype=float)
+    angle = 2 * model.structure.errors.get(onto, 0.0) + 4 * math.sqrt(model.d) * u
+    return float(angle * fl.norm2(v) + 1.01 * (model.d + 2) * u * fl.norm2(np.abs(P) @ np.abs(v)))
+
 
 def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = False, direct=None) -> float:
     """A bound on the spectral norm of the error of ``rows @ P`` (the readouts
@@ -702,6 +718,40 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
         AY, BY = F[Tt], U.T
     AX, BX = _regressors(model, S, reading)
     return consistent(AX, BX, AY, BY, model.backend.tolerance, max(model.input_error, source.input_error))
+
+
+def difference_in_readouts(model, a: int, b: int, readers: np.ndarray | None = None, pairs=None):
+    r"""``P_N (g(a) - g(b)) ∈ Γ`` for a ``Γ ⊆ N`` (the caller has decided it),
+    decided on the log-odds: by a consistency of products of the model's
+    numbers (:func:`~allornone.numeric.primitives.consistent`), without a
+    computed projector.
+
+    For ``v ∈ SG``, ``f(x)^T P_N v = f(x)^T v`` (F4), and ``u ↦ (f(x)^T u)_x``
+    is injective on ``N`` (F6). So, with ``Γ ⊆ N``, ``P_N (g(a) - g(b)) = Γ c``
+    iff the log-odds column ``ℓ_ab = F (g(a) - g(b))`` equals ``F Γ c``: iff
+    ``ℓ_ab`` lies in the span of the readouts ``F Γ``. ``Γ`` is given by the
+    columns of ``readers`` (in the model's coordinates) or, for a readout named
+    by token pairs, by ``pairs`` (its readouts are their log-odds). Both
+    models are first balanced by powers of two
+    (:func:`~allornone.numeric.balance.balanced`), so no diagonal change of
+    basis moves the decision. None where a product is too large to be formed
+    correctly rounded or the readers exceed binary64's range once balanced."""
+    from allornone.numeric.balance import balanced, in_balanced_coordinates
+    from allornone.numeric.primitives import consistent
+
+    src = balanced((model,))[0]
+    F, G = np.asarray(src.F), np.asarray(src.G)
+    if pairs is not None:
+        AX = np.hstack([F, F])
+        BX = (np.vstack([np.concatenate([G[x], -G[y]]) for x, y in pairs]) if len(pairs)
+              else np.zeros((0, 2 * src.d)))
+    else:
+        U = in_balanced_coordinates(src, readers)
+        if U is None:
+            return None
+        AX, BX = F, U.T
+    return consistent(AX, BX, np.hstack([F, F]), np.concatenate([G[a], -G[b]])[None, :],
+                      model.backend.tolerance, model.input_error)
 
 
 def gamma_in_N(model, basis: np.ndarray):

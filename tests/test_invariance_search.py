@@ -94,7 +94,7 @@ def test_the_transports_are_checked_where_a_twin_decided_verdict_would_be_wrong(
     premises and carried claims all hold exactly."""
     from allornone.theorems import thm14
 
-    monkeypatch.setattr(thm14, "_carried", lambda computed, claim: computed)
+    monkeypatch.setattr(thm14, "_implied", lambda computed, claim: computed)
     found = [inv.check("thm14-transport", "change of basis", 0, i) for i in (14, 16)]
     found.append(inv.check("thm14-transport", "hidden coordinates", 0, 1))
     assert all("transported" in r["contradicted_separated"] for r in found), found

@@ -554,6 +554,24 @@ def test_a_fit_decided_without_its_map_is_refused_by_the_transport_in_one_clear_
     assert not why and src.holds and src.W is None
     with pytest.raises(thm14.TransportError, match="without a map"):
         thm14.transport(b, a, src)
+    with pytest.raises(thm14.TransportError, match="without a map"):
+        thm14.readout_subspace(b, src)
+
+
+@pytest.mark.parametrize("transform,index", [("hidden components", 9), ("change of basis", 2), ("change of basis", 9)])
+def test_the_readout_subspace_is_decided_as_the_fit_that_implies_it(transform, index):
+    """The readouts of a relational linearity lie in ``P_Γ b + P_Γ W(Γ_q)``
+    exactly on these transformed instances (their readouts are ``W f(s) + b``).
+    In floats the check on the computed ``b`` and directions of ``W`` once
+    "failed" there: those carry the fit's errors. The property is the fit's,
+    and is decided by it."""
+    outs = {}
+    for side, (a, _, an, _) in _transformed_sides(transform, index):
+        for reading in ("any", "M"):
+            outs[side, reading] = thm14.readout_subspace(a, an.results[("", reading)])
+    for reading in ("any", "M"):
+        assert outs["exact", reading].holds
+        assert outs["float", reading].holds, outs["float", reading].decision
 
 
 def _transformed_sides(transform: str, index: int):
@@ -587,6 +605,56 @@ def test_the_transported_fit_is_decided_where_it_lives_on_the_models_numbers(tra
     # the premises are decided: the carried fit, and the twin's, are the
     # model's fit read through L = L~, and decided there
     assert outs["float"].decision.holds and outs["float"].verified.holds
+
+
+@pytest.mark.parametrize("transform,index", [("integer shear", 182), ("hidden components", 57)])
+def test_whether_a_probe_applies_carries_the_error_of_the_computed_projection(transform, index):
+    """``u = P_N(g(a) - g(b)) ∈ Γ`` holds exactly for the probe's tokens here,
+    but ``g(a) - g(b)`` is mostly off ``N`` (hidden components), so the
+    computed ``u`` is small beside the error ``P_N`` carries at the size of
+    ``g(a) - g(b)``. Judged without that error, the implied probe once "did
+    not apply" (and so "failed"). With that error the projection leaves it
+    open, and with ``Γ ⊆ N`` it is decided where it lives: the log-odds of
+    ``(a, b)`` lie in the span of the readouts on ``Γ``
+    (``numeric.relational.difference_in_readouts``)."""
+    from allornone.theorems.thm14 import record
+
+    outs, toks = {}, None
+    for side, (a, _, an, inst) in _transformed_sides(transform, index):
+        res = an.results[("", "M")]
+        toks = toks or record._probe_tokens(a, res, inst.params)   # (chosen exactly)
+        outs[side] = thm14.implied_probe(a, res, *toks)
+    assert outs["exact"].applicable.holds and outs["exact"].holds
+    assert outs["float"].applicable.holds and outs["float"].holds
+    assert outs["float"].applicable.detail.get("route") == "ranks of products"
+
+
+def test_a_probe_fitted_reading_M_is_carried_though_its_computed_w_leaves_M():
+    """A probe implied by a fit reading ``M`` has its exact ``w`` in ``M``; here
+    the computed ``w`` is off ``M`` by more than the check's bound (the fit's
+    errors), and the transport once refused it as if it read outside ``M``.
+    A probe built to read outside ``M`` is refused as before, and one decided
+    without its ``w`` is refused in one clear error."""
+    from allornone.decision import Decision
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.thm14 import record
+
+    _, inst = inv.transform_instance("thm14", "global scaling", 3, 22)
+    toks = None
+    for side in ("exact", "float"):
+        a, b = inst.realise(side)
+        an, why = record._premises((a, b), inst.params)
+        res = an.results[("", "M")]
+        toks = toks or record._probe_tokens(a, res, inst.params)
+        p = thm14.implied_probe(a, res, *toks)
+        assert p.holds and p.reading == "M"
+        assert thm14.transport_probe(a, b, p, res.pairs, an.cert).holds
+    import dataclasses
+
+    with pytest.raises(thm14.TransportError, match="outside M"):
+        thm14.transport_probe(a, b, dataclasses.replace(p, reading="any"), res.pairs, an.cert)
+    with pytest.raises(thm14.TransportError, match="without its w"):
+        thm14.transport_probe(a, b, thm14.Probe(Decision.exact(True), toks), res.pairs, an.cert)
 
 
 @pytest.mark.parametrize("transform,index", [("integer shear", 33), ("power-of-two basis", 9),

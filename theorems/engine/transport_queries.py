@@ -9,7 +9,9 @@ of the public API once a model and its equivalent twin are in hand:
   twin re-decided on ``Γ~``), the probe that linearity implies
   (:func:`~allornone.theorems.thm14.implied_probe`, ``implied_probe``) and that
   probe carried to the twin (:func:`~allornone.theorems.thm14.transport_probe`,
-  ``carried_probe``);
+  ``carried_probe``), and the subspace of the readouts the linearity implies
+  (:func:`~allornone.theorems.thm14.readout_subspace`, ``subspace`` reading
+  ``M``, ``subspace_any`` reading anything);
 * ``steering-transport`` (steering's instances): the steering on ``Γ`` carried
   by :func:`~allornone.theorems.steering.transport_steering` (``carried``: the
   carried translation fits; ``carried_verified``: the twin re-decided).
@@ -32,6 +34,7 @@ QUERIES = {"thm14-transport": "thm14", "steering-transport": "steering"}
 #: The result's atom whose ranks each query atom rests on (for the margins of
 #: :func:`~allornone.theorems.engine.invariance.atom_margins`).
 RANK_ATOMS = {"transported": "rel_lin_M~", "transported_verified": "rel_lin_M~", "implied_probe": "rel_lin_M",
+              "subspace": "rel_lin_M", "subspace_any": "rel_lin",
               "carried_probe": "rel_lin_M~", "carried": "steered~", "carried_verified": "steered~"}
 
 
@@ -51,6 +54,13 @@ def _thm14(models, params, exact: dict | None) -> dict:
     if exact is not None and (why or not res.holds):
         return _undecided(exact, why or f"the fit reading M is {res.verdict}")
     out = {}
+    fits = {"subspace": res, "subspace_any": an.results[("", "any")]}
+    for name, fit in fits.items():
+        if exact is None and fit.holds:
+            out[name] = thm14.readout_subspace(a, fit).decision
+        elif exact is not None and name in exact:
+            out[name] = (thm14.readout_subspace(a, fit).decision if fit.holds and fit.W is not None
+                         else _undecided([name], f"the fit is {fit.verdict}")[name])
     try:
         t = thm14.transport(a, b, res, an.cert)
         out.update(transported=t.decision, transported_verified=t.verified.decision)

@@ -244,7 +244,12 @@ class TransportedSteering:
     fits on the twin), ``verified`` (the twin re-decided from scratch),
     ``W`` (Theorem 14's transported map of ``W = P_Γ P_M``, ``W~ = P_Γ~ B*^T W A* P~_M~``)
     and ``identity`` (whether ``W~ = P_Γ~``, i.e. ``Γ~ ⊆ M~``: the transported
-    map is literally the identity on ``Γ~``)."""
+    map is literally the identity on ``Γ~``).
+
+    On floats, where the twin's check does not show "holds" and the premises
+    are decided, ``decision`` and ``verified`` are the model's steering on
+    ``Γ``, which the twin reads on ``Γ~`` (the detail keeps the twin's own
+    verdict under ``"as computed"``)."""
 
     gamma: Any
     v: Any
@@ -323,8 +328,8 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     elif not be.exact:
         # the twin's readouts on Γ~ are the model's on Γ: the carried
         # translation fits, and the twin is steered, where the model is
-        fit = thm14._carried(fit, result.decision)
-        verified.decision = thm14._carried(verified.decision, result.decision)
+        fit = thm14._implied(fit, result.decision)
+        verified.decision = thm14._implied(verified.decision, result.decision)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
     map_error = 0.0 if be.exact else ftr.map_error(model, twin, cert.A, cert.B, cert.errors, gt_error)
     identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=map_error)

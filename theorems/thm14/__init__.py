@@ -242,22 +242,26 @@ def _undecided(d: Decision) -> Decision:
     return Decision(Truth.UNDECIDED, d.residual, d.tolerance, d.detail)
 
 
-def _carried(computed: Decision, claim: Decision) -> Decision:
-    """A float verdict carried to the twin, decided where its claim lives.
+def _implied(computed: Decision, claim: Decision) -> Decision:
+    """A float verdict on a claim that a decided one implies, decided where it lives.
 
-    Where ``L = L~``, EL1--EL3 and the transport's premises are decided, the
-    twin reads on ``Γ~`` what the model reads on ``Γ`` (``ũ^T f~(x) =
-    (B* ũ)^T f(x)``), so the carried claim and ``claim`` -- a decision on the
-    model's own numbers (or on the log-odds, which the two models share) -- are
-    one claim. The check on the twin's computed ``Γ~``, ``W~``, ``ṽ`` or
-    ``w~`` measures the errors those carry from the certificate, never the
-    claim: it stands where it shows "holds", and ``claim`` decides otherwise;
-    its residual stays in the detail."""
+    A transport carries a property of the model to its twin through objects
+    computed from the certificate (``Γ~``, ``W~``, ``ṽ``, ``w~``); a
+    relational linearity implies a probe and a subspace of the readouts
+    through its fitted ``W``, ``b``. Where the premises are decided, the
+    implied claim is ``claim`` itself, read through a proven identity: the twin
+    reads on ``Γ~`` what the model reads on ``Γ`` (``ũ^T f~(x) = (B* ũ)^T
+    f(x)``, given ``L = L~``, EL1--EL3 and ``Γ ⊆ N``), and a fit's readouts are
+    ``W f(s) + b``. A check on the computed objects measures the errors they
+    carry, never the claim: it stands where it shows "holds", and ``claim``
+    (a decision on the model's own numbers, or on the log-odds the models
+    share) decides otherwise; the computed verdict stays in the detail, under
+    ``"as computed"``."""
     if computed.holds:
         return computed
     return Decision(claim.truth, claim.residual, claim.tolerance,
-                    {**computed.detail, **claim.detail, "on the twin": computed.truth.value,
-                     "decided on": "the model's numbers, which L = L~ carries to the twin"})
+                    {**computed.detail, **claim.detail, "as computed": computed.truth.value,
+                     "decided on": "the claim that implies it"})
 
 
 def _premise(d: Decision, message: str) -> bool:
@@ -643,9 +647,13 @@ class Transported:
     construction); ``decision``: they fit on the twin (``verdict`` in words, as
     for :class:`RelationalLinearity`); ``result``: the same as a
     :class:`RelationalLinearity` of the twin; ``verified``: the twin re-decided
-    from scratch by :func:`relational_linearity` on ``Γ~``, reading ``M`` (on
-    floats with ``Γ~``'s error, and decided on the readouts the twin has on
-    ``Γ~``, which are the model's on ``Γ``)."""
+    from scratch by :func:`relational_linearity` on ``Γ~``, reading ``M``.
+
+    On floats, where the twin's check does not show "holds" and the premises
+    are decided, ``decision`` and ``verified`` are decided where their claim
+    lives: the twin reads on ``Γ~`` what the model reads on ``Γ``, so both are
+    the model's fit reading ``M`` (the detail keeps the twin's own verdict
+    under ``"as computed"``)."""
 
     gamma: Any
     W: Any
@@ -721,10 +729,10 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     elif not be.exact:
         # the carried fit and the twin's fit reading M are the model's fit
         # reading M on Γ, read through L = L~ (Theorem 14's proof)
-        decision = _carried(decision, result.decision)
+        decision = _implied(decision, result.decision)
         if not verified.holds:
             # (its W~, Γ~_q were not read off a fit that held)
-            verified.decision, verified.decided = _carried(verified.decision, result.decision), False
+            verified.decision, verified.decided = _implied(verified.decision, result.decision), False
     as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, verified.regressor_rank,
                                     verified.trivial, Wt, bt, gq, gt_decided and ok, verified.rank_decided, scale)
     return Transported(gt, Wt, bt, decision, as_result, verified)
@@ -759,7 +767,10 @@ class Probe:
     ``"probe fits"``, ``"probe does not fit"`` or (floats only) ``"undecided"``.
     ``w`` is ``d x 1``, ``c`` a number (exact on an exact model);
     ``applicable`` (implied probes) whether ``P_N(g(a) - g(b)) ∈ Γ``; ``trivial``
-    (:func:`linear_probing`) whether the regressors have full row rank."""
+    (:func:`linear_probing`) whether the regressors have full row rank;
+    ``reading``: ``"M"`` where ``w`` lies in ``M`` by construction (a probe
+    fitted reading ``M``, or implied by a fit reading ``M``), ``"any"`` for a
+    probe fitted reading anything."""
 
     decision: Decision
     tokens: tuple
@@ -768,6 +779,7 @@ class Probe:
     residual: Any = 0
     trivial: bool = False
     applicable: Decision | None = None
+    reading: str | None = None
 
     @property
     def holds(self) -> bool:
@@ -829,7 +841,7 @@ def linear_probing(model, pairs, a, b, reading: str = "M") -> Probe:
         # of products, which no change of basis moves; the regression only
         # supplies w and c where it shows the same fit
         dec = _on_products(dec, fr.readout_fit(model, pairs, reading, ("tokens", [(a, b)])))
-    out = Probe(dec, (a, b), residual=dec.residual, trivial=rank == len(pairs))
+    out = Probe(dec, (a, b), residual=dec.residual, trivial=rank == len(pairs), reading=reading)
     if dec.holds and shown:
         out.w = theta[: model.d, :]
         out.c = model.backend.entry(theta, model.d, 0)
@@ -867,10 +879,24 @@ def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
     _check_result(model, result)
     a, b = _tokens(model, a, b)
     be = model.backend
-    u = model.projector_N @ model.unembedding_difference(a, b)
-    in_gamma = be.vanishes(u - result.projector @ u, result.projector, u)
+    delta = model.unembedding_difference(a, b)
+    u = model.projector_N @ delta
+    # (float side: u carries the error of P_N at the size of g(a) - g(b),
+    # which hidden components can make far larger than u itself)
+    extra = 0.0 if be.exact else fr.projection_error(model, delta)
+    in_gamma = be.vanishes(u - result.projector @ u, result.projector, u, extra=extra)
+    if in_gamma.undecided and result.given is not None:
+        # with Γ ⊆ N, u ∈ Γ is a claim about the log-odds: that of (a, b) lies
+        # in the span of the readouts on Γ (numeric.relational.difference_in_readouts)
+        named = isinstance(result.given, readouts.TokenPairs)
+        if gamma_in_N(model, result.given).holds:
+            shown = fr.difference_in_readouts(
+                model, a, b, None if named else np.asarray(_as_matrix(model, result.given, "gamma"), dtype=float),
+                result.given.pairs if named else None)
+            if shown is not None and not shown.undecided:
+                in_gamma = shown
     if not (in_gamma.holds and result.holds):
-        return Probe(Decision.all([in_gamma, result.decision]), (a, b), applicable=in_gamma)
+        return Probe(Decision.all([in_gamma, result.decision]), (a, b), applicable=in_gamma, reading="M")
     w = result.W.T @ u
     c = be.entry(result.b.T @ u, 0, 0)
     fit = _probe_fit(model, result.pairs, a, b, w, c)
@@ -879,9 +905,9 @@ def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
         # with u ∈ Γ and the fit reading M holding, the exact w ∈ M and c fit;
         # the computed ones carry the errors of W and b. The claim, a probe of
         # the log-odds of (a, b) reading M, is decided on those log-odds
-        fit = _carried(Decision.all([fit, in_M]), linear_probing(model, result.pairs, a, b, "M").decision)
+        fit = _implied(Decision.all([fit, in_M]), linear_probing(model, result.pairs, a, b, "M").decision)
         in_M = fit
-    return Probe(Decision.all([in_gamma, fit, in_M]), (a, b), w, c, fit.residual, applicable=in_gamma)
+    return Probe(Decision.all([in_gamma, fit, in_M]), (a, b), w, c, fit.residual, applicable=in_gamma, reading="M")
 
 
 def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe:
@@ -895,9 +921,16 @@ def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe
     cert = _equivalent_certificate(model, twin, certificate)
     if not probe.holds:
         raise TransportError(f"the probe to transport does not hold ({probe.decision})")
+    if probe.w is None:
+        raise TransportError("the probe was decided without its w, c (on the ranks of products): "
+                             "nothing to transport")
     be = model.backend
-    sure = _premise(be.vanishes(probe.w - model.projector_M @ probe.w, model.projector_M, probe.w),
-                    "the probe reads outside M (w ∉ M): the input transport does not carry it")
+    in_M = be.vanishes(probe.w - model.projector_M @ probe.w, model.projector_M, probe.w)
+    if not be.exact and not in_M.holds and probe.reading == "M":
+        # a probe fitted (or implied) reading M has its exact w in M by
+        # construction: the computed w carries the fit's errors
+        in_M = _implied(in_M, probe.decision)
+    sure = _premise(in_M, "the probe reads outside M (w ∉ M): the input transport does not carry it")
     pairs = _check_pairs(twin, pairs)
     wt = twin.projector_M @ cert.A.T @ probe.w
     a, b = probe.tokens
@@ -907,8 +940,8 @@ def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe
     elif not be.exact:
         # where w ∈ M, Theorem 14 makes the exact w~ fit: the claim is a probe
         # of the twin's log-odds of (a, b) reading M, decided on them
-        fit = _carried(fit, linear_probing(twin, pairs, a, b, "M").decision)
-    return Probe(fit, (a, b), wt, probe.c, fit.residual, applicable=probe.applicable)
+        fit = _implied(fit, linear_probing(twin, pairs, a, b, "M").decision)
+    return Probe(fit, (a, b), wt, probe.c, fit.residual, applicable=probe.applicable, reading="M")
 
 
 @dataclass
@@ -952,6 +985,9 @@ def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
     _check_result(model, result)
     if not result.holds:
         raise TransportError("the linear-subspace property is implied only by a relational linearity that holds")
+    if result.W is None:
+        raise TransportError(f"the relational linearity was decided without a map W, b (by "
+                             f"{result.decision.detail.get('route', 'another route')}): no subspace to read off")
     be = model.backend
     P, pairs = result.projector, result.pairs
     FS = model.F[[s for s, _ in pairs], :]
@@ -968,6 +1004,10 @@ def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
     readouts = FT @ P
     rdim, rdec = be.rank(readouts - ones @ readouts[[0], :], be.scale(FT, P))
     dec = Decision.all([inside, be.decision(rdim <= dim, decided=dd and rdec, readout_dim=rdim, dim=dim)])
+    if not be.exact:
+        # the fit's readouts are W f(s) + b: the property is the fit's, and
+        # the computed b and directions of W carry its errors
+        dec = _implied(dec, result.decision)
     return ReadoutSubspace(dec, P @ result.b, directions, dim, result.gamma_q.shape[1], rdim)
 
 
