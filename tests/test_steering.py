@@ -183,8 +183,8 @@ def test_the_carried_translation_is_not_decided_against_the_exact_verdict(transf
     (the first three), and a ``Γ~`` of undecided dimension computed too large
     makes any fit fail (the last two), and the twin re-decided on it too. Where
     the premises are decided, the carried claim is the model's own steering
-    (the twin reads on ``Γ~`` what the model reads on ``Γ``) and is decided
-    there: "holds". Each verdict is now right, or undecided where ``Γ~`` is."""
+    (the twin reads on ``Γ~`` what the model reads on ``Γ``), whatever ``Γ~``
+    was computed as, and is decided there: "holds"."""
     from allornone.theorems.engine import invariance as inv
 
     _, inst = inv.transform_instance("steering", transform, 0, index)
@@ -197,7 +197,5 @@ def test_the_carried_translation_is_not_decided_against_the_exact_verdict(transf
         outs[side] = transport_steering(a, b, r)
     assert outs["exact"].decision.holds and outs["exact"].verified.holds
     flt = outs["float"]
-    assert not flt.decision.fails and not flt.verified.decision.fails
-    if transform != "integer shear" and index not in (28, 44):
-        # (Γ~ of decided dimension: decided on the model's readouts)
-        assert flt.decision.holds and flt.verified.holds
+    assert flt.decision.holds and flt.verified.holds
+    assert flt.decision.detail["as computed"] == "fails"    # (the twin's own check)

@@ -316,18 +316,19 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt)
     else:
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
-    if not (gt_decided and sure):
-        # a Γ~ of undecided dimension may be too large (the fit then fails
-        # spuriously) or too small (it holds spuriously): neither verdict stands
+    if not sure:
+        # where Γ ⊆ N is undecided, nothing is carried for certain
         fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
-    if not (gt_decided and sure) and "witness" not in verified.decision.detail:
-        # (the same of the twin re-decided on that Γ~, unless a witness's
-        # readouts, which do not rest on the computed basis, decided it)
+    if not sure and "witness" not in verified.decision.detail:
+        # (the same of the twin re-decided on Γ~, unless a witness's readouts,
+        # which do not rest on the computed basis, decided it)
         verified.decision = thm14._undecided(verified.decision)
     elif not be.exact:
         # the twin's readouts on Γ~ are the model's on Γ: the carried
-        # translation fits, and the twin is steered, where the model is
+        # translation fits, and the twin is steered, where the model is --
+        # whatever Γ~ was computed as (one of undecided dimension may make the
+        # twin's check fail or hold spuriously; the claim does neither)
         fit = thm14._implied(fit, result.decision)
         verified.decision = thm14._implied(verified.decision, result.decision)
     Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M

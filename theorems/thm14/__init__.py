@@ -723,12 +723,14 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     # readouts on it carry (and Γ~ ⊆ Ñ by construction)
     verified = relational_linearity(twin, pairs, gt, "M", gamma_error=gt_readout, gamma_in_N=True)
     gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
-    if not (gt_decided and sure):
+    if not sure:
         decision = _undecided(decision)
         _mark_undecided(verified)
     elif not be.exact:
         # the carried fit and the twin's fit reading M are the model's fit
-        # reading M on Γ, read through L = L~ (Theorem 14's proof)
+        # reading M on Γ, read through L = L~ (Theorem 14's proof), whatever
+        # Γ~ was computed as: one of undecided dimension may make the twin's
+        # check fail or hold spuriously, the claim does neither
         decision = _implied(decision, result.decision)
         if not verified.holds:
             # (its W~, Γ~_q were not read off a fit that held)
