@@ -280,23 +280,31 @@ def transported_identity(model, twin, A, B, errors: dict, gt, gt_decided: bool, 
 
 
 def identity_by_inclusion(twin, gt, gt_error: float, identity: Decision) -> Decision:
-    """Whether the transported map is ``P_Γ~``, decided as ``Γ~ ⊆ M~``.
+    """Whether the transported map is ``P_Γ~``, decided as ``Γ~ ⊆ SF~``.
 
     For ``ũ ∈ Γ~`` (so ``u = B* ũ ∈ Γ``), ``W~^T ũ = P~_M~ A*^T P_M u`` is the
     functional in ``M~`` that reads ``u^T f(x) = ũ^T f~(x)`` on every context;
     so is ``P~_M~ ũ`` (F4, ``ũ ∈ Ñ ⊆ SG~``), and only one functional in
     ``M~ ⊆ SF~`` reads given values on the contexts. Hence ``W~^T ũ = P~_M~ ũ``,
-    and ``W~ = P_Γ~`` exactly when ``P~_M~ ũ = ũ`` on ``Γ~``: ``Γ~ ⊆ M~``. Its
-    residual ``|(I - P~_M~) P_Γ~|`` is a sine, off the exact one by at most the
-    errors of the two subspaces (sines of their angles to the exact ones,
-    their dimensions decided) and the rounding; neither ``A*`` nor ``B*``
-    enters. Returns ``identity`` unless this decides it."""
+    and ``W~ = P_Γ~`` exactly when ``P~_M~ ũ = ũ`` on ``Γ~``: ``Γ~ ⊆ M~``. And
+    for ``ũ ∈ SG~`` that is ``ũ ∈ SF~``: ``SF~ = M~ ⊕ (SF~ ∩ M~^⊥)`` and
+    ``SF~ ∩ M~^⊥ ⊥ SG~`` (F3), so the part of ``ũ ∈ SF~`` off ``M~`` is
+    orthogonal to ``ũ`` and to ``M~``, hence zero. So where the twin's ``SF~``
+    is the whole space (its dimension decided ``d~``), the map is the identity
+    whatever ``Γ~`` was computed as; otherwise the residual ``|(I - P~_F) P_Γ~|``
+    is a sine, off the exact one by at most the errors of the two subspaces
+    (sines of their angles to the exact ones, their dimensions decided) and the
+    rounding; neither ``A*`` nor ``B*`` enters, nor ``M~``'s error (which the
+    cosines between ``SF~`` and ``SG~`` set). Returns ``identity`` unless this
+    decides it."""
     if gt.shape[1] == 0:
         return identity
+    s = twin.structure
+    if s.decided and s.basis_SF.shape[0] == twin.d:
+        return twin.backend.decision(True, by_inclusion=True, SF_full=True)
     Q = np.linalg.qr(gt)[0]
-    PM = twin.projector_M
-    resid = fl.norm2(Q - PM @ Q)
-    extra = float(gt_error) + twin.structure.errors.get("M", 0.0) + 16 * math.sqrt(twin.d) * fl.UNIT_ROUNDOFF
+    resid = fl.norm2(Q - s.P_F @ Q)
+    extra = float(gt_error) + s.errors.get("SF", 0.0) + 16 * math.sqrt(twin.d) * fl.UNIT_ROUNDOFF
     alt = twin.tolerance.certain(resid, 1.0, extra, by_inclusion=True)
     return identity if alt.undecided else alt
 

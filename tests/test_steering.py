@@ -199,3 +199,33 @@ def test_the_carried_translation_is_not_decided_against_the_exact_verdict(transf
     flt = outs["float"]
     assert flt.decision.holds and flt.verified.holds
     assert flt.decision.detail["as computed"] == "fails"    # (the twin's own check)
+
+
+@pytest.mark.parametrize("index", [0, 12, 20])
+def test_the_transported_map_is_the_identity_where_the_twins_SF_is_the_whole_space(index):
+    """``W~ = P_Γ~`` iff ``Γ~ ⊆ M~``, and for ``Γ~ ⊆ Ñ ⊆ SG~`` that is ``Γ~ ⊆ SF~``
+    (F3). These twins' ``SF~`` is the whole space, so the map is the identity
+    whatever ``Γ~`` was computed as; the float side once judged ``Γ~ ⊆ M~`` on
+    the computed ``Γ~``, whose error (after a change of basis) the tolerance
+    did not resolve, and left it undecided."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine import transforms as tf
+
+    _, inst = inv.transform_instance("steering", "change of basis", 3, index)
+    rec = get_record("steering")
+    assert rec.evaluate(inst, "exact").atoms["identity~"].holds
+    flt = rec.evaluate(tf.realise_float(inst), "float").atoms["identity~"]
+    assert flt.holds and flt.detail.get("SF_full")
+
+
+def test_a_twin_whose_SF_is_not_the_whole_space_keeps_a_map_that_is_not_the_identity():
+    """The B.5 twin of the docstring: ``SF~`` has dimension 2 of 3 and ``Γ~``
+    leaves it, so the transported map is not the identity; the float side
+    must not call it one."""
+    m2 = ExactModel([[0, 1], [1, -1], [2, 0], [-1, 2], [1, 0], [2, 2], [3, 0], [0, 1]], [[0, 0], [1, 0]])
+    tw = gen.b5_twin(m2, a=1, b=1, T=[[1]], R=[[1, 1, 0], [0, 1, 0], [0, 0, 1]], c=[0, 0, 0], psi=lambda y, g, b: [y])
+    pairs = [(0, 4), (1, 5), (2, 6), (3, 7)]
+    for a, b in ((m2, tw), (m2.to_float(), tw.to_float())):
+        t = st.transport_steering(a, b, st.steering(a, pairs, [[1], [0]]))
+        assert t.verified.holds and not t.identity.holds
+    assert t.identity.fails
