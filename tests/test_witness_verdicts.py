@@ -3,6 +3,7 @@
 with the exact verdict, and is shown to fail where it is made lenient or removed."""
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -154,9 +155,10 @@ def test_identity_is_gamma_tilde_inside_M_tilde():
 
 
 def test_identity_by_inclusion_agrees_with_exact_and_catches_a_wrong_projector(monkeypatch):
-    """Float: the inclusion test decides the B.5 pair's map "not the identity", as the
-    exact side does; with ``P~_M~`` replaced by the identity matrix it would say
-    "holds" -- the test fails on that defect."""
+    """Float: the inclusion test (``Γ~ ⊆ SF~``) decides the B.5 pair's map "not
+    the identity", as the exact side does; with the projector onto ``SF~``
+    replaced by the identity matrix it would say "holds" -- the test fails on
+    that defect."""
     m2, tw, pairs = _b5_pair()
     a, b = m2.to_float(), tw.to_float()
     gt, ok, gt_error, _ = thm14._transport_gamma(a, b, [[1.0], [0.0]], thm14.thm5.el_certificate(a, b))
@@ -169,7 +171,7 @@ def test_identity_by_inclusion_agrees_with_exact_and_catches_a_wrong_projector(m
         def __getattr__(self, name):
             return getattr(b, name)
 
-        projector_M = np.eye(b.d)
+        structure = dataclasses.replace(b.structure, P_F=np.eye(b.d))
     assert ftr.identity_by_inclusion(_Wrong(), gt, gt_error, undecided).truth is Truth.HOLDS
 
 
