@@ -677,6 +677,15 @@ def _regressors(model, S, reading: str):
     return np.hstack([F[S], ones]), np.eye(d + 1)
 
 
+def _pair_rows(G: np.ndarray, pairs) -> np.ndarray:
+    """The rows ``[g(a), -g(b)]`` of token pairs: against ``[F, F]`` their
+    products are the log-odds columns ``F (g(a) - g(b))``, each entry a
+    correctly rounded sum of the model's own numbers."""
+    if not len(pairs):
+        return np.zeros((0, 2 * G.shape[1]))
+    return np.vstack([np.concatenate([G[a], -G[b]]) for a, b in pairs])
+
+
 def readout_fit(model, pairs, reading: str, targets, source=None):
     r"""Relational linearity for the query ``pairs``, decided where it lives:
     is each readout of ``s⊕q`` an affine function of the regressors of ``s``?
@@ -707,7 +716,7 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
     F, G = np.asarray(src.F), np.asarray(src.G)
     if kind == "tokens":
         AY = np.hstack([F[Tt], F[Tt]])
-        BY = np.vstack([np.concatenate([G[a], -G[b]]) for a, b in what]) if len(what) else np.zeros((0, 2 * src.d))
+        BY = _pair_rows(G, what)
     else:
         # the same functionals of the balanced f (a span: each column at its own scale)
         U = in_balanced_coordinates(src, what)
@@ -731,8 +740,8 @@ def difference_in_readouts(model, a: int, b: int, readers: np.ndarray | None = N
     iff the log-odds column ``ℓ_ab = F (g(a) - g(b))`` equals ``F Γ c``: iff
     ``ℓ_ab`` lies in the span of the readouts ``F Γ``. ``Γ`` is given by the
     columns of ``readers`` (in the model's coordinates) or, for a readout named
-    by token pairs, by ``pairs`` (its readouts are their log-odds). Both
-    models are first balanced by powers of two
+    by token pairs, by ``pairs`` (its readouts are their log-odds). The
+    model is first balanced by powers of two
     (:func:`~allornone.numeric.balance.balanced`), so no diagonal change of
     basis moves the decision. None where a product is too large to be formed
     correctly rounded or the readers exceed binary64's range once balanced."""
@@ -742,16 +751,13 @@ def difference_in_readouts(model, a: int, b: int, readers: np.ndarray | None = N
     src = balanced((model,))[0]
     F, G = np.asarray(src.F), np.asarray(src.G)
     if pairs is not None:
-        AX = np.hstack([F, F])
-        BX = (np.vstack([np.concatenate([G[x], -G[y]]) for x, y in pairs]) if len(pairs)
-              else np.zeros((0, 2 * src.d)))
+        AX, BX = np.hstack([F, F]), _pair_rows(G, pairs)
     else:
         U = in_balanced_coordinates(src, readers)
         if U is None:
             return None
         AX, BX = F, U.T
-    return consistent(AX, BX, np.hstack([F, F]), np.concatenate([G[a], -G[b]])[None, :],
-                      model.backend.tolerance, model.input_error)
+    return consistent(AX, BX, np.hstack([F, F]), _pair_rows(G, [(a, b)]), model.backend.tolerance, model.input_error)
 
 
 def gamma_in_N(model, basis: np.ndarray):

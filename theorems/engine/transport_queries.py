@@ -43,43 +43,38 @@ def _undecided(names, why: str) -> dict:
 
 
 def _thm14(models, params, exact: dict | None) -> dict:
+    """Theorem 14's atoms; on the float side (``exact`` given) only those of
+    ``exact``, with its probe tokens, and none past a premise it does not
+    decide to hold (:func:`atoms` makes the missing ones undecided)."""
     from allornone.theorems import thm14
     from allornone.theorems.thm14 import record
 
     a, b = models
+    wanted = (lambda name: True) if exact is None else (lambda name: name in exact)
     an, why = record._premises(models, params)
     res = an.results[("", "M")]
-    if exact is None and (why or not res.holds):
+    if why or not res.holds:
         return {}
-    if exact is not None and (why or not res.holds):
-        return _undecided(exact, why or f"the fit reading M is {res.verdict}")
     out = {}
-    fits = {"subspace": res, "subspace_any": an.results[("", "any")]}
-    for name, fit in fits.items():
-        if exact is None and fit.holds:
+    for name, fit in (("subspace", res), ("subspace_any", an.results[("", "any")])):
+        if wanted(name) and fit.holds and fit.W is not None:
             out[name] = thm14.readout_subspace(a, fit).decision
-        elif exact is not None and name in exact:
-            out[name] = (thm14.readout_subspace(a, fit).decision if fit.holds and fit.W is not None
-                         else _undecided([name], f"the fit is {fit.verdict}")[name])
     try:
         t = thm14.transport(a, b, res, an.cert)
         out.update(transported=t.decision, transported_verified=t.verified.decision)
-    except thm14.TransportError as exc:
+    except thm14.TransportError:
         if exact is None:
             raise
-        out.update(_undecided(("transported", "transported_verified"), str(exc)))
     toks = record._probe_tokens(a, res, params) if exact is None else exact.get("_tokens")
     if toks is None:
         return out
     p = thm14.implied_probe(a, res, *toks)
     out["implied_probe"] = p.decision
-    if exact is None:
-        # (the carried probe exists where the implied one holds, which it does exactly)
+    # (exactly, the implied probe holds wherever it is asked, and so carries)
+    if exact is None or (wanted("carried_probe") and p.holds):
         out["carried_probe"] = thm14.transport_probe(a, b, p, res.pairs, an.cert).decision
+    if exact is None:
         out["_tokens"] = toks
-    elif "carried_probe" in exact:
-        out["carried_probe"] = (thm14.transport_probe(a, b, p, res.pairs, an.cert).decision if p.holds
-                                else _undecided(["carried_probe"], f"the implied probe is {p.verdict}")["carried_probe"])
     return out
 
 
@@ -89,7 +84,7 @@ def _steering(models, params, exact: dict | None) -> dict:
     an = record._analyse(models, params)
     premises = (an.same, an.cert.decision, an.in_N, an.results["steered"].decision)
     if not all(d.holds for d in premises):
-        return {} if exact is None else _undecided(exact, "a premise is not decided to hold")
+        return {}
     t = an.transported
     return {"carried": t.decision, "carried_verified": t.verified.decision}
 
@@ -101,8 +96,9 @@ def atoms(rid: str, models, params, exact: dict | None = None) -> dict:
     run = {"thm14-transport": _thm14, "steering-transport": _steering}[rid]
     out = run(models, params, exact)
     if exact is not None:
-        # every exact atom has a float counterpart, undecided when nothing decided it
-        out = {n: out.get(n) or _undecided([n], "not reached")[n] for n in exact if not n.startswith("_")}
+        # every exact atom has a float counterpart, undecided where a premise
+        # was not decided to hold or nothing decided it
+        out = {n: out.get(n) or _undecided([n], "no premise decided to hold")[n] for n in public(exact)}
     return out
 
 
@@ -119,7 +115,7 @@ def float_atoms(rid: str, exact: dict, float_inst) -> dict:
     except (NotEquivalentError, TransportError, Unresolved) as exc:
         # a refusal with its reason: a premise the float side could not settle
         # (any other exception is the harness's "error")
-        return _undecided([n for n in exact if not n.startswith("_")], f"{type(exc).__name__}: {exc}")
+        return _undecided(public(exact), f"{type(exc).__name__}: {exc}")
 
 
 def public(atoms: dict) -> dict:

@@ -302,9 +302,8 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     cert = thm14._equivalent_certificate(model, twin, certificate)
     if not result.holds:
         raise thm14.TransportError(f"the steering to transport does not hold ({result.decision})")
-    given = result.gamma if result.given is None else result.given
-    sure = thm14._premise(thm14.gamma_in_N(model, given, _computed=result.given is None),
-                          "Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
+    given, in_N = thm14._as_given(model, result)
+    sure = thm14._premise(in_N, "Γ ⊄ N: a translation of a hidden direction is not carried to equivalent models")
     be = model.backend
     gt, gt_decided, gt_error, gt_readout = thm14._transport_gamma(model, twin, given, cert)
     _, Pt, _ = thm14._gamma(twin, gt)
@@ -318,7 +317,7 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
     if not sure:
         # where Γ ⊆ N is undecided, nothing is carried for certain
-        fit = Decision(Truth.UNDECIDED, fit.residual, fit.tolerance, fit.detail)
+        fit = thm14._undecided(fit)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
     if not sure and "witness" not in verified.decision.detail:
         # (the same of the twin re-decided on Γ~, unless a witness's readouts,

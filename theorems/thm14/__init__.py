@@ -274,6 +274,23 @@ def _premise(d: Decision, message: str) -> bool:
     return d.holds
 
 
+def _as_given(model, result) -> tuple:
+    """``(Γ, Γ ⊆ N)`` for a transport: ``Γ`` as given to the result where its
+    numbers are known exactly (``Γ ⊆ N`` then decided on products of them),
+    else the basis computed from it (judged with its error)."""
+    given = result.gamma if result.given is None else result.given
+    return given, gamma_in_N(model, given, _computed=result.given is None)
+
+
+def _require_map(result, what: str) -> None:
+    """:class:`TransportError` for a float fit kept without its map ``W``, ``b``
+    (shown consistent by the ranks of products of the model's numbers, its
+    computed map too uncertain to keep): ``what`` says what needed it."""
+    if result.W is None or result.gamma_q is None:
+        raise TransportError(f"the relational linearity was decided without a map W, b "
+                             f"(by {result.decision.detail.get('route', 'another route')}): {what}")
+
+
 def _mark_undecided(result):
     result.decision, result.decided = _undecided(result.decision), False
     return result
@@ -695,20 +712,13 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     be = model.backend
     if not result.holds:
         raise TransportError(f"the relational linearity to transport does not hold ({result.decision})")
-    if result.W is None or result.gamma_q is None:
-        # (a float fit shown consistent by the ranks of products of the model's
-        # numbers, whose computed map was too uncertain to keep)
-        raise TransportError(f"the relational linearity was decided without a map W, b to carry "
-                             f"(by {result.decision.detail.get('route', 'another route')}): nothing to transport")
+    _require_map(result, "nothing to transport")
     sM = model.structure
     sure = _premise(be.vanishes(result.gamma_q - sM.P_M @ result.gamma_q, sM.P_M, result.gamma_q),
                     "Γ_q ⊄ M: the fit reads coordinates the distribution does not determine "
                     "(Appendix D.1); Theorem 14 does not transport it")
-    # (Γ as given where its numbers are known exactly: decided on products of
-    # them, not on the basis computed from them)
-    given = result.gamma if result.given is None else result.given
-    sure &= _premise(gamma_in_N(model, given, _computed=result.given is None),
-                     "Γ ⊄ N: Theorem 14 needs the readouts inside N")
+    given, in_N = _as_given(model, result)
+    sure &= _premise(in_N, "Γ ⊄ N: Theorem 14 needs the readouts inside N")
     gt, gt_decided, gt_error, gt_readout = _transport_gamma(model, twin, given, cert)
     _, Pt, _ = _gamma(twin, gt)
     Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
@@ -902,14 +912,14 @@ def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
     w = result.W.T @ u
     c = be.entry(result.b.T @ u, 0, 0)
     fit = _probe_fit(model, result.pairs, a, b, w, c)
-    in_M = be.vanishes(w - model.projector_M @ w, model.projector_M, w)
-    if not be.exact and not (fit.holds and in_M.holds):
+    checks = [fit, be.vanishes(w - model.projector_M @ w, model.projector_M, w)]
+    if not be.exact and not Decision.all(checks).holds:
         # with u ∈ Γ and the fit reading M holding, the exact w ∈ M and c fit;
         # the computed ones carry the errors of W and b. The claim, a probe of
         # the log-odds of (a, b) reading M, is decided on those log-odds
-        fit = _implied(Decision.all([fit, in_M]), linear_probing(model, result.pairs, a, b, "M").decision)
-        in_M = fit
-    return Probe(Decision.all([in_gamma, fit, in_M]), (a, b), w, c, fit.residual, applicable=in_gamma, reading="M")
+        fit = _implied(Decision.all(checks), linear_probing(model, result.pairs, a, b, "M").decision)
+        checks = [fit]
+    return Probe(Decision.all([in_gamma, *checks]), (a, b), w, c, fit.residual, applicable=in_gamma, reading="M")
 
 
 def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe:
@@ -987,9 +997,7 @@ def readout_subspace(model, result: RelationalLinearity) -> ReadoutSubspace:
     _check_result(model, result)
     if not result.holds:
         raise TransportError("the linear-subspace property is implied only by a relational linearity that holds")
-    if result.W is None:
-        raise TransportError(f"the relational linearity was decided without a map W, b (by "
-                             f"{result.decision.detail.get('route', 'another route')}): no subspace to read off")
+    _require_map(result, "no subspace to read off")
     be = model.backend
     P, pairs = result.projector, result.pairs
     FS = model.F[[s for s, _ in pairs], :]
