@@ -217,6 +217,8 @@ class FloatModel(Model):
         (a Keras ``Dense`` kernel; read as ``n x d`` when ``n = d``); ``bias`` has
         ``n`` entries. A bias is folded in as coordinate ``d + 1``: ``f(x)`` gets a
         1 there and ``g(y)`` gets ``b_y``, so ``f(x)^T g(y) = W_y f(x) + b_y``.
+        Numbers binary64 cannot hold (integers beyond ``2^53``, fractions) are
+        rounded once and declared as :attr:`input_error`, as by the constructor.
 
         Raises
         ------
@@ -233,8 +235,15 @@ class FloatModel(Model):
         """
         from allornone.errors import NonFiniteValueError, ShapeError
 
-        X = features if isinstance(features, RowSource) else fl.as_float_matrix(features, "features")
+        # what binary64 cannot hold is rounded here, once, and declared (as the constructor does)
+        error = 0.0
+        if isinstance(features, RowSource):
+            X = features
+        else:
+            X = fl.as_float_matrix(features, "features")
+            error = fl.input_rounding(features, X, "features")
         W = fl.as_float_matrix(weight, "weight")
+        error = max(error, fl.input_rounding(weight, W, "weight"))
         d = X.shape[1]
         if W.shape[1] != d:
             if W.shape[0] != d:
@@ -242,11 +251,15 @@ class FloatModel(Model):
                                  "expected n x d or d x n")
             W = W.T
         if bias is not None:
-            b = np.array(bias, dtype=float).reshape(-1) if np.ndim(bias) <= 1 else None
-            if b is None or b.shape[0] != W.shape[0]:
+            row = np.reshape(bias, (1, -1)) if isinstance(bias, np.ndarray) else [list(np.ravel(np.asarray(bias, dtype=object)))]
+            if np.ndim(bias) > 1 or len(row[0]) != W.shape[0]:
                 raise ShapeError(f"bias has shape {np.shape(bias)} but the head has n = {W.shape[0]} tokens")
-            if not np.isfinite(b).all():
-                raise NonFiniteValueError(f"bias[{int(np.flatnonzero(~np.isfinite(b))[0])}] is not finite")
+            try:
+                b = fl.as_float_matrix(row, "bias")
+            except NonFiniteValueError as exc:   # name the entry of the vector, not of the row it was read as
+                raise NonFiniteValueError(str(exc).replace("bias[0][", "bias[", 1)) from None
+            error = max(error, fl.input_rounding(row, b, "bias"))
+            b = b.reshape(-1)
             X = X.with_column(1.0) if isinstance(X, RowSource) else np.hstack([X, np.ones((X.shape[0], 1))])
             W = np.hstack([W, b[:, None]])
-        return cls(X, W, pivot, contexts, tokens, tolerance=tolerance)
+        return cls(X, W, pivot, contexts, tokens, tolerance=tolerance, input_error=error)

@@ -170,3 +170,29 @@ def test_an_exact_entry_beyond_binary64_has_no_float_realisation():
 
     with pytest.raises(NonFiniteValueError, match="beyond the range of binary64"):
         ExactModel([[2 ** 1100, 1]], [[0, 0], [1, 1]]).to_float()
+
+
+def test_a_head_given_with_numbers_binary64_cannot_hold_declares_them():
+    """``FloatModel.from_head`` rounds features, weight and bias as the
+    constructor does, and declares it: a logit that cancels to 1 next to 2^60
+    (features ``2^60 + 1`` against ``2^60``) is not called equal to 0, and a
+    bias of ``-3 + 3^-40`` is not called ``-3``. Exactly representable inputs
+    declare nothing."""
+    W, bias = [[0], [1]], [0, -2 ** 60]
+    fa = FloatModel.from_head([[2 ** 60 + 1], [1]], W, bias=bias)
+    fb = FloatModel.from_head([[2 ** 60], [1]], W, bias=bias)
+    assert _covers(fa.input_error, 2 ** 60 + 1, 2.0 ** 60) and fb.input_error == 0.0
+    ea, eb = (ExactModel([[v, 1], [1, 1]], [[0, 0], [1, -2 ** 60]]) for v in (2 ** 60 + 1, 2 ** 60))
+    assert thm5.equivalence(ea, eb).verdict == "not equivalent"
+    assert thm5.equivalence(fa, fb).verdict == "undecided"
+    small = Fraction(1, 3 ** 40)
+    fc = FloatModel.from_head([[1]], [[0], [3]], bias=[0, -3 + small])
+    fd = FloatModel.from_head([[1]], [[0], [3]], bias=[0, -3])
+    assert _covers(fc.input_error, -3 + small, -3.0) and fd.input_error == 0.0
+    assert thm5.equivalence(fc, fd).verdict == "undecided"
+    big = FloatModel.from_head([[1, 2]], np.array([[0, 0], [H + 1, 1]], dtype=np.int64))
+    assert _covers(big.input_error, H + 1, float(H))
+    plain = FloatModel.from_head(np.ones((2, 2), dtype=np.float32), [[0.5, 0], [1, 2]], bias=np.float16([1, 2]))
+    assert plain.input_error == 0.0
+    with pytest.raises(NonFiniteValueError, match="bias"):
+        FloatModel.from_head([[1.0]], [[0.0], [1.0]], bias=[0, 10 ** 400])

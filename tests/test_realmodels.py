@@ -113,7 +113,7 @@ def test_from_head_accepts_both_weight_layouts():
 @pytest.mark.parametrize("args, error, text", [
     (([[1.0, 2.0]], [[1.0, 2.0, 3.0]]), ShapeError, "weight is 1x3 but the features have d = 2"),
     (([[1.0, 2.0]], [[1.0, 2.0], [0.0, 1.0]], [1.0]), ShapeError, "bias has shape (1,) but the head has n = 2"),
-    (([[1.0, 2.0]], [[1.0, 2.0], [0.0, 1.0]], [1.0, np.nan]), NonFiniteValueError, "bias[1] is not finite"),
+    (([[1.0, 2.0]], [[1.0, 2.0], [0.0, 1.0]], [1.0, np.nan]), NonFiniteValueError, "bias[1] is nan"),
 ])
 def test_from_head_errors(args, error, text):
     with pytest.raises(error, match=None) as info:
