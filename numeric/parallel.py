@@ -29,9 +29,12 @@ multiply-adds it uses the dot product's a priori bound ``gamma |R| |w|``
 :meth:`~allornone.numeric.linalg.Tolerance.certain` entry by entry): an entry
 ``r`` with error ``e`` and natural size ``s`` *holds* when ``|r| + e <= sqrt(gap)
 rtol s`` (or it is an exact zero: ``r = e = 0``), *fails* when ``|r| > gap (rtol s
-+ e)``. For ``u = λ v`` the size is ``|u| + |λ| |v|`` at that entry; for ``v = 0``
-on the log-odds it is the size of the logits compared, for raw differences
-zero (only an exact zero holds). With ``λ`` not given, the candidate
++ e)``. For ``u = λ v`` the size is ``|u| + |λ| |v|`` at that entry: the values
+the equation compares, as for ``L = L~``; for ``v = 0`` it is zero (only an
+exact zero holds). Never the logits a log-odds difference is formed from:
+their size depends on the pivot, which no claim here does (a pivot with a
+large ``g(y_0)`` would make any two log-odds "equal"); they enter only
+through the error ``e``. With ``λ`` not given, the candidate
 ``<u, v>/<v, v>`` can show "holds"; "fails" needs every ``λ`` excluded:
 :func:`no_ratio` intersects, over the entries, the intervals of ``λ`` at which
 an entry could still not fail.
@@ -58,8 +61,8 @@ _TINY = 2.0 ** -1074
 class Bounded:
     """A column vector ``value`` with an entrywise error bound ``error`` (the
     exact vector is within ``error`` of ``value`` in every entry); ``size``, where
-    given, the natural size of each entry (for a log-odds difference the sizes
-    of the logits it is the difference of)."""
+    given, the natural size of each entry (for readouts combined, the sizes of
+    the readouts; None: the value's own)."""
 
     value: np.ndarray
     error: np.ndarray
@@ -321,9 +324,9 @@ def _undecidable(p: int, units=None) -> Bounded:
 
 
 def _pair_vectors(forms: Forms, ab, ce):
-    """``u`` (pair ``ab``), ``v`` (pair ``ce``) with sizes, and ``residual(λ)``."""
+    """``u`` (pair ``ab``), ``v`` (pair ``ce``), and ``residual(λ)``."""
     (a, b), (c, e) = ab, ce
-    out = forms.sized([[(1, a), (-1, b)], [(1, c), (-1, e)]])
+    out = forms.evaluate([[(1, a), (-1, b)], [(1, c), (-1, e)]])
     u, v = out if out is not None else (_undecidable(forms.p, forms.units),) * 2
 
     def residual(lam):
@@ -337,15 +340,14 @@ def differences(X: np.ndarray, ab, ce, input_error: float = 0.0):
     """Raw differences ``u = X[a] - X[b]``, ``v = X[c] - X[e]`` (columns, each
     coordinate at its own size) with their bounds,
     and ``residual(λ)`` for :func:`collinear`."""
-    u, v, residual = _pair_vectors(Forms([np.eye(X.shape[1])], X, (), input_error), ab, ce)
     # a difference of rows is compared at its own size: the rows' size would
     # move with a common offset, which leaves the differences unchanged
-    return Bounded(u.value, u.error, None, u.units), Bounded(v.value, v.error, None, v.units), residual
+    return _pair_vectors(Forms([np.eye(X.shape[1])], X, (), input_error), ab, ce)
 
 
 def log_odds_differences(model, ab, ce, tokens: bool):
-    """The log-odds differences of the pairs, each entry at the size of the
-    logits it is the difference of: ``L[:, a] - L[:, b]`` and ``L[:, c] - L[:, e]``
+    """The log-odds differences of the pairs, each entry compared at its own
+    size (not its logits', which the pivot moves): ``L[:, a] - L[:, b]`` and ``L[:, c] - L[:, e]``
     on the token side (``tokens``; rows of ``G`` read by ``F``, logits
     ``f(x)^T (g(y) - g(y_0))``), ``L[x1, :] - L[x2, :]`` and ``L[x3, :] - L[x4, :]``
     on the context side (rows of ``F`` read by ``G_0 = G - 1 g(y_0)^T``); and
@@ -392,14 +394,15 @@ def constant_readouts(model, pairs, readers: list[np.ndarray]) -> Decision | Non
 def token_readouts_vanish(model, T) -> Decision | None:
     """``Γ_T = {0}`` for the readout named by the token pairs ``T``, decided on
     the log-odds: ``P_N (g(a) - g(b)) = 0`` iff ``L[:, a] - L[:, b] = 0`` (F4 and
-    F6), so it holds iff every pair's log-odds difference vanishes at the size
-    of the logits it is the difference of (:func:`vanishes`). None when a form
-    does not fit binary64."""
+    F6), so it holds iff every pair's log-odds difference is zero: exactly, as
+    no pivot-free size lets a non-zero one count as zero (:func:`vanishes`; the
+    logits it is formed from move with the pivot). None when a form does not
+    fit binary64."""
     pairs = list(T)
     if not pairs:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     forms = Forms([np.asarray(model.F)], np.asarray(model.G), [(-1, model.pivot)], model.input_error)
-    out = forms.sized([[(1, a), (-1, b)] for a, b in pairs])
+    out = forms.evaluate([[(1, a), (-1, b)] for a, b in pairs])
     if out is None:
         return None
     return _all_vanish(model.backend.tolerance, out, "token pair")

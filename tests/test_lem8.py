@@ -124,20 +124,23 @@ def test_verdict_words():
 @pytest.mark.parametrize("frac", [Fraction(1, 3), Fraction(1, 4)])
 def test_large_rows_float_scale(frac):
     # g(1), g(2) are ~1e12 and differ by 1/3 = g(3) - g(0): parallel with ratio 1.
-    # Their float difference carries a rounding error ~1e-5, which must be judged
-    # against the size of the rows (1e12), not of the difference (1/3).
+    # With 1/4 every number is held exactly: the differences are formed correctly
+    # rounded and every atom is decided. With 1/3 the inputs are rounded and
+    # declared so (about 2e-4 on a difference of 1/3).
     big = Fraction(10**12) + frac
     m = ExactModel([[1, 0], [0, 1]], [[0, 0], [big, 0], [10**12, 0], [frac, 0]])
     inst = instance("large rows", m, (1, 2), (3, 0), 1)
     ex, fl = RECORD.evaluate(inst, "exact"), RECORD.evaluate(inst, "float")
     assert ex.atoms["raw_parallel"].holds and ex.atoms["parallel_N"].holds
     assert not ex.atoms["degenerate_N"].holds and not ex.atoms["equal_probabilities"].holds
-    # With 1/3 the inputs are rounded (declared error about 2e-4 on a raw difference of
-    # 1/3): raw parallelism, judged at the difference's own size, cannot be certified;
-    # everything read off the logits is judged at their size (1e12) and decided.
+    # Rounded, the equations between differences of 1/3 known to 2e-4 cannot be
+    # certified at the tolerance of the values they compare, raw or on the log-odds
+    # (the logits' own size, 1e12, is no measure: a change of pivot moves it);
+    # that the differences are not zero is still decided.
     rounded = frac.denominator == 3
-    assert all(fl.atoms[k].truth is ex.atoms[k].truth for k in ex.atoms if not (rounded and k == "raw_parallel"))
-    assert not rounded or fl.atoms["raw_parallel"].undecided
+    equations = ("raw_parallel", "parallel_N", "proportional")
+    assert all(fl.atoms[k].truth is ex.atoms[k].truth for k in ex.atoms if not (rounded and k in equations))
+    assert not rounded or all(fl.atoms[k].undecided for k in equations)
     assert all(not o.decision.fails if rounded else o.decision.holds
                for _, o in RECORD.check_steps(inst, "float") if o.applicable)
 
@@ -261,3 +264,26 @@ def test_a_ratio_beyond_binary64_is_a_clear_error_on_floats_and_exact_on_rationa
     for lam in (10 ** 400, "1e400"):
         with pytest.raises(NonFiniteValueError):
             lem8.parallel(m.to_float(), (1, 0), (2, 0), "N", lam)
+
+
+def test_an_equation_of_log_odds_is_compared_at_the_values_it_compares_whatever_the_pivot():
+    """``ℓ_ab = λ ℓ_ce`` compares two log-odds vectors, which no choice of pivot
+    moves; the logits they are formed from move with it. Compared at the
+    logits' size, a pivot whose ``g(y_0)`` is ``2^40`` made ``(1, 3) = 1.5 (-2, -6)``
+    hold, and a pair of one token twice (``ℓ_ce = 0``) next to logits of ``2^36``
+    made ``(1, 3) = λ 0`` hold. Both are "not proportional" exactly."""
+    F, G = [[1], [3]], [[0], [1], [2], [4], [2 ** 40], [2 ** 36], [2 ** 36]]
+    for pivot in (0, 4):
+        exact, fm = ExactModel(F, G, pivot), FloatModel(np.array(F, float), np.array(G, float), pivot)
+        for lam in (Fraction(-1, 2), Fraction(3, 2), None):
+            want = proportional_log_odds(exact, (1, 0), (2, 3), lam)
+            for got in (proportional_log_odds(fm, (1, 0), (2, 3), None if lam is None else float(lam)),
+                        parallel(fm, (1, 0), (2, 3), "N", None if lam is None else float(lam))):
+                assert got.decision.truth is want.decision.truth, (pivot, lam)
+                assert lam is not None or got.lam == -0.5
+        for ce in ((5, 5), (5, 6)):                  # ℓ_ce = 0 beside logits of 2^36
+            assert not proportional_log_odds(exact, (1, 0), ce, 1).decision.holds
+            for lam in (1.0, 2.0 ** 20):
+                assert proportional_log_odds(fm, (1, 0), ce, lam).verdict == "not proportional"
+                assert parallel(fm, (1, 0), ce, "N", lam).verdict == "not parallel"
+        assert proportional_log_odds(fm, (6, 6), (1, 0), 1.0).verdict == "not proportional"   # ℓ_ab = 0 beside 2^36

@@ -654,6 +654,11 @@ REAL_MODEL_MUTANTS = [
            "            dright[2:, a.pivot - j] = 0.0\n", "            pass\n",
            "the pivot's column, zero by construction, carries the models' declared input errors",
            ("tests/test_logit_tiles.py",)),
+    Mutant("log-odds-compared-at-their-logits", "numeric/parallel.py",
+           "    out = forms.evaluate([[(1, a), (-1, b)], [(1, c), (-1, e)]])\n",
+           "    out = forms.sized([[(1, a), (-1, b)], [(1, c), (-1, e)]])\n",
+           "an equation of log-odds differences is judged at the size of the logits they are formed from, "
+           "which the pivot moves", ("tests/test_lem8.py",)),
     Mutant("transport-misfit-fails", "theorems/thm14/__init__.py",
            "        decision = _implied(decision, result.decision)\n", "        pass\n",
            "a transported map's computed misfit under certain premises is called a failure of the claim",
