@@ -569,15 +569,16 @@ def linear_identification(a, b) -> FloatIdentification:
     g = (d + 2) * _U / (1 - (d + 2) * _U) + 2 * max(a.input_error, b.input_error)
     nApF = float(np.linalg.norm(Ap)) if Ap.size else 0.0
     with np.errstate(invalid="ignore", over="ignore"):
-        nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
-        nGa, nGb = np.linalg.norm(Ga, axis=1), np.linalg.norm(Gb, axis=1)
-        data2 = np.linalg.norm(Eb, axis=1) + nAp * np.linalg.norm(Ea, axis=1)
+        # (norms that cannot underflow: a vanishing bound or residual would be taken as exact)
+        nFa, nFb = fl.row_norms(Fa), fl.row_norms(Fb)
+        nGa, nGb = fl.row_norms(Ga), fl.row_norms(Gb)
+        data2 = fl.row_norms(Eb) + nAp * fl.row_norms(Ea)
         post1 = g * (nFa + nApF * nFb)
         post2 = g * (nGa * nApF + nGb) + data2
         e1 = np.maximum(c * (nFa + nAp * nFb) + dAp * nFb, post1)
         e2 = np.maximum(c * (nGa * nAp + nGb) + dAp * nGa + data2, post2)
     R2 = Ga @ Ap - Gb
-    res1, res2 = np.linalg.norm(R1, axis=0), np.linalg.norm(R2, axis=1)
+    res1, res2 = fl.col_norms(R1), fl.row_norms(R2)
     # (with an ill-conditioned basis the witness's own size makes the rounding
     # of its residual as large as a misfit: that rounding is a cost for "holds")
     consistent = Decision.all([_witnessed(tol, res1, nFa, post1, e1),

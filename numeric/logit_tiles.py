@@ -117,8 +117,9 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     # a token whose g_0 is not zero in both models: its entries may lose to underflow
     live = fl.underflow_loss(a.d, b.d) * (np.any(G0a, axis=1) | np.any(G0b, axis=1))
     G0a, G0b, T0a, T0b = (fl.scale_rows(M, e) for M in (G0a, G0b, T0a, T0b))
-    right = np.vstack([np.linalg.norm(G0a, axis=1), np.linalg.norm(G0b, axis=1),
-                       np.linalg.norm(T0a, axis=1), np.linalg.norm(T0b, axis=1), live])
+    # (norms that underflow would make bounds vanish: the smaller model's rows,
+    # scaled as the larger's, may lie 600 binades down)
+    right = np.vstack([fl.row_norms(G0a), fl.row_norms(G0b), fl.row_norms(T0a), fl.row_norms(T0b), live])
     dright = declared = None
     if dleft is not None:
         # for the open entries settled by slices: the declared errors entry by
@@ -128,8 +129,8 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
                     for m, ie in ((a, ie_a), (b, ie_b))]
         # |i_0(y)| = ie (|g(y)| + |g(y_0)|), scaled as g_0 is
         s = np.ldexp(1.0, -e)
-        ia = ie_a * (np.linalg.norm(a.G[j:j + nt], axis=1) + np.linalg.norm(ga)) * s if ie_a else 0 * s
-        ib = ie_b * (np.linalg.norm(b.G[j:j + nt], axis=1) + np.linalg.norm(gb)) * s if ie_b else 0 * s
+        ia = ie_a * (fl.row_norms(a.G[j:j + nt]) + fl.row_norms(ga[None, :])[0]) * s if ie_a else 0 * s
+        ib = ie_b * (fl.row_norms(b.G[j:j + nt]) + fl.row_norms(gb[None, :])[0]) * s if ie_b else 0 * s
         dright = np.vstack([right[0], right[1], ia, ib])
         if j <= a.pivot < j + nt:
             # the pivot's own column is g(y_0) - g(y_0) = 0 exactly in both
@@ -343,7 +344,7 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
     of the entries handed back)."""
     ex = common_exponents(a.F, b.F)
     Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
-    nFa, nFb = np.linalg.norm(Fa, axis=1), np.linalg.norm(Fb, axis=1)
+    nFa, nFb = fl.row_norms(Fa), fl.row_norms(Fb)
     ca, cb = _U * (a.d + 2), _U * (b.d + 2)
     # (last column: a context not zero in both models, for the underflow term)
     left = np.column_stack([ca * nFa, cb * nFb, nFa, nFb, np.any(a.F, axis=1) | np.any(b.F, axis=1)])

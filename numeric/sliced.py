@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from allornone.numeric.linalg import UNIT_ROUNDOFF, exact_rows, scale_rows, underflow_loss
+from allornone.numeric.linalg import UNIT_ROUNDOFF, exact_rows, row_norms, scale_rows, underflow_loss
 
 __all__ = ["CHUNK_ENTRIES", "Slices", "slice_bits", "sliced_product"]
 
@@ -76,31 +76,6 @@ def slice_bits(d: int) -> int:
     (26, 22, 20)
     """
     return (53 - (max(int(d), 1) - 1).bit_length()) // 2
-
-
-def _norms(X: np.ndarray) -> np.ndarray:
-    """Upper bounds on the Euclidean norms of the rows (one pass, no
-    temporary): the sum of ``d`` squares is off by ``gamma_d`` of itself,
-    the root and the factor by ``u`` each, so ``1 + (d + 2) u`` covers
-    them. Underflow is what is left: a square below ``2^-1022`` loses up to
-    ``2^-1075``, which beside a sum below ``2^-900`` is no longer a relative
-    error -- the last slice of a row whose entries span the exponent range
-    has such entries. Those rows are scaled by a power of two to a largest
-    entry in ``[1/2, 1)`` first (exact), and their norms scaled back (plus
-    ``2^-1074`` for a norm that lands among the subnormals)."""
-    d = X.shape[1]
-    sq = np.einsum("ij,ij->i", X, X)
-    out = np.sqrt(sq)
-    small = np.flatnonzero(sq < 2.0 ** -900)
-    if small.size:
-        top = np.max(np.abs(X[small]), axis=1)
-        live = top > 0
-        small, top = small[live], top[live]
-        e = np.frexp(top)[1]
-        y = scale_rows(X[small], e)
-        out[small] = np.ldexp(np.sqrt(np.einsum("ij,ij->i", y, y)) * (1 + (d + 2) * _U), e) + 2.0 ** -1074
-    out *= 1 + (d + 2) * _U
-    return out
 
 
 class Slices:
@@ -122,7 +97,7 @@ class Slices:
     def right(self) -> np.ndarray:
         """The rows' factors of the bound's rank-6 product (:func:`sliced_product`)."""
         if self._right is None:
-            self._right = np.vstack([_norms(self.x2), _norms(self.s), self.tail, self.live, self.live, self.lossy])
+            self._right = np.vstack([row_norms(self.x2), row_norms(self.s), self.tail, self.live, self.live, self.lossy])
         return self._right
 
     def __init__(self, X: np.ndarray, beta: int, tail: np.ndarray | None = None):
@@ -154,7 +129,7 @@ class Slices:
             low = scale_rows(tail, self.t)
             if down.size:
                 self.lossy[down] |= ~exact_rows(tail[down], low[down], self.t[down])
-            self.tail = _norms(low)
+            self.tail = row_norms(low)
             x2 += low                               # rounded: its error in the bound
         self.s, self.x1, self.x2 = s, x1, x2
 
@@ -193,7 +168,7 @@ def sliced_product(A: np.ndarray, B: "np.ndarray | Slices", tail: np.ndarray | N
     beta = slice_bits(d)
     gamma = 2 * d * _U / (1 - 2 * d * _U)
     a = Slices(A, beta)
-    na = [_norms(M) for M in (a.x1, a.x2)]
+    na = [row_norms(M) for M in (a.x1, a.x2)]
     tiny = 4.0 * d * 2.0 ** -1074
     # the bound's terms that are products of a row's number and a column's,
     # as one product of rank 6: R's rounding (Cauchy--Schwarz, gamma_2d
