@@ -225,19 +225,20 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None
     W, smin, nW = _solve(Y, Z, k, tol, basis)
     # a zero projector (k = 0) gives exact zeros: no error on that side
     on, on_t = bool(np.any(P)), bool(np.any(Pt))
-    nX = np.linalg.norm(X, axis=1) if on else np.zeros(X.shape[0])
-    nXt = np.linalg.norm(Xt, axis=1) if on_t else np.zeros(Xt.shape[0])
-    nEX = np.linalg.norm(EX, axis=1) if EX is not None and on else 0.0
-    nEXt = np.linalg.norm(EXt, axis=1) if EXt is not None and on_t else 0.0
+    # (norms that cannot underflow, as every bound and residual here)
+    nX = fl.row_norms(X) if on else np.zeros(X.shape[0])
+    nXt = fl.row_norms(Xt) if on_t else np.zeros(Xt.shape[0])
+    nEX = fl.row_norms(EX) if EX is not None and on else 0.0
+    nEXt = fl.row_norms(EXt) if EXt is not None and on_t else 0.0
     dY = ((eps + c) * fl.norm2(X) + (np.linalg.norm(EX) if EX is not None else 0.0)) if on else 0.0
     dZ = ((eps_t + c) * fl.norm2(Xt) + (np.linalg.norm(EXt) if EXt is not None else 0.0)) if on_t else 0.0
     dW = _solution_error(dY, dZ, nW, smin) if k else 0.0
     WZ = W @ Z
-    nat = np.linalg.norm(Y, axis=0) + np.linalg.norm(WZ, axis=0)
+    nat = fl.col_norms(Y) + fl.col_norms(WZ)
     # the residual Y - W Z in WZ's place: one array of the tokens' size fewer
     # at vocabulary scale (the same numbers)
-    res = np.linalg.norm(np.subtract(Y, WZ, out=WZ), axis=0)
-    err = column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, np.linalg.norm(Z, axis=0))
+    res = fl.col_norms(np.subtract(Y, WZ, out=WZ))
+    err = column_errors(eps, eps_t, c, nX, nEX, nXt, nEXt, nW, dW, fl.col_norms(Z))
     return W, _columns(tol, res, nat, err, zero=zero), dW, nW
 
 

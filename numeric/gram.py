@@ -784,16 +784,16 @@ def _el2_by_token(a, b, P: _Pair, sa, sb, W, dW: float, nW: float, eN: float, tN
         Y = Xa @ sa.P_N
         Z = Xb @ sb.P_N
         WZ = Z @ W.T
-        nxa, nxb = np.linalg.norm(Xa, axis=1), np.linalg.norm(Xb, axis=1)
+        nxa, nxb = fl.row_norms(Xa), fl.row_norms(Xb)
         ea, eb = sub * nxa, sub * nxb
         if a.input_error:
             ea = ea + a.input_error * _scaled_norms(a.G[i:i + X.shape[0]], ga, -ey - P.Ea)
         if b.input_error:
             eb = eb + b.input_error * _scaled_norms(b.G[i:i + X.shape[0]], gb, -ey - P.Eb)
         zero = np.zeros(X.shape[0])
-        return (np.linalg.norm(Y - WZ, axis=1), np.linalg.norm(Y, axis=1) + np.linalg.norm(WZ, axis=1),
+        return (fl.row_norms(Y - WZ), fl.row_norms(Y) + fl.row_norms(WZ),
                 feq.column_errors(eN, tN, c, nxa if on else zero, ea if on else zero, nxb if on_t else zero,
-                                  eb if on_t else zero, nW, dW, np.linalg.norm(Z, axis=1)))
+                                  eb if on_t else zero, nW, dW, fl.row_norms(Z)))
 
     res, nat, err = zip(*_blocks(a, b, P.Ea, P.Eb, rows)) if a.n else ((np.zeros(0),),) * 3
     out = feq._columns(tol, np.concatenate(res), np.concatenate(nat), np.concatenate(err))

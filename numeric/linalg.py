@@ -286,7 +286,7 @@ def row_norms(X: np.ndarray) -> np.ndarray:
 
 def col_norms(X: np.ndarray) -> np.ndarray:
     """:func:`row_norms` of the columns."""
-    return row_norms(np.ascontiguousarray(X.T))
+    return row_norms(X.T)
 
 
 def norm2(X: np.ndarray) -> float:
