@@ -380,6 +380,11 @@ def as_float_matrix(data, name: str = "matrix") -> np.ndarray:
     Booleans are refused, as on the exact side."""
     if (isinstance(data, np.ndarray) and data.dtype == bool) or (not isinstance(data, np.ndarray) and _has_bool(data)):
         raise ShapeError(f"{name}: booleans are not numbers here; give 0/1 as numbers")
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "fiuO":
+        # complex numbers would lose their imaginary part, dates their unit, without a word
+        raise ShapeError(f"{name}: expected real numbers, got an array of dtype {data.dtype}")
+    if isinstance(data, np.ma.MaskedArray):
+        raise ShapeError(f"{name}: a masked array; fill or drop the masked entries first (numpy.ma.filled)")
     try:
         arr = np.array(data, dtype=float, copy=True)
     except OverflowError:

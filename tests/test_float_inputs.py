@@ -196,3 +196,19 @@ def test_a_head_given_with_numbers_binary64_cannot_hold_declares_them():
     assert plain.input_error == 0.0
     with pytest.raises(NonFiniteValueError, match="bias"):
         FloatModel.from_head([[1.0]], [[0.0], [1.0]], bias=[0, 10 ** 400])
+
+
+@pytest.mark.parametrize("F, text", [
+    (np.array([[1 + 5j, 2.0]]), "dtype complex128"),
+    (np.array([[1, 2]], dtype="datetime64[D]"), "dtype datetime64[D]"),
+    (np.array([["1", "2"]]), "dtype <U1"),
+    (np.ma.masked_array([[1.0, 2.0]], mask=[[0, 1]]), "masked array"),
+])
+def test_arrays_that_are_not_plain_real_numbers_are_refused(F, text):
+    """A complex array would lose its imaginary part, a masked one its mask,
+    with at most a warning: two different inputs would be one model."""
+    from allornone.errors import ShapeError
+
+    with pytest.raises(ShapeError, match="F: ") as info:
+        FloatModel(F, np.eye(2))
+    assert text in str(info.value)
