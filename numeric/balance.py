@@ -25,7 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["balanced", "in_balanced_coordinates", "span_columns"]
+__all__ = ["balanced", "in_balanced_coordinates", "span_columns", "coordinate_spread", "SPREAD"]
+
+#: Binades between the largest columns of a model's ``F`` (or of its ``G_0``)
+#: beyond which a float comparison of log-odds is made on the balanced
+#: presentation: scaling a row by its largest entry then sends the others
+#: among the subnormals, where they lose bits.
+SPREAD = 256
 
 
 def _column_exponents(X: np.ndarray) -> np.ndarray:
@@ -93,8 +99,30 @@ def balanced(models: tuple, coordinates: bool = True) -> tuple:
             return models
         bm = type(m)(F, G, m.pivot, m.contexts, m.tokens, **m._extra_init())
         bm.coordinate_exponents = t
+        # the logits of the balanced models are the given ones times 2^-(a + b)
+        bm.log_odds_exponent = a + b
         out.append(bm)
     return tuple(out)
+
+
+def coordinate_spread(model) -> int:
+    """The largest spread, in binades, of the exponents of the largest entries
+    of the columns of ``F`` and of ``G_0`` that reach a logit (coordinates
+    used by both): what a diagonal change of basis by powers of two can
+    widen without moving any claim, and :func:`balanced` narrows.
+
+    >>> from allornone.numeric import FloatModel
+    >>> F, G = np.array([[1.0, 3.0]]), np.array([[0.0, 0.0], [1.0, 2.0]])
+    >>> coordinate_spread(FloatModel(F, G)), coordinate_spread(FloatModel(F * [2.0 ** 300, 1], G / [2.0 ** 300, 1]))
+    (1, 301)
+    """
+    if getattr(model, "lazy", False) or model.backend.exact:
+        return 0
+    eF, nF, eG, nG = _exponents(model)
+    live = nF & nG
+    if not live.any():
+        return 0
+    return int(max(np.ptp(eF[live]), np.ptp(eG[live])))
 
 
 def in_balanced_coordinates(model, U: np.ndarray) -> np.ndarray | None:

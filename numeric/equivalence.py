@@ -78,7 +78,24 @@ def same_distribution(a, b) -> Decision:
     and the tolerance the bounds at the entry that decided.
 
     The comparison runs in tiles of contexts and tokens
-    (:func:`_same_distribution_tiled`), with no copy of the token matrices."""
+    (:func:`_same_distribution_tiled`), with no copy of the token matrices.
+    A pair whose coordinates span more than
+    :data:`~allornone.numeric.balance.SPREAD` binades (a presentation ``F D``,
+    ``G D^-1`` with ``D`` far from one) is compared in its balanced
+    presentation (:func:`~allornone.numeric.balance.balanced`: the same
+    log-odds times one power of two), where no row loses its smaller
+    coordinates to the scaling that brings its largest to one; the residual
+    and tolerance are reported in the models' units."""
+    from allornone.numeric.balance import SPREAD, balanced, coordinate_spread
+
+    if max(coordinate_spread(a), coordinate_spread(b)) > SPREAD:
+        ba, bb = balanced((a, b))
+        if ba is not a:
+            d = _same_distribution_tiled(ba, bb, a.backend.tolerance)
+            e = ba.log_odds_exponent
+            lo, hi = d.tolerance
+            return Decision(d.truth, float(np.ldexp(d.residual, e)), (float(np.ldexp(lo, e)), float(np.ldexp(hi, e))),
+                            d.detail)
     return _same_distribution_tiled(a, b, a.backend.tolerance)
 
 

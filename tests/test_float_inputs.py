@@ -212,3 +212,25 @@ def test_arrays_that_are_not_plain_real_numbers_are_refused(F, text):
     with pytest.raises(ShapeError, match="F: ") as info:
         FloatModel(F, np.eye(2))
     assert text in str(info.value)
+
+
+@pytest.mark.parametrize("n", [6, 20000])
+def test_a_presentation_by_powers_of_two_a_thousand_binades_apart_moves_no_verdict(n):
+    """``F D``, ``G D^-1`` with ``D = diag(2^E, 2^-E, 8)`` is the same model. At
+    ``E = 700`` scaling a row by its largest entry sent the other coordinates
+    among the subnormals, and the model compared with itself was undecided; the
+    comparison is now made in the balanced presentation, the same arrays for
+    every such ``D``."""
+    rng = np.random.default_rng(1)
+    F = rng.integers(-5, 6, size=(6, 3)).astype(float)
+    G = rng.integers(-5, 6, size=(n, 3)).astype(float)
+    a = FloatModel(F, G)
+    G2 = G.copy()
+    G2[2, 1] += 1
+    for E in (300, 700, 1000):
+        D = np.ldexp(1.0, np.array([E, -E, 3]))
+        b, c = FloatModel(F * D, G / D), FloatModel(F * D, G2 / D)
+        assert thm5.same_distribution(b, b).holds and thm5.same_distribution(a, b).holds
+        assert thm5.equivalence(a, b).verdict == "equivalent"
+        moved = thm5.equivalence(a, c)
+        assert moved.verdict == "not equivalent" and moved.witness[1] == 2
