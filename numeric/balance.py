@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["balanced", "in_balanced_coordinates", "span_columns", "coordinate_spread", "SPREAD"]
+__all__ = ["balanced", "in_balanced_coordinates", "span_columns", "coordinate_spread", "spread_balanced", "SPREAD",
+           "given_units", "decision_in_units", "vector_in_units"]
 
 #: Binades between the largest columns of a model's ``F`` (or of its ``G_0``)
 #: beyond which a float comparison of log-odds is made on the balanced
@@ -99,10 +100,58 @@ def balanced(models: tuple, coordinates: bool = True) -> tuple:
             return models
         bm = type(m)(F, G, m.pivot, m.contexts, m.tokens, **m._extra_init())
         bm.coordinate_exponents = t
-        # the logits of the balanced models are the given ones times 2^-(a + b)
+        # the logits of the balanced models are the given ones times 2^-(a + b);
+        # F was scaled by 2^(t - a) per coordinate, G by 2^(-t - b)
         bm.log_odds_exponent = a + b
+        bm.common_exponents = (a, b)
         out.append(bm)
     return tuple(out)
+
+
+def spread_balanced(model):
+    """``model``, or its balanced presentation (:func:`balanced`) where its
+    coordinates span more than :data:`SPREAD` binades (:func:`coordinate_spread`):
+    a decision that scales rows by their largest entries loses nothing there."""
+    if coordinate_spread(model) <= SPREAD:
+        return model
+    return balanced((model,))[0]
+
+
+def given_units(model, what: str, size: int = 0) -> np.ndarray | None:
+    """Per entry, the power of two that takes a vector read off a balanced
+    presentation back to the given model's units: ``"log-odds"`` (``size``
+    entries, ``2^(a + b)``), ``"token rows"`` (differences of rows of ``G``,
+    ``2^(t + b)`` per coordinate) or ``"context rows"`` (of ``F``,
+    ``2^(a - t)``). None for a model that is not a balanced presentation."""
+    if not hasattr(model, "common_exponents"):
+        return None
+    a, b = model.common_exponents
+    t = np.asarray(model.coordinate_exponents, dtype=int)
+    if what == "log-odds":
+        return np.full(size, a + b, dtype=int)
+    return t + b if what == "token rows" else a - t
+
+
+def decision_in_units(d, e: np.ndarray | None):
+    """A :class:`~allornone.decision.Decision` of an entrywise test with its
+    residual and bounds taken back to the given units by :func:`given_units`
+    (at the entry that decided it, ``detail["entry"]``)."""
+    if d is None or e is None or not e.size:
+        return d
+    from allornone.decision import Decision
+
+    k = int(e[min(int(d.detail.get("entry", 0)), e.size - 1)])
+    lo, hi = d.tolerance
+    return Decision(d.truth, float(np.ldexp(d.residual, k)), (float(np.ldexp(lo, k)), float(np.ldexp(hi, k))),
+                    d.detail)
+
+
+def vector_in_units(x, e: np.ndarray | None):
+    """A vector read off a balanced presentation, in the given units."""
+    if x is None or e is None:
+        return x
+    x = np.asarray(x, dtype=float)
+    return np.ldexp(x, e.reshape(x.shape))
 
 
 def coordinate_spread(model) -> int:

@@ -71,6 +71,14 @@ class Bounded:
     units: np.ndarray | None = None
     """Per entry the exponent ``e`` with the entry's true value ``value 2^e`` (None: the model's units)."""
 
+    @property
+    def in_model_units(self) -> np.ndarray:
+        """``value`` in the model's units (what is reported; decisions are taken in the entries' own)."""
+        if self.units is None:
+            return self.value
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(self.value, np.asarray(self.units).reshape(-1, 1))
+
 
 # -- evaluating linear forms ------------------------------------------------------------------------
 

@@ -370,6 +370,21 @@ def proportional_on(side: Side, model, ab, ce, lam=None) -> ParallelResult:
                      _log_odds_scale(side, model, c, e), lam, True, "log-odds" if side is TOKENS else "log-odds rows")
 
 
+def _in_given_units(side: Side, given, model, r: ParallelResult) -> ParallelResult:
+    """``r``, decided on ``model`` (the balanced presentation of ``given``, or
+    ``given`` itself), with its vectors and the residuals and bounds of its
+    decisions in ``given``'s units (:func:`allornone.numeric.balance.given_units`).
+    The verdicts and the ratio are the same in both."""
+    if model is given:
+        return r
+    from allornone.numeric import balance as fb
+
+    what = "log-odds" if r.space.startswith("log-odds") else "token rows" if side is TOKENS else "context rows"
+    e = fb.given_units(model, what, len(r.u))
+    return ParallelResult(fb.decision_in_units(r.decision, e), r.lam, r.unique, r.space, fb.vector_in_units(r.u, e),
+                          fb.vector_in_units(r.v, e), fb.decision_in_units(r.degenerate, e))
+
+
 def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResult:
     """The float side of :func:`parallel_on`. In ``S`` the claim is decided
     where it lives, on the log-odds (``P_N v = λ P_N w`` ⟺ ``F (v - λ w) = 0``,
@@ -379,14 +394,18 @@ def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResul
         r = _float_proportional(side, model, ab, ce, lam)
         return ParallelResult(r.decision, r.lam, r.unique, space, r.u, r.v, r.degenerate)
     from allornone.numeric import parallel as fp
+    from allornone.numeric.balance import spread_balanced
 
     be = model.backend
     if lam is not None:
         lam = ratio_value(be, lam)
+    # (coordinates a thousand binades apart: decided where no row scaling loses them)
+    given, model = model, spread_balanced(model)
     u, v, residual = fp.differences(side.rows(model), ab, ce, model.input_error)
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
     unique = None if v_zero.undecided else not v_zero.holds
-    return ParallelResult(d, lam if d.holds else None, unique, space, u.value, v.value, v_zero)
+    return _in_given_units(side, given, model, ParallelResult(d, lam if d.holds else None, unique, space,
+                                                              u.in_model_units, v.in_model_units, v_zero))
 
 
 def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
@@ -394,15 +413,18 @@ def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
     evaluated correctly rounded from the model's own numbers, each entry at its
     own size (:func:`allornone.numeric.parallel.log_odds_differences`)."""
     from allornone.numeric import parallel as fp
+    from allornone.numeric.balance import spread_balanced
 
     be = model.backend
     if lam is not None:
         lam = ratio_value(be, lam)
+    given, model = model, spread_balanced(model)
     u, v, residual = fp.log_odds_differences(model, ab, ce, side is TOKENS)
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
     unique = None if v_zero.undecided else not v_zero.holds
-    return ParallelResult(d, lam if d.holds else None, unique, "log-odds" if side is TOKENS else "log-odds rows",
-                          u.value, v.value, v_zero)
+    return _in_given_units(side, given, model, ParallelResult(
+        d, lam if d.holds else None, unique, "log-odds" if side is TOKENS else "log-odds rows", u.in_model_units,
+        v.in_model_units, v_zero))
 
 
 def parallel(model, ab, ce, space: str = "N", lam=None) -> ParallelResult:
