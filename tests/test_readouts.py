@@ -137,3 +137,37 @@ def test_float_criterion_on_a_float_L():
     assert isinstance(L, np.ndarray)
     T = _all_vs_pivot(inst.model)
     assert log_odds_criterion(L, inst.pairs, T).verdict == log_odds_criterion(inst.model, inst.pairs, T).verdict
+
+
+def test_readings_of_M_do_not_depend_on_a_pivot_far_from_the_other_tokens():
+    """A pivot whose ``g`` is ``2^60`` from the others adds one vector of that
+    size to every log-odds column; the regressors ``[L[s, :], 1]`` then differ
+    from column to column by units under entries of ``2^61``, and their
+    rounding hid the span. The span is the same for every pivot, so the fits
+    reading ``M`` take the log-odds against the central token: the verdicts
+    are the exact ones, whichever pivot the model was given with."""
+    from fractions import Fraction
+
+    from allornone.numeric import FloatModel
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import thm14
+
+    rng = np.random.default_rng(5)
+    seen = set()
+    for trial in range(8):
+        F = rng.integers(-3, 4, size=(12, 3)).astype(float)
+        F[6:12] = F[0:6] + rng.integers(-2, 3, size=3)
+        if trial % 2:
+            F[11, 0] += 1                                  # no longer relationally linear
+        G = rng.integers(-3, 4, size=(6, 3)).astype(float)
+        G[5] = np.array([1.0, 3.0, -1.0]) * 2.0 ** 60
+        pairs, T = [(i, i + 6) for i in range(6)], [(1, 2), (3, 4)]
+        for pivot in (0, 5):
+            fm = FloatModel(F, G, pivot)
+            em = ExactModel([[Fraction(v) for v in r] for r in F], [[Fraction(v) for v in r] for r in G], pivot)
+            want = thm14.relational_linearity(em, pairs, tokens(T), "M").verdict
+            seen.add(want)
+            assert thm14.relational_linearity(fm, pairs, tokens(T), "M").verdict == want
+            assert log_odds_criterion(fm, pairs, T).verdict == log_odds_criterion(em, pairs, T).verdict
+            assert thm14.linear_probing(fm, pairs, 1, 2).verdict == thm14.linear_probing(em, pairs, 1, 2).verdict
+    assert seen == {"relationally linear", "not relationally linear"}
