@@ -214,19 +214,37 @@ class FloatCertificate:
     errors: dict
 
 
-def _solve(Y, Z, k, tol, basis=None):
+def _solve(Y, Z, k, tol, basis=None, P=None):
     """``W = Y Z^+`` truncated at rank ``k``, ``sigma_k(Z)`` and ``|W|``. With
     ``basis`` (orthonormal columns ``U`` with ``Z = U U^T Z``, ``k`` of them) the
     SVD is taken of the ``k``-row ``U^T Z`` instead (``Z = U (U^T Z)``: the same
-    singular values, left vectors ``U u``)."""
+    singular values, left vectors ``U u``).
+
+    Where ``W`` so computed leaves binary64 (the ``k``-th singular value lost
+    to rounding: rows of ``C = Z``, or ``U^T Z``, of very different sizes, as
+    in a twin whose coordinates are scaled far apart), it is formed from ``C``
+    with its rows scaled by powers of two, ``C = S C_s``: ``C_s^+ S^-1`` is a
+    generalised inverse ``C^g`` of a ``C`` of rank ``k`` (``C C^g C = C``), so
+    ``Y C^g`` acts as ``Y C^+`` on the column space of ``C``, and ``C^+``
+    vanishes off it. With ``k`` rows ``C^g = C^+``; otherwise the result is
+    projected by ``P``, the orthogonal projector onto that column space
+    (``Z = P X^T``), and without ``P`` it is left as computed. ``sigma_k(Z)``
+    stays the one first computed, so that the error bound of ``W``
+    (:func:`_solution_error`) is that of the SVD it can be certified by
+    (infinite where it is lost)."""
     if k == 0 or 0 in Z.shape:
         return np.zeros((Y.shape[0], Z.shape[0])), np.inf, 0.0
-    if basis is not None and basis.shape[1] == k:
-        u, s, vt = np.linalg.svd(basis.T @ Z, full_matrices=False)
-        u = basis @ u
-    else:
-        u, s, vt = np.linalg.svd(Z, full_matrices=False)
-    W = ((Y @ vt[:k].T) / s[:k]) @ u[:, :k].T
+    on_basis = basis is not None and basis.shape[1] == k
+    C = basis.T @ Z if on_basis else Z
+    u, s, vt = np.linalg.svd(C, full_matrices=False)
+    W = ((Y @ vt[:k].T) / s[:k]) @ (basis @ u[:, :k] if on_basis else u[:, :k]).T
+    if not np.all(np.isfinite(W)) and (C.shape[0] == k or P is not None):
+        e = fl.row_exponents(C)
+        us, ss, vts = np.linalg.svd(fl.scale_rows(C, e), full_matrices=False)
+        us = fl.scale_rows(us, e)
+        W = ((Y @ vts[:k].T) / ss[:k]) @ (basis @ us[:, :k] if on_basis else us[:, :k]).T
+        if C.shape[0] != k:
+            W = W @ P
     return W, float(s[k - 1]), float(fl.norm2(W))
 
 
@@ -239,7 +257,7 @@ def _maps(tol, X, Xt, EX, EXt, P, Pt, eps, eps_t, k, input_error=0.0, basis=None
     c = 8 * _U * math.sqrt(max(P.shape[0], Pt.shape[0])) + input_error
     Y = P @ X.T
     Z = Pt @ Xt.T
-    W, smin, nW = _solve(Y, Z, k, tol, basis)
+    W, smin, nW = _solve(Y, Z, k, tol, basis, Pt)
     # a zero projector (k = 0) gives exact zeros: no error on that side
     on, on_t = bool(np.any(P)), bool(np.any(Pt))
     # (norms that cannot underflow, as every bound and residual here)

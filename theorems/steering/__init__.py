@@ -205,12 +205,17 @@ def log_odds_steering(source, pairs, T) -> Steering:
     """Steering on the readout named by ``T``, decided from the log-odds alone:
     ``ℓ_ab(s⊕q) - ℓ_ab(s)`` is the same for every pair, for every ``(a, b) ∈ T``
     (``c`` holds the shifts). Equivalent to ``steering(model, pairs, tokens(T))``
-    for every model with this ``L`` (module docstring).
+    for every model with this ``L`` (module docstring). On a float model (or
+    a float ``L``) each shift is decided on correctly rounded linear forms of
+    the model's own numbers, at the size of the log-odds differences it
+    compares (:func:`_log_odds_steering_on_forms`), never on the computed
+    product ``F G_0^T``.
 
     Parameters
     ----------
     source : ExactModel, FloatModel, QMatrix or ndarray
-        A model (only its log-odds are read) or a log-odds matrix ``L``.
+        A model (only its log-odds are read: on floats, as linear forms of
+        its ``f`` and ``g``) or a log-odds matrix ``L``.
     pairs : list of (s, s⊕q)
     T : TokenPairs or list of pairs of int
 
@@ -227,13 +232,62 @@ def log_odds_steering(source, pairs, T) -> Steering:
     """
     model = source if isinstance(source, Model) else readouts.log_odds_model(source)
     pairs = thm14._check_pairs(model, pairs)
+    be = model.backend
+    if not be.exact:
+        return _log_odds_steering_on_forms(model, pairs, readouts._checked(model, T))
     ell = readouts.readout_log_odds(model, T)
     D = ell[[t for _, t in pairs], :] - ell[[s for s, _ in pairs], :]
-    be = model.backend
     dec = _constant_rows(be, D, ell)
     out = Steering(dec, pairs, dec.residual, len(pairs) == 1)
     if dec.holds:
         out.c = D[[0], :]
+    return out
+
+
+def _log_odds_steering_on_forms(model, pairs, T) -> Steering:
+    """Float side of :func:`log_odds_steering`, decided where the claim lives.
+
+    ``ℓ_ab(x) = L[x, a] - L[x, b] = f(x)^T (g(a) - g(b))`` (the pivot's row
+    cancels), so each shift ``ℓ_ab(t_i) - ℓ_ab(s_i) - ℓ_ab(t_1) + ℓ_ab(s_1)`` is
+    a linear form of the model's own numbers: the readers ``g(a)``, ``-g(b)``
+    applied to ``f(t_i) - f(s_i) - f(t_1) + f(s_1)``
+    (:func:`allornone.numeric.parallel.constant_readouts`). Each is evaluated
+    correctly rounded with a rigorous bound, and judged at the size of the
+    four log-odds differences it combines -- the values the equation
+    compares, which no change of pivot moves -- never at the size of the
+    computed log-odds ``F G_0^T``: a plain product of rows that cancel (a
+    hidden coordinate sheared into an identified one) is off by far more than
+    the tolerance, and carries no bound. A form beyond binary64 leaves the
+    verdict undecided. The shifts ``c`` are the forms of the first pair,
+    correctly rounded.
+
+    Parameters
+    ----------
+    model : FloatModel
+    pairs : tuple of (s, s⊕q)
+        Validated context-index pairs.
+    T : TokenPairs
+        Validated token pairs.
+
+    Returns
+    -------
+    Steering
+    """
+    from allornone.numeric.parallel import Forms, constant_readouts
+
+    G = np.asarray(model.G)
+    readers = [G[[a for a, _ in T]], -G[[b for _, b in T]]]
+    dec = constant_readouts(model, pairs, readers)
+    if dec is None:
+        dec = Decision(Truth.UNDECIDED, float("inf"), (0.0, 0.0), {"why": "a log-odds shift beyond binary64"})
+    out = Steering(dec, pairs, dec.residual, len(pairs) == 1)
+    if dec.holds:
+        s1, t1 = pairs[0]
+        first = Forms(readers, np.asarray(model.F), (), model.input_error).evaluate([[(1, t1), (-1, s1)]])
+        if first is not None:
+            c = first[0].in_model_units[:, 0]
+            if np.all(np.isfinite(c)):
+                out.c = c[None, :]
     return out
 
 
@@ -271,7 +325,10 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     Raises
     ------
     NotEquivalentError
-        Unless ``L = L~`` and Theorem 5's certificate satisfies EL1-EL3.
+        Unless ``L = L~`` (and, on exact models, Theorem 5's certificate
+        satisfies EL1-EL3, which Theorem 5 makes the same). On floats a
+        certificate that leaves EL1-EL3 open where ``L = L~`` holds is no
+        reason to refuse: the transport runs, ``Γ~`` undecided.
     TransportError
         Unless ``result`` holds, and where ``Γ ⊆ N`` fails (where that is
         undecided, the transported verdicts are undecided).
@@ -313,12 +370,19 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
     if gt.shape[1]:
         vt = be.pinv(gt.T) @ (cert.B @ gt).T @ result.v
         fit = be.vanishes((FT - FS) @ Pt - thm14._ones(be, len(pairs)) @ vt.T, be.vstack(FS, FT), Pt)
+        Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
     else:
+        # P_Γ~ = 0: ṽ and W~ vanish, whatever the certificate's maps are
+        # (formed as products, maps beyond binary64 would make them NaN)
         vt, fit = be.zeros(twin.d, 1), be.decision(True)
+        Wt = be.zeros(twin.d, twin.d)
     if not sure:
         # where Γ ⊆ N is undecided, nothing is carried for certain
         fit = thm14._undecided(fit)
     verified = steering(twin, pairs, gt, gt_readout, gamma_in_N=True)
+    if not gt_decided:
+        # the twin was re-decided on a Γ~ of undecided dimension
+        verified.decided = False
     if not sure and "witness" not in verified.decision.detail:
         # (the same of the twin re-decided on Γ~, unless a witness's readouts,
         # which do not rest on the computed basis, decided it)
@@ -330,7 +394,6 @@ def transport_steering(model, twin, result: Steering, certificate=None) -> Trans
         # twin's check fail or hold spuriously; the claim does neither)
         fit = thm14._implied(fit, result.decision)
         verified.decision = thm14._implied(verified.decision, result.decision)
-    Wt = Pt @ cert.B.T @ result.projector @ model.projector_M @ cert.A @ twin.projector_M
     map_error = 0.0 if be.exact else ftr.map_error(model, twin, cert.A, cert.B, cert.errors, gt_error)
     identity = be.vanishes(Wt - Pt, Pt, cert.B.T, cert.A, twin.projector_M, extra=map_error)
     if not be.exact:

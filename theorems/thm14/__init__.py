@@ -563,8 +563,18 @@ def _certificate(a, b, certificate):
 
 
 def _equivalent_certificate(a, b, certificate):
-    """The certificate of ``(a, b)``, or :class:`NotEquivalentError` unless
-    ``L = L~`` and it satisfies EL1--EL3."""
+    """The certificate of ``(a, b)`` for a transport, or
+    :class:`NotEquivalentError` unless ``L = L~`` (exact side: unless it also
+    satisfies EL1--EL3, which Theorem 5 makes the same).
+
+    Float side: where ``L = L~`` holds, Theorem 5 makes the exact canonical
+    certificate satisfy EL1--EL3, whatever the computed one shows. One whose
+    residuals leave EL1--EL3 open (errors of the computed subspaces, an
+    undecided structure of either model) or, against ``L = L~``, fail them
+    is no reason to refuse the transport: it runs on that certificate, marked
+    undecided (``decided`` False), so that what rests on its computed maps
+    (the dimension of ``Γ~``) is undecided, while the verdicts that Theorem
+    14 ties to the model's own claims are decided there."""
     cert = _certificate(a, b, certificate)
     same = thm5.same_distribution(a, b)
     if not same.holds:
@@ -572,7 +582,9 @@ def _equivalent_certificate(a, b, certificate):
         raise NotEquivalentError(f"same distribution {why}: Theorem 14 transports only within an equivalence "
                                  "class")
     if not cert.decision.holds:
-        raise NotEquivalentError(f"the certificate (A*, B*) does not satisfy EL1-EL3 ({cert.decision})")
+        if a.backend.exact:
+            raise NotEquivalentError(f"the certificate (A*, B*) does not satisfy EL1-EL3 ({cert.decision})")
+        cert = thm5.Certificate(cert.A, cert.B, cert.el1, cert.el2, cert.el3, False, cert.errors)
     return cert
 
 
@@ -593,18 +605,31 @@ def _transport_gamma(model, twin, gamma, cert):
     if V.shape[1] == 0:
         # Ñ = {0} is the twin's structure's claim (k~ = 0), decided or not
         return be.zeros(twin.d, 0), decided and (be.exact or twin.structure.decided), 0.0, 0.0
-    K = (be.eye(model.d) - P) @ cert.B @ V
     if be.exact:
+        K = (be.eye(model.d) - P) @ cert.B @ V
         C = ql.nullspace(K)
         return (rel.integer_columns(V @ C) if C.shape[1] else be.zeros(twin.d, 0)), True, 0.0, 0.0
+    # A certificate whose map B* left binary64 (a solve whose pivots were
+    # lost to its range: a NaN or an infinity of B* reaches every entry of
+    # K), a K that overflows, or a kernel that cannot be resolved gives no
+    # Γ~: it is undecided, with no bound on its error (an empty basis, which
+    # every verdict on it takes as undecided or decides where the claim lives)
+    unknown = be.zeros(twin.d, 0), False, float("inf"), float("inf")
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = (be.eye(model.d) - P) @ cert.B @ V
+    if not np.all(np.isfinite(K)):
+        return unknown
     # what the float side needs of the theorem: whether EL1-EL3 hold (or L = L~,
     # which gives them by Theorem 5), the kernel's known rank, Γ's own error
-    Ut, ok, error, readout = ftr.transported_kernel(
-        model, twin, K, P, V, cert.B, cert.errors.get("B", 0.0),
-        None if isinstance(gamma, readouts.TokenPairs) else _as_matrix(model, gamma, "gamma"),
-        equivalent=lambda: cert.decision.holds or thm5.same_distribution(model, twin).holds,
-        known_rank=lambda: _known_kernel_rank(model, twin, gamma, cert, decided, V.shape[1]),
-        gamma_error=lambda: _gamma_with_error(model, gamma)[3])
+    try:
+        Ut, ok, error, readout = ftr.transported_kernel(
+            model, twin, K, P, V, cert.B, cert.errors.get("B", 0.0),
+            None if isinstance(gamma, readouts.TokenPairs) else _as_matrix(model, gamma, "gamma"),
+            equivalent=lambda: cert.decision.holds or thm5.same_distribution(model, twin).holds,
+            known_rank=lambda: _known_kernel_rank(model, twin, gamma, cert, decided, V.shape[1]),
+            gamma_error=lambda: _gamma_with_error(model, gamma)[3])
+    except fl.Unresolved:
+        return unknown
     ok = ok and decided and twin.structure.decided and model.structure.decided and cert.decided
     return Ut, ok, error, readout
 
@@ -721,8 +746,13 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     sure &= _premise(in_N, "Γ ⊄ N: Theorem 14 needs the readouts inside N")
     gt, gt_decided, gt_error, gt_readout = _transport_gamma(model, twin, given, cert)
     _, Pt, _ = _gamma(twin, gt)
-    Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
-    bt = Pt @ cert.B.T @ result.b
+    if gt.shape[1]:
+        Wt = Pt @ cert.B.T @ result.W @ cert.A @ twin.projector_M
+        bt = Pt @ cert.B.T @ result.b
+    else:
+        # P_Γ~ = 0: W~ and b~ vanish, whatever the certificate's maps are
+        # (formed as products, maps beyond binary64 would make them NaN)
+        Wt, bt = be.zeros(twin.d, twin.d), be.zeros(twin.d, 1)
     pairs = result.pairs
     FS = twin.F[[s for s, _ in pairs], :]
     FT = twin.F[[t for _, t in pairs], :]
@@ -732,6 +762,10 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
     # Γ~ computed in floats is known to within its error, which the twin's
     # readouts on it carry (and Γ~ ⊆ Ñ by construction)
     verified = relational_linearity(twin, pairs, gt, "M", gamma_error=gt_readout, gamma_in_N=True)
+    if not gt_decided:
+        # the twin was re-decided on a Γ~ of undecided dimension: its basis,
+        # and the ranks read off it, are undecided too
+        verified.gamma_decided = verified.decided = False
     gq, ok = _input_subspace(be, Wt, Pt, scale, be.scale(FS @ twin.projector_M))
     if not sure:
         decision = _undecided(decision)
@@ -746,7 +780,8 @@ def transport(model, twin, result: RelationalLinearity, certificate=None) -> Tra
             # (its W~, Γ~_q were not read off a fit that held)
             verified.decision, verified.decided = _implied(verified.decision, result.decision), False
     as_result = RelationalLinearity(decision, "M", pairs, gt, Pt, decision.residual, verified.regressor_rank,
-                                    verified.trivial, Wt, bt, gq, gt_decided and ok, verified.rank_decided, scale)
+                                    verified.trivial, Wt, bt, gq, gt_decided and ok, verified.rank_decided, scale,
+                                    gamma_decided=gt_decided)
     return Transported(gt, Wt, bt, decision, as_result, verified)
 
 
@@ -944,9 +979,17 @@ def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe
         in_M = _implied(in_M, probe.decision)
     sure = _premise(in_M, "the probe reads outside M (w ∉ M): the input transport does not carry it")
     pairs = _check_pairs(twin, pairs)
-    wt = twin.projector_M @ cert.A.T @ probe.w
     a, b = probe.tokens
-    fit = _probe_fit(twin, pairs, a, b, wt, probe.c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        wt = twin.projector_M @ cert.A.T @ probe.w
+    if be.exact or np.all(np.isfinite(wt)):
+        fit = _probe_fit(twin, pairs, a, b, wt, probe.c)
+    else:
+        # (float side) a certificate's map A* beyond binary64 (a NaN or an
+        # infinity of it reaches every entry of w~) carries no w~: the carried
+        # probe is undecided, and decided below where the claim lives
+        wt, fit = None, Decision(Truth.UNDECIDED, float("inf"), (0.0, 0.0),
+                                 {"why": "the carried w~ is beyond binary64"})
     if not sure:
         fit = _undecided(fit)
     elif not be.exact:
