@@ -237,14 +237,17 @@ def _solve(Y, Z, k, tol, basis=None, P=None):
     on_basis = basis is not None and basis.shape[1] == k
     C = basis.T @ Z if on_basis else Z
     u, s, vt = np.linalg.svd(C, full_matrices=False)
-    W = ((Y @ vt[:k].T) / s[:k]) @ (basis @ u[:, :k] if on_basis else u[:, :k]).T
-    if not np.all(np.isfinite(W)) and (C.shape[0] == k or P is not None):
-        e = fl.row_exponents(C)
-        us, ss, vts = np.linalg.svd(fl.scale_rows(C, e), full_matrices=False)
-        us = fl.scale_rows(us, e)
-        W = ((Y @ vts[:k].T) / ss[:k]) @ (basis @ us[:, :k] if on_basis else us[:, :k]).T
-        if C.shape[0] != k:
-            W = W @ P
+    # (a k-th singular value lost to rounding divides by zero: W is then not
+    # finite, which the fallback below and every bound on W see)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        W = ((Y @ vt[:k].T) / s[:k]) @ (basis @ u[:, :k] if on_basis else u[:, :k]).T
+        if not np.all(np.isfinite(W)) and (C.shape[0] == k or P is not None):
+            e = fl.row_exponents(C)
+            us, ss, vts = np.linalg.svd(fl.scale_rows(C, e), full_matrices=False)
+            us = fl.scale_rows(us, e)
+            W = ((Y @ vts[:k].T) / ss[:k]) @ (basis @ us[:, :k] if on_basis else us[:, :k]).T
+            if C.shape[0] != k:
+                W = W @ P
     return W, float(s[k - 1]), float(fl.norm2(W))
 
 

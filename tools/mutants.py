@@ -670,7 +670,7 @@ REAL_MODEL_MUTANTS = [
            "float log_odds_steering judged on the plain product F G_0^T at the computed log-odds' size, no rounding bound",
            ("tests/test_transport_soundness.py",)),
     Mutant("equivalence-solve-not-rescaled", "numeric/equivalence.py",
-           "    if not np.all(np.isfinite(W)) and (C.shape[0] == k or P is not None):\n", "    if False:\n",
+           "        if not np.all(np.isfinite(W)) and (C.shape[0] == k or P is not None):\n", "        if False:\n",
            "a certificate solve whose k-th singular value is lost to rounding is left non-finite (no power-of-two "
            "row scaling)", ("tests/test_transport_soundness.py",)),
     Mutant("thm14-gamma-t-non-finite-raises", "theorems/thm14/__init__.py", '    with np.errstate(over="ignore", invalid="ignore"):\n        K = (be.eye(model.d) - P) @ cert.B @ V\n    if not np.all(np.isfinite(K)):\n        return unknown\n    # what the float side needs of the theorem: whether EL1-EL3 hold (or L = L~,\n    # which gives them by Theorem 5), the kernel\'s known rank, Γ\'s own error\n    try:\n        Ut, ok, error, readout = ftr.transported_kernel(\n            model, twin, K, P, V, cert.B, cert.errors.get("B", 0.0),\n            None if isinstance(gamma, readouts.TokenPairs) else _as_matrix(model, gamma, "gamma"),\n            equivalent=lambda: cert.decision.holds or thm5.same_distribution(model, twin).holds,\n            known_rank=lambda: _known_kernel_rank(model, twin, gamma, cert, decided, V.shape[1]),\n            gamma_error=lambda: _gamma_with_error(model, gamma)[3])\n    except fl.Unresolved:\n        return unknown\n',

@@ -187,7 +187,8 @@ class EquivalenceResult:
     """Outcome of :func:`equivalence`.
 
     ``verdict`` is ``"equivalent"``, ``"not equivalent"`` or (floats only)
-    ``"undecided"``; ``A``, ``B`` the certificate when equivalent; ``witness`` a
+    ``"undecided"``; ``A``, ``B`` the certificate when equivalent (floats: None
+    where its computed maps are not finite); ``witness`` a
     pair ``(x, y)`` of indices where the log-odds differ when not; ``residuals``
     the residuals of ``L - L~`` and of EL1--EL3; ``tolerance`` the float
     tolerance bounds used (None when exact); ``k`` the effective complexities.
@@ -239,13 +240,22 @@ def equivalence(a, b, route: str | None = None) -> EquivalenceResult:
         distribution=dist,
         certificate=cert,
     )
-    if dist.holds and cert.decision.holds:
+    if dist.holds and cert.decision.holds and (a.backend.exact or _finite(cert.A, cert.B)):
+        # (a float certificate whose maps left binary64 -- coordinates a
+        # thousand binades apart -- is not handed back: the verdict stands,
+        # by Theorem 5, and A, B stay None)
         res.A, res.B = cert.A, cert.B
     if not dist.holds and "witness" in dist.detail:
         res.witness = dist.detail["witness"]
         x, y = res.witness
         res.witness_names = (a.contexts[x], a.tokens[y])
     return res
+
+
+def _finite(*arrays) -> bool:
+    import numpy as np
+
+    return all(bool(np.all(np.isfinite(X))) for X in arrays)
 
 
 def el_conditions_on_bases(a, b, A, B) -> dict[str, Decision]:
