@@ -85,18 +85,59 @@ def same_distribution(a, b) -> Decision:
     presentation (:func:`~allornone.numeric.balance.balanced`: the same
     log-odds times one power of two), where no row loses its smaller
     coordinates to the scaling that brings its largest to one; the residual
-    and tolerance are reported in the models' units."""
+    and tolerance are reported in the models' units.
+
+    The log-odds are compared against the first model's
+    :func:`~allornone.numeric.linalg.reference_token`: the pivot, unless it
+    lies far from every other token, where it is replaced:
+    ``L = L~`` against one token holds iff it does against any other (the
+    difference against another is a difference of two columns), but a pivot
+    far from the other tokens makes every entry as large as that distance,
+    and a tolerance relative to the entries would pass any difference of the
+    log-odds between the other tokens. A witness is then handed back as an
+    entry of ``L`` against the models' own pivot (of the two columns whose
+    difference it is, the one :func:`same_distribution_at_tokens` finds)."""
     from allornone.numeric.balance import SPREAD, balanced, coordinate_spread
 
+    tol = a.backend.tolerance
     if max(coordinate_spread(a), coordinate_spread(b)) > SPREAD:
         ba, bb = balanced((a, b))
         if ba is not a:
-            d = _same_distribution_tiled(ba, bb, a.backend.tolerance)
+            d = _same_distribution_tiled(*_against_central(ba, bb), tol)
             e = ba.log_odds_exponent
             lo, hi = d.tolerance
-            return Decision(d.truth, float(np.ldexp(d.residual, e)), (float(np.ldexp(lo, e)), float(np.ldexp(hi, e))),
-                            d.detail)
-    return _same_distribution_tiled(a, b, a.backend.tolerance)
+            return _own_witness(a, b, Decision(d.truth, float(np.ldexp(d.residual, e)),
+                                               (float(np.ldexp(lo, e)), float(np.ldexp(hi, e))), d.detail))
+    return _own_witness(a, b, _same_distribution_tiled(*_against_central(a, b), tol))
+
+
+def _against_central(a, b):
+    """Views of both models (no copy) with the first model's reference token
+    as their pivot."""
+    from types import SimpleNamespace
+
+    y = fl.reference_token(np.asarray(a.G), a.pivot)
+    if y == a.pivot:
+        return a, b
+    return tuple(SimpleNamespace(F=M.F, G=M.G, pivot=y, m=M.m, n=M.n, d=M.d, input_error=M.input_error, reference=y)
+                 for M in (a, b))
+
+
+def _own_witness(a, b, d: Decision) -> Decision:
+    """A witness found against the central token as an entry of ``L``
+    against the models' pivot: ``L_c[x, y] = L[x, y] - L[x, c]``, so where the
+    two models differ at ``(x, y)`` against ``c`` they differ at ``(x, y)`` or
+    at ``(x, c)`` against the pivot."""
+    if "witness" not in d.detail:
+        return d
+    x, y = d.detail["witness"]
+    c = fl.reference_token(np.asarray(a.G), a.pivot)
+    if c == a.pivot:
+        return d
+    own = same_distribution_at_tokens(a, b, sorted({int(y), int(c)} - {a.pivot}))
+    if own.fails and "witness" in own.detail:
+        return Decision(d.truth, d.residual, d.tolerance, {**d.detail, "witness": own.detail["witness"]})
+    return d
 
 
 def _conclude(a, b, ex, ey, rows, cols, overflowed, any_fail, worst, max_res, tol) -> Decision:

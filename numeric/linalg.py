@@ -74,6 +74,8 @@ __all__ = [
     "DEFAULT_TOLERANCE",
     "as_float_matrix",
     "row_norms",
+    "central_token",
+    "reference_token",
     "col_norms",
     "rank",
     "data_rank",
@@ -287,6 +289,62 @@ def row_norms(X: np.ndarray) -> np.ndarray:
 def col_norms(X: np.ndarray) -> np.ndarray:
     """:func:`row_norms` of the columns."""
     return row_norms(X.T)
+
+
+def central_token(G: np.ndarray) -> int:
+    """The token whose ``g`` is nearest (largest coordinate difference) to the
+    coordinatewise median of the rows of ``G``.
+
+    The span of the log-odds columns ``F (g(y) - g(y_0))`` with the constant
+    column is the same for every pivot ``y_0`` (a difference against another
+    pivot is a difference of two of them), and so is every claim read off it.
+    Its numbers are not: a pivot whose ``g`` is far from the others adds one
+    vector ``F g(y_0)`` of that size to every column, and the small
+    differences between columns that carry the span drown in the rounding of
+    the large entries (a pivot ``2^60`` from the others left columns of size
+    ``2^60`` that differ by units). The median is not moved by a few tokens
+    far from the rest.
+
+    >>> central_token(np.array([[2.0 ** 60, 0.0], [1.0, 2.0], [0.0, 1.0], [2.0, 1.0]]))
+    3
+    """
+    if G.shape[0] == 0:
+        return 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        med = np.median(G, axis=0)
+        far = np.max(np.abs(G - med), axis=1)
+    far = np.where(np.isfinite(far), far, np.inf)
+    return int(np.argmin(far))
+
+
+#: A pivot whose ``g`` is farther than this many times the typical token's from
+#: the coordinatewise median of ``G`` is an outlier (:func:`reference_token`).
+OUTLIER = 2.0 ** 10
+
+
+def reference_token(G: np.ndarray, pivot: int) -> int:
+    """The token that differences of rows of ``G`` are taken against where
+    only their span, or a claim true for every pivot, matters: ``pivot``,
+    unless its ``g`` lies more than :data:`OUTLIER` times farther from the
+    coordinatewise median than the median token's does (its distance would
+    then dominate every difference, and their rounding hide the rest); then
+    the :func:`central_token`. Around a pivot that the other tokens surround,
+    however far apart in scale they are, the pivot itself is kept: their
+    differences from it are what the model gives, exactly.
+
+    >>> G = np.array([[2.0 ** 60, 0.0], [1.0, 2.0], [0.0, 1.0], [2.0, 1.0]])
+    >>> reference_token(G, 0), reference_token(G, 1)
+    (3, 1)
+    """
+    if G.shape[0] == 0:
+        return pivot
+    with np.errstate(over="ignore", invalid="ignore"):
+        med = np.median(G, axis=0)
+        far = np.max(np.abs(G - med), axis=1)
+    far = np.where(np.isfinite(far), far, np.inf)
+    if far[pivot] <= OUTLIER * float(np.median(far)):
+        return int(pivot)
+    return int(np.argmin(far))
 
 
 def norm2(X: np.ndarray) -> float:

@@ -42,7 +42,10 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
 
     * ``SF``, ``SG``: row spaces of ``F`` and ``G_0`` (:func:`~allornone.numeric.linalg.data_row_space`:
       rows and columns scaled by powers of two, the exact rounding error of
-      ``G - g(y_0)`` counted as data error);
+      ``G - g(y_0)`` counted as data error), with ``y_0`` the
+      :func:`~allornone.numeric.linalg.reference_token` (the pivot, unless it
+      lies far from every other token: the same subspaces, and the same ``k``,
+      for every reference);
     * ``k = rank L``, decided on the logits (:func:`~allornone.numeric.primitives.log_odds_rank`);
       where they cannot tell it, it is undecided;
     * ``M``, ``N``: the top-``k`` singular subspaces of ``P_F P_G``, from the
@@ -54,7 +57,12 @@ def float_structure(model, tol: fl.Tolerance = fl.DEFAULT_TOLERANCE) -> Structur
     ``gap`` times the error of ``P_F P_G`` and the next one below that error).
     """
     F = model.F
-    G0, E0 = fl.difference_with_error(model.G, model.pivot, model.input_error)
+    # SG, M, N and k are the same whichever token the differences are taken
+    # against; against a pivot far from the other tokens every row of G_0
+    # carries that distance, which no scaling of rows undoes and whose
+    # rounding hides the rest: they are taken against the reference token
+    G0, E0 = fl.difference_with_error(model.G, fl.reference_token(np.asarray(model.G), model.pivot),
+                                      model.input_error)
     d = model.d
     EF = model.input_error * np.abs(F) if model.input_error else None
     # a model balanced by powers of two (numeric.balance) keeps its coordinates

@@ -353,14 +353,23 @@ def differences(X: np.ndarray, ab, ce, input_error: float = 0.0):
     return _pair_vectors(Forms([np.eye(X.shape[1])], X, (), input_error), ab, ce)
 
 
-def log_odds_differences(model, ab, ce, tokens: bool):
+def log_odds_differences(model, ab, ce, tokens: bool, reference: int | None = None):
     """The log-odds differences of the pairs, each entry compared at its own
     size (not its logits', which the pivot moves): ``L[:, a] - L[:, b]`` and ``L[:, c] - L[:, e]``
     on the token side (``tokens``; rows of ``G`` read by ``F``, logits
-    ``f(x)^T (g(y) - g(y_0))``), ``L[x1, :] - L[x2, :]`` and ``L[x3, :] - L[x4, :]``
-    on the context side (rows of ``F`` read by ``G_0 = G - 1 g(y_0)^T``); and
-    ``residual(λ)`` for :func:`collinear`."""
-    F, G, y0 = model.F, model.G, model.pivot
+    ``f(x)^T (g(y) - g(y_0))``: the pivot cancels), ``L[x1, :] - L[x2, :]`` and
+    ``L[x3, :] - L[x4, :]`` on the context side (rows of ``F`` read by
+    ``G - 1 g(y_0)^T``); and ``residual(λ)`` for :func:`collinear`.
+
+    On the context side the rows are against ``reference`` (default the
+    :func:`~allornone.numeric.linalg.reference_token`): ``u = λ v`` against one
+    token holds iff it does against any other (against another, each row
+    moves by its own entry there times the ones vector), but a pivot far
+    from the other tokens adds that distance to every entry, and two rows of
+    differences then look parallel at the size of their values."""
+    F, G = model.F, model.G
+    y0 = model.pivot if tokens else (fl.reference_token(np.asarray(G), model.pivot) if reference is None
+                                     else reference)
     if tokens:
         forms = Forms([F], G, [(-1, y0)], model.input_error)
     else:

@@ -664,39 +664,13 @@ def input_subspace(tol, X, scale: float | None, noise: float):
     return fl.svd(X, full_matrices=True)[0][:, :r], decided
 
 
-def central_token(G: np.ndarray) -> int:
-    """The token whose ``g`` is nearest (largest coordinate difference) to the
-    coordinatewise median of the rows of ``G``.
-
-    The span of the log-odds columns ``F (g(y) - g(y_0))`` with the constant
-    column is the same for every pivot ``y_0`` (a difference against another
-    pivot is a difference of two of them), and so is every claim read off it.
-    Its numbers are not: a pivot whose ``g`` is far from the others adds one
-    vector ``F g(y_0)`` of that size to every column, and the small
-    differences between columns that carry the span drown in the rounding of
-    the large entries (a pivot ``2^60`` from the others left columns of size
-    ``2^60`` that differ by units). The median is not moved by a few tokens
-    far from the rest.
-
-    >>> central_token(np.array([[2.0 ** 60, 0.0], [1.0, 2.0], [0.0, 1.0], [2.0, 1.0]]))
-    3
-    """
-    if G.shape[0] == 0:
-        return 0
-    with np.errstate(over="ignore", invalid="ignore"):
-        med = np.median(G, axis=0)
-        far = np.max(np.abs(G - med), axis=1)
-    far = np.where(np.isfinite(far), far, np.inf)
-    return int(np.argmin(far))
-
-
 def _regressors(model, S, reading: str):
     """``[L[s, :], 1]`` (reading ``M``) or ``[f(s), 1]`` (reading anything) as a
     product ``A B^T`` of the model's own numbers. Reading ``M``, the log-odds
-    are taken against the :func:`central_token`, not the model's pivot: the
+    are taken against :func:`~allornone.numeric.linalg.reference_token`, not always the model's pivot: the
     column space is the same, and no token far from the others inflates it."""
     F, G = np.asarray(model.F), np.asarray(model.G)
-    y0 = central_token(G) if reading == "M" else model.pivot
+    y0 = fl.reference_token(G, model.pivot) if reading == "M" else model.pivot
     d, n = model.d, model.n
     ones = np.ones((len(S), 1))
     if reading == "M":

@@ -422,6 +422,9 @@ def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
     u, v, residual = fp.log_odds_differences(model, ab, ce, side is TOKENS)
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
     unique = None if v_zero.undecided else not v_zero.holds
+    if side is not TOKENS:
+        # (decided against the central token; the rows reported are the model's, against its pivot)
+        u, v, _ = fp.log_odds_differences(model, ab, ce, False, reference=model.pivot)
     return _in_given_units(side, given, model, ParallelResult(
         d, lam if d.holds else None, unique, "log-odds" if side is TOKENS else "log-odds rows", u.in_model_units,
         v.in_model_units, v_zero))

@@ -1,0 +1,84 @@
+"""The choice of pivot moves no claim: the distribution, ``k``, ``SG``, ``M``,
+``N`` and every result are the same whichever token the log-odds are taken
+against. A pivot far from the other tokens makes every logit as large as that
+distance, and decisions taken on those numbers -- a rank of ``G_0`` whose rows
+all carry it, an entry of ``L - L~`` at a tolerance relative to it, two rows of
+differences that it makes look parallel -- were decided wrong. They are taken
+against the reference token (``numeric.linalg.reference_token``: the pivot,
+unless it lies far from every other token); what is reported stays in the
+model's own pivot."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from allornone.numeric import FloatModel
+from allornone.numeric import linalg as fl
+from allornone.symbolic import ExactModel
+from allornone.theorems import cor6, lem8ctx, thm5, thm15
+
+
+def _pair(F, G, pivot):
+    for row in list(F) + list(G):
+        assert all(Fraction(float(v)) == Fraction(v) for v in row)
+    exact = ExactModel([[Fraction(v) for v in r] for r in F], [[Fraction(v) for v in r] for r in G], pivot)
+    return FloatModel(np.array(F, dtype=float), np.array(G, dtype=float), pivot), exact
+
+
+def test_the_reference_is_the_pivot_unless_it_lies_far_from_every_other_token():
+    G = np.array([[2.0 ** 60, 0.0], [1.0, 2.0], [0.0, 1.0], [2.0, 1.0]])
+    assert fl.central_token(G) == 3 and fl.central_token(G[[1, 2, 3, 0]]) == 2
+    assert fl.reference_token(G, 0) == 3 and [fl.reference_token(G, y) for y in (1, 2, 3)] == [1, 2, 3]
+    # tokens far apart in scale around their pivot keep it
+    spread = np.vstack([np.zeros(3), np.ldexp(np.ones((5, 3)), np.arange(-900, 900, 360)[:, None])])
+    assert fl.reference_token(spread, 0) == 0
+
+
+@pytest.mark.parametrize("pivot", [0, 1, 2])
+def test_k_and_SG_do_not_depend_on_a_far_pivot(pivot):
+    """Against the pivot ``(-2^60, 2^60)`` every row of ``G_0`` was that vector
+    plus units: ``dim SG`` and ``k`` were decided 1; they are 2."""
+    F = [[0, -2], [1, 1], [1, 1], [-1, -2]]
+    G = [[-2 ** 60, 2 ** 60], [1, 1], [2, -2]]
+    fm, em = _pair(F, G, pivot)
+    assert em.effective_complexity() == 2
+    assert fm.effective_complexity() == 2 and fm.structure.decided and fm.structure.basis_SG.shape[0] == 2
+    assert cor6.equivalence(fm, fm).hypotheses["diverse"].holds
+
+
+@pytest.mark.parametrize("P", [60, 200])
+@pytest.mark.parametrize("pivot", [0, 1, 3])
+def test_the_same_distribution_does_not_depend_on_a_far_pivot(P, pivot):
+    """Two models that differ in one token's log-odds by 1, with a token ``2^P``
+    from the others: against it as pivot every logit is about ``2^P``, and a
+    tolerance relative to the entries called them equal. The witness is an
+    entry of the models' own ``L`` where they differ."""
+    F = [[1, 0], [1, 1], [2, 1]]
+    fa, ea = _pair(F, [[2 ** P, 0], [0, 0], [0, 1], [1, 1]], pivot)
+    fb, eb = _pair(F, [[2 ** P, 0], [0, 0], [0, 2], [1, 1]], pivot)
+    assert thm5.equivalence(ea, eb).verdict == "not equivalent"
+    r = thm5.equivalence(fa, fb)
+    assert r.verdict == "not equivalent"
+    x, y = r.witness
+    assert ea.log_odds().to_fraction_rows()[x][y] != eb.log_odds().to_fraction_rows()[x][y]
+    assert cor6.equivalence(fa, fb).verdict == "not equivalent"
+    assert thm15.shared_parallelism(fa, fb, (1, 2), (3, 2))["same distribution"] == "fails"
+    assert thm5.equivalence(fa, fa.with_pivot(pivot)).verdict == "equivalent"
+
+
+@pytest.mark.parametrize("pivot", [0, 1, 2])
+def test_rows_of_log_odds_differences_do_not_look_parallel_beside_a_far_pivot(pivot):
+    """``f(0) - f(1) = (1, 0)`` and ``f(2) - f(3) = (1, 1)`` are not parallel in
+    ``M = R^2``; against the pivot ``(2^60, 0)`` both rows of differences were
+    about ``-2^60`` in every entry. The rows reported are the model's own."""
+    F = [[1, 0], [0, 0], [1, 1], [0, 0]]
+    G = [[2 ** 60, 0], [0, 1], [1, 0]]
+    fm, em = _pair(F, G, pivot)
+    assert lem8ctx.parallel_contexts(em, (0, 1), (2, 3), "M").verdict == "not parallel"
+    assert lem8ctx.parallel_contexts(fm, (0, 1), (2, 3), "M").verdict == "not parallel"
+    r = lem8ctx.proportional_log_odds_rows(fm, (0, 1), (2, 3))
+    assert r.verdict == "not proportional"
+    want = [float(v) for v in em.log_odds().to_fraction_rows()[0]]
+    assert np.array_equal(np.ravel(r.u), want)
