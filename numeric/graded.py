@@ -101,7 +101,9 @@ def _token_side(model) -> tuple[np.ndarray, bool]:
     otherwise ``G`` itself, whose scores ``f(x)^T g(y)`` give the log-odds after
     subtracting the pivot's column -- with rounding at most three times that
     of ``F G_0^T``, since ``|g(y_0)|_inf <= max_y |g_0(y)|_inf`` -- and no ``n x d``
-    copy. Returns the matrix and whether the pivot's column is to be subtracted."""
+    copy. Returns the matrix and whether the pivot's column is to be subtracted.
+    A block of contexts whose scores leave binary64 is formed from ``G_0``
+    instead (:func:`_scores`)."""
     if "G0" in model.__dict__:
         return model.G0, False
     G = np.asarray(model.G)
@@ -112,6 +114,34 @@ def _token_side(model) -> tuple[np.ndarray, bool]:
     if float(np.abs(g).max(initial=0.0)) <= widest:
         return G, True
     return model.G0, False
+
+
+def _scores(out: np.ndarray, X: np.ndarray, model, GT: np.ndarray, shift: bool) -> bool:
+    """Into ``out``, the products of a block of contexts ``X`` with the token
+    matrix of :func:`_token_side` (``GT``, transposed); returns whether the
+    pivot's column is still to be subtracted.
+
+    ``f(x)^T g(y)`` can overflow where the log-odds ``f(x)^T g_0(y)`` do not: a
+    coordinate on which every ``g(y)`` carries the same large offset adds
+    ``f_j g(y_0)_j`` to every score, and the subtraction of the pivot's column
+    would take it away again, too late. Where a score of the block is not
+    finite, the block is formed from ``G_0`` instead, a block of tokens at a
+    time (``g(y) - g(y_0)`` rounded as :attr:`FloatModel.G0` rounds it; no
+    ``n x d`` copy): the logits are then those of a model whose ``G_0`` was
+    formed, and an overflow left is one of ``F G_0^T`` itself. The rows'
+    rounding bound of :func:`_entry_scale` for ``G`` covers these products
+    too (``|g_0(y)| <= |g(y)| + |g(y_0)|``, the pivot's column exactly zero)."""
+    np.matmul(X, GT, out=out)
+    # (a sum that overflows from finite scores only costs the products from G_0)
+    if not shift or math.isfinite(float(np.sum(out))):
+        return shift
+    G = np.asarray(model.G)
+    g = G[model.pivot]
+    step = _rows_per_block(model.d, model.n)
+    for lo in range(0, model.n, step):
+        hi = min(model.n, lo + step)
+        out[:, lo:hi] = X @ (G[lo:hi] - g).T
+    return False
 
 
 def _rows_per_block(width: int, rows: int) -> int:
@@ -228,8 +258,8 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
         # overflowing logits are reported below as an error, not as warnings
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             Xa, Xb = read_rows(a.features, i, i + r), read_rows(b.features, i, i + r)
-            np.matmul(Xa, GaT, out=bufa[:r])
-            np.matmul(Xb, GbT, out=bufb[:r])
+            less_a = _scores(bufa[:r], Xa, a, GaT, shift_a)
+            less_b = _scores(bufb[:r], Xb, b, GbT, shift_b)
             na, nb = _row_norms(Xa), _row_norms(Xb)
             # (the rows that are not zero, told before the scaling by beta can underflow)
             rows = (na * sides[0][1], nb * sides[1][1], ((na > 0) | (nb > 0)).astype(float))
@@ -237,7 +267,7 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
                 h = min(r, j + sub)
                 bound = (rtol, resolution, rows[0][j:h], sides[0][0], rows[1][j:h], sides[1][0], rows[2][j:h])
                 _block_distances(acc, extra, bufa[j:h], bufb[j:h], diff[j:h], i + j, n,
-                                 p if shift_a else None, p if shift_b else None, bound)
+                                 p if less_a else None, p if less_b else None, bound)
         return r, acc, extra
 
     acc, extra = _fresh_distances(), _fresh_extra()
@@ -865,6 +895,11 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     measures = {name: {"quantity": d.detail["quantity"], "value": float(d.residual),
                        "bounds": [float(d.tolerance[0]), float(d.tolerance[1])]} for name, d in decisions.items()}
     same = _same_distribution(dist, tol, lambda: _open_entries_equal(a, b, dist, tol))
+    if same["verdict"] == Truth.HOLDS.value and _far_pivot(a):
+        # against a pivot far from every other token the logits are as large as
+        # that distance, and "within rtol of them" says nothing of the log-odds
+        # between the others: held only against the reference token
+        same = _same_against_reference(a, b, same)
     if k is None and cut == "tolerance" and sa.k != sb.k:
         # both at the same tolerance and of other ranks: EL3 asks for a bijection
         # between M~ and M, which no A, B give; EL1 and EL2 were judged at one
@@ -969,6 +1004,30 @@ def _recomputed_equal(a, b, xs, ys, tol: Tolerance) -> tuple[bool | None, dict |
     if fail[k] > tol.gap:
         return False, {"x": int(xs[k]), "y": int(ys[k]), "ratio": float(fail[k])}
     return (True, None) if bool(np.all(hold <= 1)) else (None, None)
+
+
+def _far_pivot(model) -> bool:
+    """Whether ``model``'s pivot lies far from every other token
+    (:func:`~allornone.numeric.linalg.reference_token` replaces it)."""
+    from allornone.numeric.linalg import reference_token
+
+    return reference_token(np.asarray(model.G), model.pivot) != model.pivot
+
+
+def _same_against_reference(a, b, same: dict) -> dict:
+    """``L = L~`` held against a far pivot, decided again against the reference
+    token (:func:`allornone.numeric.equivalence.same_distribution`); features
+    read from a file are not held whole for it: undecided."""
+    from allornone.numeric.equivalence import same_distribution
+
+    if any(isinstance(_features(m), RowSource) for m in (a, b)):
+        return {**same, "verdict": Truth.UNDECIDED.value}
+    d = same_distribution(a, b)
+    if d.holds:
+        return same
+    witness = d.detail.get("witness")
+    return {**same, "verdict": d.truth.value,
+            "witness": {"x": int(witness[0]), "y": int(witness[1])} if witness else same["witness"]}
 
 
 def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
@@ -1271,7 +1330,11 @@ def _formed_column(r: _Rank, a: int, b: int) -> tuple[np.ndarray, float] | None:
     is the truncation's Wedin bound (:func:`truncation_error`), ``eta`` bounds
     ``|W^T W - I|_2`` and ``rho`` the rounding of the two products. Where
     ``k`` keeps every singular value ``L`` can have (``k >= min(m, n - 1,
-    d)``), ``L_k = L`` and ``w = c`` is within ``delta``.
+    d)``), or is ``rank L`` decided by rounding (:func:`_rank_by_rounding`:
+    on ``L`` with its rows and columns at size one, which no scaling of a
+    context or token moves), ``L_k = L`` and ``w = c`` is within ``delta``:
+    no truncation is read off factors that cannot resolve a singular value
+    far below ``sigma_1``.
 
     **Proof.** ``Q`` and the subtraction are correct to ``E`` and half an ulp
     entry by entry (a subtraction whose result is subnormal is exact). The
@@ -1301,7 +1364,7 @@ def _formed_column(r: _Rank, a: int, b: int) -> tuple[np.ndarray, float] | None:
         # (norms taken with a relative allowance for their own rounding)
         grow = 1.0 + 4.0 * u * (m + 2)
         delta = fl.norm_fro(E[:, a] + E[:, b] + u * np.abs(c)) * grow
-        if k >= min(model.m, model.n - 1, model.d):
+        if k >= min(model.m, model.n - 1, model.d) or _rank_by_rounding(r.spectra):
             return c, delta
         theta = r.theta
         if not math.isfinite(theta) or theta >= 1.0:
@@ -1319,6 +1382,14 @@ def _formed_column(r: _Rank, a: int, b: int) -> tuple[np.ndarray, float] | None:
     if not (math.isfinite(bound) and np.all(np.isfinite(w))):
         return None
     return w, bound
+
+
+def _rank_by_rounding(sp: Spectra) -> bool:
+    """Whether ``sp.k`` is ``rank L`` decided by rounding alone
+    (:func:`~allornone.numeric.spectra.rounding_rank`): then the truncation
+    ``L_k`` is ``L`` itself. A ``k`` at ``rank_rtol``, at the largest gap or
+    given is a choice, whose truncation is not ``L``."""
+    return sp.k_decided and sp.k_method == "tolerance" and sp.tolerance.rank_rtol is None
 
 
 def zero_column_verdict(first_zero: bool, second_zero: bool, k_decided: bool, k: int, first_norm: float,

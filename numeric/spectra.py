@@ -9,12 +9,17 @@ choice of ``k`` explicit:
 * the rank profile ``k(tau) = #{sigma_i > tau sigma_1}`` and the gaps
   ``sigma_i / sigma_{i+1}``;
 * a ``k`` decided at the user's :class:`~allornone.numeric.Tolerance` -- by
-  rounding alone (a singular value below the error bound of the factors,
-  :func:`factor_error`, at the column-paired scale ``sum_j |f_j| |g_0j|``, is
-  zero), or, with ``rank_rtol``, also counting those below
+  rounding alone, ``rank L`` itself: decided on ``L`` with its rows and
+  columns brought to size one by powers of two (:func:`rounding_rank`, the
+  rule of :class:`~allornone.numeric.FloatModel`'s own ``k``), so that no
+  scaling of a context or a token moves it, the singular values of ``L`` as
+  given above their bound (:func:`factor_error`, at the column-paired scale
+  ``sum_j |f_j| |g_0j|``) counting as a lower bound; or, with
+  ``rank_rtol``, on the spectrum shown, also counting those below
   ``rank_rtol * sigma_1`` as zero; ``k`` is *undecided* when a singular value
-  falls in the band between that bound and ``gap`` times it -- or at the
-  largest gap, or given; the report says which.
+  falls in the band between the zero bound and ``gap`` times it -- or at the
+  largest gap, or given; the report says which. The spectrum shown is always
+  that of ``L`` as given.
 
 ``L`` is never formed: with ``F = Q_F R_F`` and ``G_0 = Q_G R_G`` (thin QR),
 ``L = Q_F (R_F R_G^T) Q_G^T``, so its singular values and singular subspaces
@@ -42,7 +47,7 @@ import scipy.linalg
 from allornone.errors import InputFormatError, NonFiniteValueError
 from allornone.numeric import threads as th
 from allornone.numeric.factor import GRAM_BOUND, Tall, tall_r
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, norm_fro, svd_noise
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, norm_fro, reference_token, svd_noise
 from allornone.numeric.rows import RowSource, row_block
 
 __all__ = ["Factored", "factor", "formed_factor", "factor_pair", "factor_error", "Spectra", "analyse", "rank_profile", "largest_gap",
@@ -218,8 +223,11 @@ def _core_svd(R_F: np.ndarray, R_G: np.ndarray):
 def _context_factor(sources: list, m: int, method: str | None = None) -> Tall:
     """The triangular factor of ``[F, F~, ...]`` (the models' features side by
     side): formed whole when every one is in memory (as ``F`` itself is),
-    otherwise read a block of rows at a time (then no ``Q`` is kept by the
-    Householder route)."""
+    otherwise read a block of rows at a time. ``Q`` is made on request
+    (:meth:`Factored.Q_F`): by the routes that solve ``X R^{-1}`` a block at a
+    time, and by the Householder route where the rows are one block (the
+    rows read again and factored again, the same ``R``); a Householder factor
+    of features read in several blocks keeps no ``Q``."""
     widths = [X.shape[1] for X in sources]
     D = sum(widths)
     lazy = any(isinstance(X, RowSource) for X in sources)
@@ -238,7 +246,9 @@ def _context_factor(sources: list, m: int, method: str | None = None) -> Tall:
             c += w
         return out
     step = row_block(D, m) if lazy else m
-    return tall_r(block, m, D, step, keep_q=not lazy, method=method, fresh=lazy or len(sources) > 1)
+    # (keep_q costs nothing until Q is asked for: the Householder route then
+    # reads its one block again, from the file where the features are read so)
+    return tall_r(block, m, D, step, keep_q=True, method=method, fresh=lazy or len(sources) > 1)
 
 
 def factor(model, method: str | None = None) -> Factored:
@@ -303,8 +313,12 @@ def formed_factor(model) -> Factored:
     >>> m = FloatModel(F, G)
     >>> analyse(m, factored=formed_factor(m)).k_label()
     'k = 2 at rounding, gap 1000 (decided)'
-    >>> analyse(m).k_decided
-    False
+    >>> analyse(m, factored=formed_factor(m)).band[0] < 1e-12 < 1e-3 < analyse(m).band[0]
+    True
+
+    (the factors' zero bound, relative to ``sigma_1``, is that of the sheared
+    basis; ``k`` by rounding is decided on ``L`` itself either way,
+    :func:`rounding_rank`)
     """
     from allornone.numeric.linalg import Unresolved, difference_with_error, svd
     from allornone.numeric.primitives import ROUNDED_LIMIT, _frobenius, _rounded_product
@@ -470,8 +484,9 @@ def factor_error(fac: Factored, size: int, model=None) -> float:
 
     ``size`` is the largest dimension of the model (rows of the factored matrices).
     A ``model`` that declares an ``input_error`` ``e`` (the relative error of its
-    given numbers) adds ``e sum_j |f_j| (|g_0j| + |g_j| + sqrt(n) |g_(pivot) j|)``:
-    ``G_0 = G - 1 g_pivot^T`` carries the errors of both rows.
+    given numbers) adds ``e (1 + e) sum_j |f_j| (|g_0j| + |g_j| + sqrt(n) |g_(pivot) j|)``:
+    ``G_0 = G - 1 g_pivot^T`` carries the errors of both rows, and the factor
+    ``1 + e`` the product of the two errors.
     """
     if fac.s_unit is None or not fac.s_unit.size:
         return 0.0
@@ -507,8 +522,185 @@ def factor_error(fac: Factored, size: int, model=None) -> float:
         with np.errstate(over="ignore", under="ignore"):
             raw = np.ldexp(nGg, eGg) + math.sqrt(G.shape[0]) * np.ldexp(nP, eP)
             nR, eR = _column_norms(raw[None, :])
-            level += e_in * (S + float(np.sum(np.ldexp(nF * nR, eF + eR - fac.s_exp))))
+            # (1 + e_in): the product of the two errors, e_in^2 sum_j |f_j| |raw_j|
+            level += e_in * (1.0 + e_in) * (S + float(np.sum(np.ldexp(nF * nR, eF + eR - fac.s_exp))))
     return (level + svd_noise(d, top) + gram * top) * (1.0 + 1e-12)
+
+
+def rounding_rank(model, tol: Tolerance = DEFAULT_TOLERANCE) -> tuple[int, bool, int]:
+    r"""``k = rank L`` decided by rounding on ``L`` with its rows and columns
+    brought to size one by powers of two.
+
+    **Why.** Scaling one context's ``f(x)`` or one token's ``g_0(y)`` by a
+    power of two keeps ``rank L`` and is exact. A zero bound measured against
+    ``sigma_1`` of ``L`` as given (:func:`factor_error`) does not see a
+    context ``2^-600`` the size of another: its singular value falls below
+    the bound and is called zero, so such a scaling would move a decided
+    ``k``. Measured on ``D_1 L D_2``, every row and column of size about
+    one, it does not.
+
+    **Claim.** As :func:`~allornone.numeric.primitives.product_rank`'s: the
+    returned ``k`` is ``rank L`` whenever it is decided and no nonzero
+    singular value of ``D_1 L D_2`` lies within twice the zero bound of zero;
+    the ``proven`` largest singular values are certainly not zero, so
+    ``rank L >= proven`` in any case.
+
+    **How.** Features in memory and ``m n d`` within
+    :data:`~allornone.numeric.primitives.ROUNDED_LIMIT`:
+    :func:`~allornone.numeric.primitives.log_odds_rank`, the decision of
+    :class:`~allornone.numeric.FloatModel`'s own ``k`` (``L`` formed
+    correctly rounded and equilibrated by powers of two), with the exact
+    error of ``G - 1 g(y_0)^T`` and any declared input error. Beyond that, or
+    with features read from their file (never held whole), ``L`` is not
+    formed: the rule of ``log_odds_rank`` beyond that size -- factors of the
+    rows scaled by powers of two, judged against their column-paired bound --
+    a block of rows at a time and without an ``n x d`` copy,
+    :func:`_scaled_factored_rank`.
+
+    Parameters
+    ----------
+    model : FloatModel
+    tol : Tolerance
+        ``gap``, ``rtol`` and ``resolution`` of the decision
+        (:func:`~allornone.numeric.primitives.product_rank_decision`).
+
+    Returns
+    -------
+    k : int
+    decided : bool
+    proven : int
+        How many singular values are certainly not zero.
+    """
+    from allornone.numeric.linalg import difference_with_error
+    from allornone.numeric.primitives import ROUNDED_LIMIT, log_odds_rank
+
+    m, n, d = model.m, model.n, model.d
+    if 0 in (m, n, d):
+        return 0, True, 0
+    # a declared relative error of the given numbers enters every bound: a
+    # logit that cancels below it (2^60 + 1 rounded to 2^60) is not known
+    declared = float(getattr(model, "input_error", 0.0) or 0.0)
+    X = model.features if hasattr(model, "features") else model.F
+    if isinstance(X, RowSource) or m * n * d > ROUNDED_LIMIT:
+        return _scaled_factored_rank(model, X, declared, tol)
+    F = np.asarray(X, dtype=np.float64)
+    # (rank L is the same against every token: against the reference one, which
+    # a pivot far from the others is not)
+    G = np.asarray(model.G, dtype=np.float64)
+    G0, E0 = difference_with_error(G, reference_token(G, model.pivot), declared)
+    EF = declared * np.abs(F) if declared else None
+    k, decided, s, delta = log_odds_rank(F, G0, E0, tol, EF)
+    return int(k), bool(decided), int(np.sum(np.asarray(s) > delta))
+
+
+def _norms_of_blocks(parts: list) -> tuple[np.ndarray, np.ndarray]:
+    """Upper bounds of column norms as ``(mantissa, exponent)`` from those of
+    row blocks (:func:`_column_norms` of each): the squares are summed at the
+    largest exponent of each column; a block whose square underflows there is
+    below ``2^-1000`` of the largest one, which the relative margin covers."""
+    if not parts:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    # (a block whose column is zero says nothing of the column's exponent)
+    exps = [np.where(p[0] != 0, p[1], _NO_EXPONENT) for p in parts]
+    e = np.max(np.stack(exps), axis=0)
+    e = np.where(e > _NO_EXPONENT, e, 0)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        sq = sum((np.ldexp(p[0], x - e)) ** 2 for p, x in zip(parts, exps))
+    return np.sqrt(sq) * (1.0 + (len(parts) + 4) * UNIT_ROUNDOFF), e
+
+
+def _scaled_factored_rank(model, X, declared: float, tol: Tolerance) -> tuple[int, bool, int]:
+    r""":func:`rounding_rank` on factors made a block of rows at a time
+    (``X``: the features, an array or a :class:`~allornone.numeric.rows.RowSource`).
+
+    **Claim.** Each row of ``F`` and of ``G_0`` is scaled by the power of two
+    of its largest entry (``D_1 F``, ``D_2 G_0``; the rank of ``L`` is
+    unchanged); the singular values of the computed core of their triangular
+    factors (:func:`tall_r <allornone.numeric.factor.tall_r>`,
+    :func:`_core_svd`) are within ``delta`` of those of ``D_1 L D_2``, with
+    ``delta`` the sum of
+
+    * :func:`factor_error` of these factors (their rounding, at the
+      column-paired size ``S = sum_j |D_1 f_j| |D_2 g_0j|``);
+    * ``u S`` for the subtraction ``G - 1 g(y_0)^T`` (a relative error of
+      each entry of ``G_0``, so column by column);
+    * a declared input error ``e``: ``F`` is known to ``e |F|`` and ``G_0``
+      to ``e (|G| + 1 |g(y_0)|^T)`` entrywise, and a product ``A B^T`` is
+      the sum over the coordinates ``j`` of ``a_j b_j^T``, so ``e (1 + e)
+      sum_j |D_1 f_j| (|D_2 g_0j| + |D_2 |g_j|| + |D_2 1| |g(y_0)_j|)``;
+    * entries that the scaling puts among the subnormals, each of which loses
+      at most ``2^-1075``: ``sqrt(m d) 2^-1075 |D_2 G_0|_F`` and
+      ``sqrt(n d) 2^-1075 |D_1 F|_F``, and their product.
+
+    The decision is :func:`~allornone.numeric.primitives.product_rank_decision`
+    on them, as for the features in memory beyond ``ROUNDED_LIMIT``.
+
+    **Proof.** Weyl's inequality for each term (every one bounds the 2-norm of
+    a perturbation of ``D_1 L D_2``); the column norms of ``R_F`` and ``R_G``
+    are those of the scaled matrices to their factors' backward error, which a
+    relative margin of ``2^-20`` covers in the declared term.
+    """
+    from allornone.numeric.factor import tall_r
+    from allornone.numeric.linalg import row_exponents, scale_rows
+    from allornone.numeric.primitives import product_rank_decision
+    from allornone.numeric.rows import read_rows
+
+    m, n, d = model.m, model.n, model.d
+    G = np.asarray(model.G, dtype=np.float64)
+    g = np.array(G[reference_token(G, model.pivot)], dtype=np.float64)
+
+    def contexts(lo, hi):
+        B = read_rows(X, lo, hi)
+        with np.errstate(under="ignore"):
+            return scale_rows(B, row_exponents(B))
+
+    def token_rows(lo, hi):
+        with np.errstate(over="ignore", invalid="ignore"):
+            B = G[lo:hi] - g
+        return B, row_exponents(B)
+
+    def tokens(lo, hi):
+        B, e = token_rows(lo, hi)
+        with np.errstate(under="ignore"):
+            return scale_rows(B, e)
+    t_step = max(min(TOKEN_BLOCK, row_block(4 * d, n)), d)
+    tf = tall_r(contexts, m, d, row_block(d, m), fresh=True)
+    tg = tall_r(tokens, n, d, t_step, fresh=True)
+    if not np.any(tf.R) or (not declared and not np.any(tg.R)):
+        # F = 0 (a row scaled by a power of two keeps its largest entry, so
+        # the scaled F is zero only where F is), or every g(y) equal to the
+        # pivot's as given and given exactly: L = 0 exactly
+        return 0, True, 0
+    try:
+        U, s, Vt, s0, e_s = _core_svd(tf.R, tg.R)
+    except NonFiniteValueError:
+        return 0, False, 0
+    fac = Factored(s, tf.R, tg.R, U, Vt, s_unit=s0, s_exp=e_s, methods={"context": tf.method, "token": tg.method})
+    noise = factor_error(fac, max(m, n, d))
+    nF, eF = _column_norms(tf.R)
+    nG, eG = _column_norms(tg.R)
+    with np.errstate(over="ignore", under="ignore"):
+        S = float(np.sum(np.ldexp(nF * nG, eF + eG - e_s)))
+        noise += UNIT_ROUNDOFF * S
+        if declared:
+            parts_abs, parts_one = [], []
+            for lo in range(0, n, t_step):
+                B, e = token_rows(lo, min(n, lo + t_step))
+                parts_abs.append(_column_norms(scale_rows(np.abs(G[lo:lo + B.shape[0]]), e)))
+                parts_one.append(_column_norms(np.ldexp(1.0, -e)[:, None]))
+            nA, eA = _norms_of_blocks(parts_abs)
+            n1, e1 = _norms_of_blocks(parts_one)
+            raw = np.ldexp(nG, eG) + np.ldexp(nA, eA) + float(np.ldexp(n1[0], e1[0])) * np.abs(g)
+            nR, eR = _column_norms(raw[None, :])
+            noise += declared * (1.0 + declared) * (1.0 + 2.0 ** -20) * \
+                float(np.sum(np.ldexp(nF * nR, eF + eR - e_s)))
+        lost_F, lost_G = math.sqrt(m * d) * 2.0 ** -1075, math.sqrt(n * d) * 2.0 ** -1075
+        noise += float(np.ldexp(lost_F * norm_fro(tg.R) + lost_G * norm_fro(tf.R) + lost_F * lost_G, -e_s))
+    noise *= 1.0 + 1e-12
+    if not math.isfinite(noise):
+        return int(np.sum(s0 > 0)), False, 0
+    k, decided = product_rank_decision(s0, noise, tol)
+    return int(k), bool(decided), int(np.sum(s0 > noise))
 
 
 def rank_profile(s: np.ndarray, taus=None) -> list[tuple[float, int]]:
@@ -631,6 +823,36 @@ def _principal_cosines(fac: Factored, tol: Tolerance) -> tuple[np.ndarray, tuple
     return np.clip(cos, 0.0, 1.0), (bases[0].shape[0], bases[1].shape[0])
 
 
+def _rounding_decision(model, tol: Tolerance, counted: int) -> tuple[int, bool]:
+    """``k`` at rounding and whether it is decided: :func:`rounding_rank`,
+    reconciled with ``counted``, the singular values of ``L`` as given that
+    clear the factors' own bound (:func:`factor_error`).
+
+    Both presentations bound every singular value rigorously (Weyl), so each
+    count of values above its bound is a lower bound of ``rank L``, and the
+    larger one is kept. Only the scaled presentation decides a zero: a value
+    of ``L`` as given that falls below its bound may belong to a context or
+    token far smaller than the others, which a scaling by powers of two --
+    a symmetry of the claim -- brings back. Where the factors prove more than
+    the scaled decision counted, the two disagree and ``k`` is undecided.
+
+    Where ``counted`` already reaches the largest rank ``L`` can have,
+    ``min(m, n - 1, d)`` (``L = F G_0^T`` with ``G_0``'s pivot row zero, so
+    ``rank L <= rank G_0 <= min(n - 1, d)``, and ``rank L <= m``), ``rank L``
+    is proven equal to it and :func:`rounding_rank`'s pass is not made."""
+    # (the lower bound rank L >= counted meets the upper bound min(m, n - 1, d):
+    # rank L is known, with no zero to decide, so no scaling of a context or
+    # token can move it and no singular value in the band leaves it open --
+    # a declared input error is in counted's bound too, factor_error, so every
+    # model the numbers stand for has this rank)
+    if counted == min(model.m, model.n - 1, model.d):
+        return counted, True
+    k, decided, _ = rounding_rank(model, tol)
+    if counted > k:
+        return counted, False
+    return k, decided
+
+
 def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k: int | None = None,
             factored: Factored | None = None) -> Spectra:
     """The :class:`Spectra` of a float model.
@@ -639,9 +861,12 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     ----------
     model : FloatModel
     tol : Tolerance
-        ``k`` counts the singular values of ``L`` above the zero bound (rounding,
-        and ``tol.rank_rtol * sigma_1`` when set); it is undecided when one lies
-        between the bound and ``tol.gap`` times it.
+        By rounding alone, ``k`` is ``rank L`` decided by :func:`rounding_rank`
+        (rows and columns of ``L`` at size one), reconciled with the singular
+        values shown (:func:`_rounding_decision`); with ``tol.rank_rtol``, it
+        counts the singular values shown above the zero bound and
+        ``tol.rank_rtol * sigma_1``. It is undecided when one lies between the
+        bound and ``tol.gap`` times it.
     cut : {"tolerance", "largest-gap"}
         How ``k`` is chosen when it is not given.
     k : int, optional
@@ -688,6 +913,13 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
         k_val, decided = tol.rank(su, noise=unit_noise,
                                   reference=float(su[0]) + unit_noise if su.size else None)
         method = "tolerance"
+        if tol.rank_rtol is None:
+            # by rounding alone k is rank L itself, which a scaling of one
+            # context or token by a power of two keeps: decided where every
+            # row and column of L has size about one (rounding_rank), the
+            # bound above proving only a lower bound
+            counted = int(np.sum(su > unit_noise)) if math.isfinite(unit_noise) else 0
+            k_val, decided = _rounding_decision(model, tol, counted)
     if method != "largest-gap":
         c = np.maximum(s, max(floor, np.finfo(float).tiny))
         ratio = float(c[k_val - 1] / c[k_val]) if 0 < k_val < s.size else float("inf")

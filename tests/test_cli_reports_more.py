@@ -198,7 +198,14 @@ def _row(out):
 
 def test_study_marks_an_undecided_k_and_says_what_the_mark_means(tmp_path):
     F = np.random.default_rng(4).normal(size=(80, 3))
-    F[:, 2] *= 1e-6             # sigma_3 of L in the band above the comparison's zero bound: k undecided
+    # the third direction only in contexts 2^-60 the size of the others, and
+    # there 1e-13 of their size: on L with its rows at size one (k by
+    # rounding is rank L, which no scaling of a context moves) sigma_3 lies
+    # in the band above the zero bound, and on L as given far below the
+    # factors' bound, which proves two directions only: k undecided
+    F[:40, 2] = 0.0
+    F[40:, 2] *= 1e-13
+    F[40:] *= 2.0 ** -60
     out, report = _study(tmp_path, F)
     assert "(undecided" in report["details"][0]["k_label"]
     row = _row(out)

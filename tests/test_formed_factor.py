@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from allornone.numeric import FloatModel, graded
+from allornone.numeric import FloatModel, Tolerance, graded
 from allornone.numeric.spectra import analyse, factor, factor_error, formed_factor
 
 
@@ -45,11 +45,22 @@ def test_graded_parallelism_under_a_shear_is_the_unsheared_verdict(c):
     base = graded.parallel(m, *q)
     assert base["parallel_N"] == "fails"
     assert graded.parallel(t, *q)["parallel_N"] == "fails"
-    # the factored route's column-paired bound grows with the shear: there
-    # the rank, and with it the verdict, is left open
+    # the factored route's column-paired bound grows with the shear (to about
+    # 1e-3 sigma_1 and beyond). By rounding alone k is rank L, decided on L
+    # itself whatever the factors (spectra.rounding_rank), but the columns read
+    # off those factors are left open
     f = factor(t)
-    assert not analyse(t, factored=f).k_decided
+    sp = analyse(t, factored=f)
+    assert sp.k == 3 and sp.k_decided and sp.band[0] > 1e-3
     assert graded.parallel(t, *q, fac=f)["parallel_N"] == "undecided"
+    # at a rank_rtol, k is counted on the factors' spectrum against their
+    # bound: there the rank, and with it the verdict, is left open; on the
+    # formed route both are decided
+    tol = Tolerance(rank_rtol=1e-12)
+    assert not analyse(t, tol, factored=f).k_decided
+    assert graded.parallel(t, *q, tol=tol, fac=f)["parallel_N"] == "undecided"
+    formed = graded.parallel(t, *q, tol=tol)
+    assert "(decided)" in formed["k_label"] and formed["parallel_N"] == "fails"
 
 
 def test_a_declared_input_error_covers_a_direction_it_could_have_made():

@@ -196,18 +196,38 @@ def test_k_is_the_first_models_and_at_most_the_seconds_size():
     assert graded.compare(full, FloatModel(F[:, :2], G[:, :2])).k == 2  # the twin has 2 singular values
 
 
-def _undecided():
-    """``L = U diag(1, 1e-13) V^T`` with ``F = U``, ``G_0 = V diag(1, 1e-13)``
-    (``U``, ``V`` orthonormal): sigma_2 = 1e-13 sigma_1 lies between the
-    rounding bound at ``||F|| ||G_0|| = 1`` (about 2.8e-15 at size 40) and
-    gap times it, while ``F`` itself is well conditioned."""
-    p = AnglePair([1.0, 1.0], [1.0, 1.0])
-    return FloatModel(p.U, p.V * [1.0, 1e-13])
+def _undecided(input_error=1e-9):
+    """``F = [1, 1 + 2^-43 w]``, ``G_0 = [a - b, b]`` (``w``, ``a``, ``b`` small
+    integers; every number exact): ``L = 1 a^T + 2^-43 w b^T`` has rank 2,
+    sigma_2 about ``1.3e-13`` sigma_1. The model declares a relative input
+    error of ``1e-9``, within which ``F``'s second column may be all ones:
+    ``L`` of rank 1 is among the models the numbers stand for, and rank 2 too,
+    so ``k`` is not decided (neither the factors' bound nor that of ``L``
+    brought to size one proves sigma_2, and a zero called on a bound of
+    ``1e-9`` sigma_1 is no decision at ``rtol = 1e-12``). Without the declared
+    error, ``k = 2`` is decided."""
+    rng = np.random.default_rng(5)
+    w = rng.integers(-2, 3, 40).astype(float)
+    F = np.column_stack([np.ones(40), 1.0 + 2.0 ** -43 * w])
+    a, b = rng.integers(-3, 4, (2, 30)).astype(float)
+    a[0] = b[0] = 0.0
+    return FloatModel(F, np.column_stack([a - b, b]), input_error=input_error)
+
+
+def test_the_undecided_example_is_decided_without_its_declared_error():
+    """(the control of :func:`_undecided`: its ``k`` is undecided for the
+    declared error, not for the construction alone)"""
+    a = _undecided()
+    s = spectra.analyse(a)
+    assert 1e-14 < s.sigma_L[1] / s.sigma_L[0] < 1e-12
+    assert not s.k_decided and "undecided" in s.k_label()
+    exact = spectra.analyse(_undecided(0.0))
+    assert exact.k == 2 and exact.k_decided
 
 
 def test_an_undecided_k_leaves_every_el_verdict_undecided():
     a = _undecided()
-    r = graded.compare(a, FloatModel(a.F.copy(), a.G.copy()))
+    r = graded.compare(a, FloatModel(a.F.copy(), a.G.copy(), input_error=a.input_error))
     assert not r.k_decided and "undecided" in r.k_label
     assert r.el_verdicts == {"EL1": "undecided", "EL2": "undecided", "EL3": "undecided"}
 
@@ -484,9 +504,9 @@ def test_planted_relational_linearity_holds_reading_both():
 
 
 def test_undecided_k_leaves_every_reading_undecided():
-    """The targets are columns of L_k, and with a singular value in the band the
-    truncation at k is not determined to within the tolerance: reading M and
-    reading anything (the regressors f(s) are exact) are undecided alike."""
+    """The targets are columns of L_k, and with ``k`` undecided the
+    truncation is not determined to within the tolerance: reading M and
+    reading anything (whatever the regressors) are undecided alike."""
     a = _undecided()
     pairs = [(i, 20 + i) for i in range(10)]
     assert graded.readout_linearity(a, pairs, [(1, 2)], reading="M")["relationally_linear"] == "undecided"

@@ -94,13 +94,41 @@ def test_a_column_of_the_full_rank_is_the_formed_column_to_its_rounding():
 
 
 @pytest.mark.parametrize("transform, index", [("tokens far apart", 9), ("tokens far apart", 16),
-                                              ("tokens far apart", 20), ("subnormal entries", 19)])
+                                              ("subnormal entries", 19)])
 def test_queries_on_tokens_far_apart_and_subnormal_logits_are_decided(transform, index):
     """Harness instances of Theorem 14's graded queries that the factors'
     bound (relative to ``sigma_1``) or logits read below binary64's normal
     range left undecided: decided, and agreeing with the exact verdicts."""
     out = inv.check("graded-thm14", transform, 0, index)
     assert out["outcome"] == "agree", out
+
+
+def test_a_token_far_below_the_others_keeps_its_direction_in_k():
+    """A harness instance (tokens far apart) whose ``L`` has rank 2 with
+    ``sigma_2 / sigma_1`` about ``1e-15`` (tokens whose ``g(y)`` lie hundreds
+    of binades apart): ``k`` by rounding is ``rank L
+    = 2``, decided, where the factors' normwise bound cut it at 1 (a decided
+    ``k`` the exact rank contradicts, whose reading-M residual, 0.60, was not
+    the exact 0.374). At ``k = 2`` both fits have the exact residual; reading
+    ``M`` on the top-2 singular vectors, ill-determined at that ratio, is left
+    undecided, and no verdict contradicts the exact one."""
+    from allornone.theorems.engine import transforms as tf
+
+    _, inst = inv.transform_instance("thm14", "tokens far apart", 0, 20)
+    exact = inst.models[0]
+    assert exact.effective_complexity() == 2
+    model = tf.realise_float(inst, tf.transform("tokens far apart").realisation).models[0]
+    chosen = inv._atoms("graded-thm14", inst, "exact")
+    fits = [(name, d) for name, d in chosen.items() if d.detail["query"][0] == "fit"]
+    assert {name for name, _ in fits} == {"rel_lin_T_M", "rel_lin_T"}
+    for name, d in fits:
+        q = d.detail["query"]
+        r = graded.readout_linearity(model, q[1], q[2], q[3])
+        assert r["k"] == 2 and "(decided)" in r["k_label"], r["k_label"]
+        assert r["residual"] == pytest.approx(d.detail["residual"], rel=1e-9)
+        assert r["relationally_linear"] in ("undecided", d.truth.value), (name, r)
+    out = inv.check("graded-thm14", "tokens far apart", 0, 20)
+    assert out["outcome"] in ("agree", "undecided") and not out["contradicted"], out
 
 
 def _exact_top_left(F, G, k):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from allornone.numeric import FloatModel, graded
+from allornone.numeric import FloatModel, Tolerance, graded
 from allornone.numeric.equivalence import column_vanishes
 from allornone.theorems.engine import invariance as inv
 
@@ -49,8 +49,10 @@ def test_a_zero_log_odds_column_is_parallel_under_transforms_that_blur_the_facto
     assert out["outcome"] == "agree", out
 
 
-def test_a_zero_second_column_fails_only_where_the_first_survives_the_truncation():
-    """``L = diag(1, 1e-20)``: the rank is decided 1, so ``L_1 = diag(1, 0)``.
+@pytest.mark.parametrize("choice", [{"k": 1}, {"tol": Tolerance(rank_rtol=1e-10)}])
+def test_a_zero_second_column_fails_only_where_the_first_survives_the_truncation(choice):
+    """``L = diag(1, 1e-20)`` truncated at ``k = 1`` by the user's choice (a
+    given ``k``, or ``rank_rtol`` above ``1e-20``): ``L_1 = diag(1, 0)``.
     Against the zero column of two equal tokens, the column ``(1, 0)`` is no
     multiple (fails); the column ``(0, 1e-20)`` of ``L`` is not zero but its
     column of ``L_1`` is, so it is a multiple of zero -- never "fails"."""
@@ -58,10 +60,24 @@ def test_a_zero_second_column_fails_only_where_the_first_survives_the_truncation
     G = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1e-20], [0.0, 0.0]])
     m = FloatModel(F, G)
     t = m.tokens
-    kept = graded.parallel(m, (t[1], t[0]), (t[3], t[0]))
+    kept = graded.parallel(m, (t[1], t[0]), (t[3], t[0]), **choice)
     assert kept["k"] == 1 and kept["parallel_N"] == "fails"
-    dropped = graded.parallel(m, (t[2], t[0]), (t[3], t[0]))
+    dropped = graded.parallel(m, (t[2], t[0]), (t[3], t[0]), **choice)
     assert dropped["k"] == 1 and dropped["parallel_N"] != "fails"
+
+
+def test_a_zero_second_column_fails_against_every_nonzero_column_at_k_by_rounding():
+    """The same ``L = diag(1, 1e-20)`` by rounding alone: ``k`` is ``rank L =
+    2`` (a context scaled by ``1e-20`` is no direction of size zero), ``L_k =
+    L``, and neither ``(1, 0)`` nor ``(0, 1e-20)`` is a multiple of the zero
+    column: both fail, as they do exactly."""
+    F = np.eye(2)
+    G = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1e-20], [0.0, 0.0]])
+    m = FloatModel(F, G)
+    t = m.tokens
+    for first in ((t[1], t[0]), (t[2], t[0])):
+        r = graded.parallel(m, first, (t[3], t[0]))
+        assert r["k"] == 2 and "(decided)" in r["k_label"] and r["parallel_N"] == "fails", r
 
 
 @pytest.mark.parametrize("transform, index", [("hidden coordinates", 2), ("global scaling", 2),

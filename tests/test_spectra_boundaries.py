@@ -78,29 +78,50 @@ def test_hidden_components_that_cancel_are_cut_at_the_scale_of_the_factors():
     """F has components 1e8 times the identified ones in directions orthogonal
     to SG (mixed by an orthogonal Q, so they are not coordinates): they cancel
     in L, whose sigma_1 is about 70, but leave rounding of about 1e-7 in its
-    singular values 4..6. Rounding at ||F|| ||G_0|| (about 1e9) says k = 3;
-    at sigma_1(L) it would say 6."""
+    singular values 4..6. At a ``rank_rtol`` (here 1e-12, far below those
+    values relative to sigma_1), the zero bound is the rounding at
+    ||F|| ||G_0|| (about 1e9): k = 3; at sigma_1(L) it would say 6.
+
+    By rounding alone ``k`` is ``rank L`` of the numbers given, which is 6
+    (``Q`` is orthogonal only to rounding, so the components do not cancel
+    exactly): values 4..6 are below the factors' rounding and not shown zero
+    either, so k is undecided -- not 3 decided."""
+    from fractions import Fraction
+
+    from allornone.symbolic import ExactModel
+
     rng = np.random.default_rng(1)
     Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
     F = np.hstack([rng.standard_normal((40, 3)), 1e8 * rng.standard_normal((40, 3))]) @ Q
     G = np.hstack([rng.standard_normal((30, 3)), np.zeros((30, 3))]) @ Q
-    s = spectra.analyse(FloatModel(F, G))
+    m = FloatModel(F, G)
+    s = spectra.analyse(m, Tolerance(rank_rtol=1e-12))
     assert s.sigma_L[3] > 1e3 * 4 * math.sqrt(40) * 2.0 ** -53 * s.sigma_L[0]   # above rounding at sigma_1(L)
     assert s.sigma_L[3] < 4 * math.sqrt(40) * 2.0 ** -53 * s.sigma_F[0] * s.sigma_G0[0]
-    assert s.k == 3 and s.k_decided
+    assert s.sigma_L[5] > 1e-12 * s.sigma_L[0]       # (so rank_rtol alone would keep all six)
+    assert s.k == 3 and s.k_decided and s.k_method == "tolerance"
+    exact = ExactModel([[Fraction(x) for x in row] for row in F], [[Fraction(x) for x in row] for row in G])
+    assert exact.effective_complexity() == 6
+    s = spectra.analyse(m)
+    assert not s.k_decided and s.k >= 3, s.k_label()
+    assert "undecided" in s.k_label()
 
 
 def test_k_is_not_decided_zero_when_the_zero_bound_reaches_sigma_1():
     """Hidden components 1e20 times the identified ones (mixed by an orthogonal
     Q) cancel in L, but their rounding exceeds every singular value of L: the
-    bound says nothing about L's own size, so k = 0 is not a decision."""
+    bound says nothing about L's own size, so k = 0 is not a decision: at a
+    ``rank_rtol``, where k is counted against that bound, and by rounding
+    alone (``rank L`` on L itself) alike."""
     rng = np.random.default_rng(3)
     Q = np.linalg.qr(rng.standard_normal((6, 6)))[0]
     F = np.hstack([rng.standard_normal((40, 3)), 1e20 * rng.standard_normal((40, 3))]) @ Q
     G = np.hstack([rng.standard_normal((30, 3)), np.zeros((30, 3))]) @ Q
-    s = spectra.analyse(FloatModel(F, G))
+    m = FloatModel(F, G)
+    s = spectra.analyse(m, Tolerance(rank_rtol=1e-12))
     assert s.band[0] * s.sigma_L[0] > s.sigma_L[0]   # the zero bound is above sigma_1 of the computed L
-    assert not s.k_decided
+    assert s.k == 0 and not s.k_decided, s.k_label()
+    assert not spectra.analyse(m).k_decided
 
 
 @pytest.mark.parametrize("k", [0, 1, 7])

@@ -31,9 +31,10 @@ The controls (:data:`CONTROLS`; each states what it expects):
   few tokens: ``R_t^T R_t = X^T X``;
 * the **choice of k**: a largest-gap cut on a spectrum with an exactly zero
   singular value under the noise floor, hidden components ``1e8`` times the
-  identified ones that cancel in ``L`` (rounding at ``||F|| ||G_0||``, not at
-  ``σ_1(L)``), and the boundaries of ``largest_gap``, ``rank_profile``,
-  ``noise_floor`` and a given ``k``;
+  identified ones that cancel in ``L`` only to rounding (at a ``rank_rtol``,
+  cut at the rounding of ``||F|| ||G_0||``, not at ``σ_1(L)``; by rounding
+  alone, ``rank L`` itself, undecided), and the boundaries of
+  ``largest_gap``, ``rank_profile``, ``noise_floor`` and a given ``k``;
 * **graded linear properties**: the degrees of freedom of relational linearity
   at their boundary, ``R^2`` against each readout's own mean, steering's shifts,
   a planted parallel pair;
@@ -354,7 +355,7 @@ def _known_angle(p: _Problems) -> list:
 
 def _choice_of_k(p: _Problems) -> list:
     from allornone.errors import InputFormatError
-    from allornone.numeric import FloatModel, spectra
+    from allornone.numeric import FloatModel, Tolerance, spectra
 
     rng = np.random.default_rng(SEED + 4)
     m, n, d = 40, 30, 6
@@ -369,9 +370,19 @@ def _choice_of_k(p: _Problems) -> list:
     Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
     F = np.hstack([rng.standard_normal((m, 3)), 1e8 * rng.standard_normal((m, d - 3))]) @ Q
     G = np.hstack([rng.standard_normal((n, 3)), np.zeros((n, d - 3))]) @ Q
-    s = spectra.analyse(FloatModel(F, G))
-    p.want(s.k == 3 and s.k_decided, f"hidden components that cancel: k = {s.k} (decided {s.k_decided}), expected 3 "
-                                     "decided at the rounding of ||F|| ||G_0||")
+    # at a rank_rtol far below sigma_4 / sigma_1 the zero bound is the rounding
+    # at ||F|| ||G_0||, which cuts them: k = 3 (at sigma_1(L) it would be 6)
+    hidden = FloatModel(F, G)
+    s = spectra.analyse(hidden, Tolerance(rank_rtol=1e-12))
+    p.want(s.k == 3 and s.k_decided and s.sigma_L[-1] > 1e-12 * s.sigma_L[0],
+           f"hidden components that cancel at rank_rtol 1e-12: k = {s.k} (decided {s.k_decided}), expected 3 "
+           f"decided at the rounding of ||F|| ||G_0|| (sigma = {np.array2string(s.sigma_L, precision=2)})")
+    # by rounding alone k is rank L of the numbers given (6: Q is orthogonal to
+    # rounding only), whose last three singular values lie below that rounding
+    # and are not shown zero either: not decided 3
+    s = spectra.analyse(hidden)
+    p.want(not s.k_decided, f"hidden components that cancel, by rounding alone: {s.k_label()}, expected "
+                            "undecided (rank L is 6; sigma_4..6 lie below the rounding of ||F|| ||G_0||)")
     # the functions themselves at their boundaries
     k, ratio = spectra.largest_gap(np.array([1.0, 1e-3, 1e-20, 0.0]), 1e-14)
     p.want((k, ratio) == (2, 1e-3 / 1e-14), f"largest_gap([1, 1e-3, 1e-20, 0], floor 1e-14) = {(k, ratio)}")
@@ -686,7 +697,8 @@ CONTROLS: tuple[Control, ...] = (
             _joint_token_factor),
     Control("known angle", "top-k context subspaces at θ = 0.3, spectra that differ: angles (θ, 0, ...), sin θ under "
             "Wedin's bound, the bound as defined, in both orders", _known_angle),
-    Control("choice of k", "largest gap over a noisy tail (k = 3); hidden components that cancel (k = 3); "
+    Control("choice of k", "largest gap over a noisy tail (k = 3); hidden components that cancel (k = 3 at a "
+            "rank_rtol, undecided by rounding alone); "
             "largest_gap, rank_profile, noise_floor and a given k at their boundaries", _choice_of_k),
     Control("graded properties", "degrees of freedom at their boundary, R^2 against each readout's mean, steering's "
             "shifts, a planted parallel pair, as computed densely", _graded_properties),
