@@ -62,7 +62,8 @@ def test_rows_equal_parallel_table_at_a_given_rank_and_tolerance():
 
 
 def test_rows_carry_an_undecided_k():
-    """A singular value of L in the undecided band: every verdict in N that rests on k is undecided, in both."""
+    """A singular value of L in the undecided band: the rows and the table agree, and what they decide at
+    the rank proven is the exact verdict."""
     from allornone.numeric.spectra import analyse
 
     rng = np.random.default_rng(6)
@@ -73,10 +74,23 @@ def test_rows_carry_an_undecided_k():
     qs = _queries(rng, 12, 20)
     got = parallel_rows(model, qs)
     _assert_rows_equal(graded.parallel_table(model, qs), got)
-    # except where the first pair names one token twice: its column is zero
-    # in every truncation, a multiple of anything, whatever k is
-    assert {r["parallel_N"] for r in got if r["tokens"][0][0] != r["tokens"][0][1]} == {"undecided"}
-    assert {r["parallel_N"] for r in got if r["tokens"][0][0] == r["tokens"][0][1]} <= {"holds"}
+    # k undecided, the rank it is read at is the proven lower bound: what it
+    # decides there is the exact verdict on these numbers (their rank is 5),
+    # and a pair naming one token twice is a zero column, a multiple of anything
+    from fractions import Fraction
+
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import lem8
+
+    exact = ExactModel([[Fraction(v) for v in r] for r in model.F], [[Fraction(v) for v in r] for r in model.G])
+    assert exact.effective_complexity() == 5
+    for r in got:
+        if r["tokens"][0][0] == r["tokens"][0][1]:
+            assert r["parallel_N"] == "holds"
+        elif r["parallel_N"] != "undecided":
+            ab, ce = ([exact.tokens.index(t) for t in p] for p in r["tokens"])
+            want = lem8.parallel(exact, ab, ce, "N").decision
+            assert r["parallel_N"] == want.truth.value, r
     assert parallel_rows(model, []) == []
 
 
