@@ -724,6 +724,11 @@ def el_decisions(a, b, k: int, fa: Factored, fb: Factored, angles: dict, tol: To
     Ub, Vb = fb.W_F @ fb.U[:, :k], fb.W_G @ fb.Vt[:k].T
     r3 = ((Ub.T @ Ua) * sa[:k]) @ (Va.T @ Vb) - np.diag(sb[:k])
     top = max(float(sa[0]), float(sb[0]))
+    if not top > 0:
+        # the singular values underflowed in the common scale (a rank proven on
+        # rows brought to size one): EL3 cannot be measured against them
+        out["EL3"] = tol.certain(math.nan, 1.0, extra=math.inf, quantity=EL_QUANTITIES["EL3"])
+        return out
     err = (ea + 2.0 * float(sa[0]) * ta) + (eb + 2.0 * float(sb[0]) * tb) + 2.0 * float(sa[0]) * tb + rnd * 2 * top
     # relative to the larger sigma_1, as the sines are to one
     out["EL3"] = tol.certain(_spectral_norm(r3) / top, 1.0, extra=err / top, quantity=EL_QUANTITIES["EL3"])

@@ -353,3 +353,18 @@ def test_compare_reads_k_and_the_distribution_against_the_reference_token(pivot)
     x, y = r.same_distribution["witness"]["x"], r.same_distribution["witness"]["y"]
     assert ea.log_odds().to_fraction_rows()[x][y] != eb.log_odds().to_fraction_rows()[x][y]
     assert "holds" not in r.el_verdicts.values()
+
+
+def test_el3_is_undecided_where_the_spectra_underflow_in_the_common_scale():
+    """A pair with its contexts set ``2^±1000`` apart (the harness's instance):
+    ``k`` is proven on rows brought to size one, while the singular values in
+    the pair's common scale underflow to zero. EL3 is measured against the
+    larger ``sigma_1``; with none it is not measured (it divided by zero), and
+    the pair -- a twin, the same distribution -- is decided on ``L = L~``."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine import transforms as tf
+
+    assert inv.check("graded", "contexts far apart", 0, 111)["outcome"] == "agree"
+    _, inst = tf.transform_instance("thm5", "contexts far apart", 0, 111)
+    r = graded.compare(*tf.realise_float(inst).models)
+    assert r.same_distribution["verdict"] == "holds" and set(r.el_verdicts.values()) <= {"holds", "undecided"}
