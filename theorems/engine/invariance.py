@@ -190,8 +190,10 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
         only to about ``u (d + 2) r_x c_y``, so a logit that cancels below that
         (exactly zero from non-zero rows, say) is not determined by the data:
         each non-pivot logit counts as a decisive quantity with that bound, and
-        for a graded query each log-odds column it reads, ``L (e_a - e_b)``,
-        with ``u (d + 2) |r| (|g(a)| + |g(b)|)``.
+        so does each entry of a difference of two columns (rows, for the
+        context dual) that parallelism compares, with the sum of their
+        bounds; for a graded query each log-odds column it reads,
+        ``L (e_a - e_b)``, with ``u (d + 2) |r| (|g(a)| + |g(b)|)``.
 
     Returns
     -------
@@ -250,6 +252,19 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
             bound = u * (s.d + 2) * other
             margins.append(_ratio_max(resid, bound * (side[p] + side[q] + abs(float(lam)) * (side[v] + side[w]))))
             margins.append(_ratio_max(degen, bound * (side[v] + side[w])))
+            if declared:
+                # each entry of a difference the claim compares, L[:, p] - L[:, q],
+                # is known from rounded inputs to about its logits' bound: one that
+                # cancels below it (exactly zero from non-zero rows) is not
+                # determined by the data, as a logit is not
+                for i, j in ((p, q), (v, w)):
+                    if i == j:
+                        continue                # zero by construction, whatever the rounding
+                    col = np.abs(_floats(cols(i) - cols(j))[:, 0])
+                    eb = bound * (side[i] + side[j])
+                    live = eb > 0
+                    if live.any():
+                        margins.append(float(np.min(col[live] / eb[live])))
             X = model.G if tokens else model.F
             raw = _floats(X[[p], :] - X[[q], :] - (X[[v], :] - X[[w], :]) * lam)[0]
             norms = s.gnorm if tokens else s.r
