@@ -97,43 +97,37 @@ def same_distribution(a, b) -> Decision:
     log-odds between the other tokens. A witness is then handed back as an
     entry of ``L`` against the models' own pivot (of the two columns whose
     difference it is, the one :func:`same_distribution_at_tokens` finds)."""
-    from allornone.numeric.balance import SPREAD, balanced, coordinate_spread
+    from allornone.numeric.balance import SPREAD, balanced, coordinate_spread, decision_in_units
 
-    tol = a.backend.tolerance
+    x, y, units = a, b, None
     if max(coordinate_spread(a), coordinate_spread(b)) > SPREAD:
         ba, bb = balanced((a, b))
         if ba is not a:
-            d = _same_distribution_tiled(*_against_central(ba, bb), tol)
-            e = ba.log_odds_exponent
-            lo, hi = d.tolerance
-            return _own_witness(a, b, Decision(d.truth, float(np.ldexp(d.residual, e)),
-                                               (float(np.ldexp(lo, e)), float(np.ldexp(hi, e))), d.detail))
-    return _own_witness(a, b, _same_distribution_tiled(*_against_central(a, b), tol))
+            x, y, units = ba, bb, np.array([ba.log_odds_exponent])
+    # (the same token in both presentations: balancing keeps the rows' order)
+    c = fl.reference_token(np.asarray(x.G), x.pivot)
+    d = decision_in_units(_same_distribution_tiled(*_against(x, y, c), a.backend.tolerance), units)
+    return _own_witness(a, b, d, c)
 
 
-def _against_central(a, b):
-    """Views of both models (no copy) with the first model's reference token
-    as their pivot."""
+def _against(a, b, c: int):
+    """Views of both models (no copy) with token ``c`` as their pivot."""
     from types import SimpleNamespace
 
-    y = fl.reference_token(np.asarray(a.G), a.pivot)
-    if y == a.pivot:
+    if c == a.pivot:
         return a, b
-    return tuple(SimpleNamespace(F=M.F, G=M.G, pivot=y, m=M.m, n=M.n, d=M.d, input_error=M.input_error, reference=y)
+    return tuple(SimpleNamespace(F=M.F, G=M.G, pivot=c, m=M.m, n=M.n, d=M.d, input_error=M.input_error)
                  for M in (a, b))
 
 
-def _own_witness(a, b, d: Decision) -> Decision:
-    """A witness found against the central token as an entry of ``L``
+def _own_witness(a, b, d: Decision, c: int) -> Decision:
+    """A witness found against the reference token ``c`` as an entry of ``L``
     against the models' pivot: ``L_c[x, y] = L[x, y] - L[x, c]``, so where the
     two models differ at ``(x, y)`` against ``c`` they differ at ``(x, y)`` or
     at ``(x, c)`` against the pivot."""
-    if "witness" not in d.detail:
+    if "witness" not in d.detail or c == a.pivot:
         return d
     x, y = d.detail["witness"]
-    c = fl.reference_token(np.asarray(a.G), a.pivot)
-    if c == a.pivot:
-        return d
     own = same_distribution_at_tokens(a, b, sorted({int(y), int(c)} - {a.pivot}))
     if own.fails and "witness" in own.detail:
         return Decision(d.truth, d.residual, d.tolerance, {**d.detail, "witness": own.detail["witness"]})

@@ -729,7 +729,7 @@ REAL_MODEL_MUTANTS = [
            "    G0, E0 = fl.difference_with_error(model.G, model.pivot,\n",
            "SG and k decided on G_0 against a pivot 2^60 from the other tokens", ("tests/test_pivot_invariance.py",)),
     Mutant("distribution-against-the-given-pivot", "numeric/equivalence.py",
-           "    if y == a.pivot:\n        return a, b\n", "    if True:\n        return a, b\n",
+           "    if c == a.pivot:\n        return a, b\n", "    if True:\n        return a, b\n",
            "L = L~ judged at a tolerance relative to logits against a pivot 2^60 from the other tokens", ("tests/test_pivot_invariance.py",)),
     Mutant("context-rows-against-the-given-pivot", "numeric/parallel.py",
            "    y0 = model.pivot if tokens else (fl.reference_token(np.asarray(G), model.pivot) if reference is None\n",

@@ -414,16 +414,19 @@ def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
     own size (:func:`allornone.numeric.parallel.log_odds_differences`)."""
     from allornone.numeric import parallel as fp
     from allornone.numeric.balance import spread_balanced
+    from allornone.numeric.linalg import reference_token
 
     be = model.backend
     if lam is not None:
         lam = ratio_value(be, lam)
     given, model = model, spread_balanced(model)
-    u, v, residual = fp.log_odds_differences(model, ab, ce, side is TOKENS)
+    # the context side's rows are decided against the reference token
+    ref = None if side is TOKENS else reference_token(model.G, model.pivot)
+    u, v, residual = fp.log_odds_differences(model, ab, ce, side is TOKENS, reference=ref)
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
     unique = None if v_zero.undecided else not v_zero.holds
-    if side is not TOKENS:
-        # (decided against the central token; the rows reported are the model's, against its pivot)
+    if ref is not None and ref != model.pivot:
+        # (the rows reported are the model's own, against its pivot)
         u, v, _ = fp.log_odds_differences(model, ab, ce, False, reference=model.pivot)
     return _in_given_units(side, given, model, ParallelResult(
         d, lam if d.holds else None, unique, "log-odds" if side is TOKENS else "log-odds rows", u.in_model_units,
