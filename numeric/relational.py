@@ -92,7 +92,7 @@ def silent_coordinates(model):
 
 # -- the readouts -----------------------------------------------------------------------
 
-def projection_error(model, v, onto: str = "N") -> float:
+def projection_error(model, v, onto: str = "N", gamma_error: float = 0.0) -> float:
     """A bound on the norm of the error of ``P v`` computed with the model's
     projector onto ``onto`` (``"M"`` or ``"N"``), against the exact ``P v``:
     the projector is off the exact one by at most twice the sine of its
@@ -100,12 +100,17 @@ def projection_error(model, v, onto: str = "N") -> float:
     orthonormality), and the product is rounded, entrywise at most
     ``gamma_(d+2) |P| |v|`` (Higham). It is at the size of ``v``: a ``v``
     mostly off the subspace (hidden components) leaves ``P v`` small and its
-    error large beside it."""
+    error large beside it. ``gamma_error``: the sine of the angle between a
+    computed basis of ``Γ`` and the exact one, for a residual ``P v - P_Γ P v``
+    taken with the computed ``P_Γ`` (off by twice that, at the size of ``P v``)."""
     u = fl.UNIT_ROUNDOFF
     P = model.projector_N if onto == "N" else model.projector_M
     v = np.asarray(v, dtype=float)
     angle = 2 * model.structure.errors.get(onto, 0.0) + 4 * math.sqrt(model.d) * u
-    return float(angle * fl.norm2(v) + 1.01 * (model.d + 2) * u * fl.norm2(np.abs(P) @ np.abs(v)))
+    out = angle * fl.norm2(v) + 1.01 * (model.d + 2) * u * fl.norm2(np.abs(P) @ np.abs(v))
+    if gamma_error:
+        out += 2 * gamma_error * (fl.norm2(P @ v) + out)
+    return float(out)
 
 
 def readout_error(model, rows, basis, P, gamma_error: float = 0.0, in_N: bool = False, direct=None) -> float:

@@ -13,11 +13,12 @@ from hypothesis import strategies as st
 from allornone.decision import Truth
 from allornone.errors import (AllOrNoneError, ContextMismatchError, InputFormatError, NonFiniteValueError,
                               NonRationalValueError, RealisationMismatchError, ShapeError, VocabularyError)
+from allornone.numeric import FloatModel
 from allornone.symbolic import ExactModel
 from allornone.symbolic import generators as gen
 from allornone.symbolic import linalg as ql
 from allornone.symbolic import relational as rel
-from allornone.theorems import get_record, thm14, thm5
+from allornone.theorems import get_record, readouts, thm14, thm5
 from allornone.theorems.engine.logic import evaluate3
 from allornone.theorems.engine.runner import check_instance, run
 
@@ -679,3 +680,64 @@ def test_implied_and_carried_probes_are_not_decided_against_the_exact_verdict(tr
     assert outs["exact"][0].holds and outs["exact"][1].holds
     # decided on the log-odds of the probe's tokens, which the models share
     assert outs["float"][0].holds and outs["float"][1].holds
+
+
+_DIAG_F = [[1, Fraction(1, 2)], [Fraction(5, 2), Fraction(9, 4)], [-1, 1], [0, 1], [-2, -2], [Fraction(-3, 2), -2],
+           [3, -2], [1, -2]]
+_DIAG_G = [[0, 3], [3, Fraction(3, 2)], [-1, -1], [3, 2]]
+
+
+@pytest.mark.parametrize("exponents", [(0, 0), (-42, 0), (0, -174), (-42, -174), (300, -5)])
+def test_whether_a_probe_applies_is_decided_on_the_log_odds_whatever_the_diagonal_basis(exponents):
+    """``F D``, ``G D^-1`` with ``D = diag(2^e)`` keeps every log-odds, so it
+    keeps whether ``u = P_N(g(1) - g(2))`` lies in the token readout ``Γ_T``
+    (here it does not). The residual of the computed ``u`` against the computed
+    ``P_Γ`` is relative to ``|u|`` in the model's basis: at ``D = diag(2^-42, 1)``
+    ``u = (2^44, 2.5)`` and a residual of 3.8 passed as "applies" (and the probe
+    as "fits"). With ``Γ ⊆ N`` the claim is decided on the log-odds."""
+    D = [Fraction(2) ** e for e in exponents]
+    F = [[Fraction(v) * s for v, s in zip(r, D)] for r in _DIAG_F]
+    G = [[Fraction(v) / s for v, s in zip(r, D)] for r in _DIAG_G]
+    pairs, T = [(0, 4), (1, 5), (2, 6), (3, 7)], readouts.tokens([(0, 3)])
+    ex = ExactModel(F, G, 3)
+    fm = FloatModel(np.array(F, dtype=float), np.array(G, dtype=float), 3)
+    assert fm.input_error == 0
+    for m in (ex, fm):
+        r = thm14.relational_linearity(m, pairs, T, "M")
+        assert r.holds
+        p = thm14.implied_probe(m, r, 1, 2)
+        assert p.applicable.fails and p.verdict == "probe does not fit"
+
+
+def test_whether_a_probe_applies_does_not_read_a_token_readout_through_a_hidden_coordinate():
+    """``g`` has a coordinate of ``2^100`` that no context reads (``f`` is zero
+    there): the computed ``Γ_T = P_N(g(1) - g(4))`` carries ``P_N``'s rounding at
+    that size, and ``u ∈ Γ_T``, which holds exactly, once "failed" on it."""
+    F = [[1, 0], [1, 0], [1, 0], [0.25, 0], [1, 0], [-2.25, 0], [3, 0], [3, 0]]
+    G = [[-1, -2.0 ** 100], [3, 0], [-1, -2.0 ** 101], [1, -2.0 ** 101], [-1.5, -2.0 ** 101]]
+    pairs, T = [(5, 4), (7, 1), (3, 0), (6, 2)], readouts.tokens([(1, 4)])
+    ex = ExactModel([[Fraction(v) for v in r] for r in F], [[Fraction(v) for v in r] for r in G], 4)
+    fm = FloatModel(np.array(F), np.array(G), 4)
+    for m in (ex, fm):
+        p = thm14.implied_probe(m, thm14.relational_linearity(m, pairs, T, "M"), 4, 3)
+        assert p.applicable.holds and p.verdict == "probe fits"
+
+
+@pytest.mark.parametrize("direction", [(1, 3), (5, 11), (7, 13)])
+def test_whether_a_probe_applies_off_N_carries_the_error_of_the_computed_projection(direction):
+    """``Γ = span(e_1)`` is not in ``N = span(p, q)`` (every ``f`` is a multiple
+    of ``(p, q)``), so whether ``u = P_N(g(2) - g(0))`` lies in ``Γ`` is read
+    through the computed projectors. ``g(2) - g(0) = 2^100 (q, -p)`` is read by
+    no context: ``u = 0`` exactly (it lies in ``Γ``), while the computed ``u``
+    is the rounding of ``P_N`` at ``2^100``, about ``10^14`` and off ``Γ``.
+    Without that error the probe "did not apply"."""
+    p, q = direction
+    F = [[p, q], [2 * p, 2 * q], [-p, -q], [3 * p, 3 * q], [p / 2, q / 2], [0, 0]]
+    G = [[0, 0], [1, 0], [q * 2.0 ** 100, -p * 2.0 ** 100], [0, 1]]
+    pairs, gamma = [(0, 3), (1, 4), (2, 5)], [[1], [0]]
+    ex = ExactModel([[Fraction(v) for v in r] for r in F], [[Fraction(v) for v in r] for r in G], 0)
+    fm = FloatModel(np.array(F), np.array(G), 0)
+    assert thm14.gamma_in_N(fm, gamma).fails
+    assert thm14.implied_probe(ex, thm14.relational_linearity(ex, pairs, gamma, "M"), 2, 0).applicable.holds
+    applies = thm14.implied_probe(fm, thm14.relational_linearity(fm, pairs, np.array(gamma, dtype=float), "M"), 2, 0)
+    assert not applies.applicable.fails

@@ -928,20 +928,26 @@ def implied_probe(model, result: RelationalLinearity, a, b) -> Probe:
     be = model.backend
     delta = model.unembedding_difference(a, b)
     u = model.projector_N @ delta
-    # (float side: u carries the error of P_N at the size of g(a) - g(b),
-    # which hidden components can make far larger than u itself)
-    extra = 0.0 if be.exact else fr.projection_error(model, delta)
-    in_gamma = be.vanishes(u - result.projector @ u, result.projector, u, extra=extra)
-    if in_gamma.undecided and result.given is not None:
+    in_gamma = None
+    if not be.exact and result.given is not None and gamma_in_N(model, result.given).holds:
         # with Γ ⊆ N, u ∈ Γ is a claim about the log-odds: that of (a, b) lies
-        # in the span of the readouts on Γ (numeric.relational.difference_in_readouts)
+        # in the span of the readouts on Γ (numeric.relational.difference_in_readouts).
+        # Decided there whenever those products are formed: the residual of u
+        # against the computed P_Γ is relative to |u| in the model's basis, which
+        # a diagonal change of basis moves, and carries the computed Γ's error
         named = isinstance(result.given, readouts.TokenPairs)
-        if gamma_in_N(model, result.given).holds:
-            shown = fr.difference_in_readouts(
-                model, a, b, None if named else np.asarray(_as_matrix(model, result.given, "gamma"), dtype=float),
-                result.given.pairs if named else None)
-            if shown is not None and not shown.undecided:
-                in_gamma = shown
+        in_gamma = fr.difference_in_readouts(
+            model, a, b, None if named else np.asarray(_as_matrix(model, result.given, "gamma"), dtype=float),
+            result.given.pairs if named else None)
+    if in_gamma is None:
+        # (float side: u carries the error of P_N at the size of g(a) - g(b),
+        # which hidden components can make far larger than u itself, and the
+        # computed P_Γ twice the sine of its basis's angle to Γ, at the size of u)
+        extra = 0.0
+        if not be.exact:
+            gamma_error = _gamma_with_error(model, result.given)[3] if result.given is not None else 0.0
+            extra = fr.projection_error(model, delta, gamma_error=gamma_error)
+        in_gamma = be.vanishes(u - result.projector @ u, result.projector, u, extra=extra)
     if not (in_gamma.holds and result.holds):
         return Probe(Decision.all([in_gamma, result.decision]), (a, b), applicable=in_gamma, reading="M")
     w = result.W.T @ u
