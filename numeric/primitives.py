@@ -56,7 +56,7 @@ from allornone.numeric.linalg import (DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Toleranc
                                       singular_values)
 
 __all__ = ["ROUNDED_LIMIT", "singular_values", "product_rank", "product_rank_decision", "log_odds_rank",
-           "products_equal", "entry_ratios", "recomputed_entries", "consistent", "certified_nonzero"]
+           "products_equal", "entry_ratios", "recomputed_entries", "consistent", "affine_rank", "certified_nonzero"]
 
 #: Multiply-adds (``m n d``) up to which a product is formed correctly rounded.
 ROUNDED_LIMIT = 1 << 22
@@ -578,9 +578,10 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
 
 
 def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
-               tol: Tolerance = DEFAULT_TOLERANCE, input_error: float = 0.0) -> Decision | None:
+               tol: Tolerance = DEFAULT_TOLERANCE, input_error: float = 0.0, affine: bool = False) -> Decision | None:
     r"""Consistency of ``X Θ = Y`` for ``X = A_X B_X^T`` and ``Y = A_Y B_Y^T``
-    (rows aligned): ``rank [X, Y] = rank X``.
+    (rows aligned): ``rank [X, Y] = rank X``. With ``affine``, of ``X Θ + 1 c^T
+    = Y``: ``X`` with a constant column (an intercept) joined to it.
 
     **Claim.** *holds*: both ranks are decided (:func:`product_rank`) and
     equal, so every column of ``Y`` lies in the span of ``X``'s at the
@@ -591,26 +592,27 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     product; both ranks are those of products decided on their correctly
     rounded entries, so a change of the factors that keeps ``X`` and ``Y``
     cannot move them; ``input_error`` (a relative error declared for the
-    factors' entries) enters both rank bounds. Returns None when a product is
-    too large to be formed correctly rounded.
+    factors' entries) enters both rank bounds. The ranks of an affine fit are
+    those of :func:`affine_rank`. Returns None when a product is too large to
+    be formed correctly rounded.
 
     >>> A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]); B = np.eye(2)
     >>> consistent(A, B, A, np.array([[2.0, 3.0]])).truth.value
     'holds'
     >>> consistent(A, B, np.array([[0.0], [0.0], [1.0]]), np.array([[1.0]])).truth.value
     'fails'
+    >>> consistent(A[:, :1], np.eye(1), np.array([[7.0], [5.0], [7.0]]), np.eye(1), affine=True).truth.value
+    'holds'
     """
     B = np.zeros((BX.shape[0] + BY.shape[0], BX.shape[1] + BY.shape[1]))
     B[:BX.shape[0], :BX.shape[1]], B[BX.shape[0]:, BX.shape[1]:] = BX, BY
     A = np.hstack([AX, AY])
-
-    def declared(X):
-        # a relative error declared for the inputs, on every factor entry (the
-        # constant columns carry none, so this only widens the bound)
-        return input_error * np.abs(X) if input_error else None
-
-    rx = product_rank(AX, BX, declared(AX), declared(BX), tol=tol)
-    rxy = product_rank(A, B, declared(A), declared(B), tol=tol)
+    if affine:
+        rx = affine_rank(AX, BX, tol, input_error)
+        rxy = None if rx is None else affine_rank(A, B, tol, input_error)
+    else:
+        rx = product_rank(AX, BX, _declared_factor(AX, input_error), _declared_factor(BX, input_error), tol=tol)
+        rxy = product_rank(A, B, _declared_factor(A, input_error), _declared_factor(B, input_error), tol=tol)
     if rx is None or rxy is None:
         return None
     detail = {"ranks": (rx[0], rxy[0]), "route": "ranks of products"}
@@ -620,6 +622,63 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     if not (rx[1] and rxy[1]) or rxy[0] < rx[0]:
         return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), detail)
     return Decision(Truth.HOLDS if rx[0] == rxy[0] else Truth.FAILS, float(rxy[0] - rx[0]), (0.0, 0.0), detail)
+
+
+def _declared_factor(X: np.ndarray, input_error: float) -> np.ndarray | None:
+    """A relative error declared for the inputs, on every factor entry (a
+    constant column carries none, so this only widens the bound)."""
+    return input_error * np.abs(X) if input_error else None
+
+
+def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE,
+                input_error: float = 0.0) -> tuple[int, bool, np.ndarray, float] | None:
+    r"""``rank [A B^T, 1]``: a product with a constant column joined to it (the
+    regressors of an affine fit), as :func:`product_rank` decides it.
+
+    **Claim.** As :func:`product_rank`'s, for the matrix ``[X, 1]``, ``X = A
+    B^T``; the singular values returned are those of the presentation that
+    decided (and the count of those certainly nonzero is a lower bound of the
+    rank).
+
+    **Proof.** Subtracting row ``r`` of ``[X, 1]`` from every other row keeps
+    its rank and leaves the constant column zero but in row ``r``, so
+    ``rank [X, 1] = 1 + rank (X_{-r} - 1 x_r^T)``, and ``X_{-r} - 1 x_r^T =
+    (A_{-r} - 1 a_r^T) B^T`` is a product whose first factor is known to the
+    exact error of its subtractions (TwoSum) and any declared error. Both
+    presentations decide the same rank, each soundly; the one that proves more
+    singular values nonzero is kept (the constant column first: where both
+    prove as many). The difference frees each row to be scaled by its own
+    power of two: joined to a constant column, a row ``2^300`` larger than the
+    others keeps them at ``2^-300`` of itself, and their differences, which
+    carry the rank, below its rounding. Row ``r`` is the one nearest the
+    coordinatewise median of ``A``'s rows (:func:`~allornone.numeric.linalg.central_token`),
+    which a few rows far from the rest do not move. None when a product is too
+    large to be formed correctly rounded.
+
+    >>> A = np.array([[2.0 ** 300, 3 * 2.0 ** 300], [1.0, 2.0], [3.0, -1.0]])
+    >>> affine_rank(A, np.eye(2))[:2]
+    (3, True)
+    """
+    p, q = A.shape
+    A1 = np.hstack([A, np.ones((p, 1))])
+    B1 = np.zeros((B.shape[0] + 1, q + 1))
+    B1[:-1, :-1], B1[-1, -1] = B, 1.0
+    direct = product_rank(A1, B1, _declared_factor(A1, input_error), _declared_factor(B1, input_error), tol=tol)
+    if p < 2:
+        return direct
+    r = fl.central_token(A)
+    D, E = fl.subtract_with_error(np.delete(A, r, axis=0), A[r], input_error)
+    other = product_rank(D, B, E if np.any(E) else None, _declared_factor(B, input_error), tol=tol)
+    if other is None:
+        return direct
+    if direct is None or _proven(other) + 1 > _proven(direct):
+        return other[0] + 1, other[1], other[2], other[3]
+    return direct
+
+
+def _proven(rank) -> int:
+    """How many singular values a :func:`product_rank` result proves nonzero."""
+    return int(np.sum(np.asarray(rank[2]) > rank[3]))
 
 
 def _in_units(d: Decision, e: int) -> Decision:

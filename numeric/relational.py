@@ -670,19 +670,19 @@ def input_subspace(tol, X, scale: float | None, noise: float):
 
 
 def _regressors(model, S, reading: str):
-    """``[L[s, :], 1]`` (reading ``M``) or ``[f(s), 1]`` (reading anything) as a
-    product ``A B^T`` of the model's own numbers. Reading ``M``, the log-odds
-    are taken against :func:`~allornone.numeric.linalg.reference_token`, not always the model's pivot: the
-    column space is the same, and no token far from the others inflates it."""
+    """``L[s, :]`` (reading ``M``) or ``f(s)`` (reading anything) as a product
+    ``A B^T`` of the model's own numbers: the regressors of an affine fit, to
+    which the fit joins a constant column (``consistent(..., affine=True)``).
+    Reading ``M``, the log-odds are taken against
+    :func:`~allornone.numeric.linalg.reference_token`, not always the model's
+    pivot: the column space with the constant column is the same, and no token
+    far from the others inflates it."""
     F, G = np.asarray(model.F), np.asarray(model.G)
     y0 = fl.reference_token(G, model.pivot) if reading == "M" else model.pivot
     d, n = model.d, model.n
-    ones = np.ones((len(S), 1))
     if reading == "M":
-        B = np.zeros((n + 1, 2 * d + 1))
-        B[:n, :d], B[:n, d:2 * d], B[n, 2 * d] = G, -G[y0], 1.0
-        return np.hstack([F[S], F[S], ones]), B
-    return np.hstack([F[S], ones]), np.eye(d + 1)
+        return np.hstack([F[S], F[S]]), np.hstack([G, np.broadcast_to(-G[y0], G.shape)])
+    return np.asarray(F[S], dtype=float), np.eye(d)
 
 
 def _pair_rows(G: np.ndarray, pairs) -> np.ndarray:
@@ -734,7 +734,8 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
             return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), {"why": "the readout vectors exceed binary64's range"})
         AY, BY = F[Tt], U.T
     AX, BX = _regressors(model, S, reading)
-    return consistent(AX, BX, AY, BY, model.backend.tolerance, max(model.input_error, source.input_error))
+    return consistent(AX, BX, AY, BY, model.backend.tolerance, max(model.input_error, source.input_error),
+                      affine=True)
 
 
 def difference_in_readouts(model, a: int, b: int, readers: np.ndarray | None = None, pairs=None):
@@ -869,11 +870,9 @@ def regressor_rank(model, pairs, reading: str = "any"):
     ``(rank, decided)``, or None where the product is too large to be formed
     correctly rounded. Full row rank means every readout fits: no evidence."""
     from allornone.numeric.balance import balanced
-    from allornone.numeric.primitives import product_rank
+    from allornone.numeric.primitives import affine_rank
 
     model = balanced((model,))[0]
     A, B = _regressors(model, [s for s, _ in pairs], reading)
-    eps = model.input_error
-    out = product_rank(A, B, eps * np.abs(A) if eps else None, eps * np.abs(B) if eps else None,
-                       model.backend.tolerance)
+    out = affine_rank(A, B, model.backend.tolerance, model.input_error)
     return None if out is None else out[:2]

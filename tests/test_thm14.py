@@ -741,3 +741,30 @@ def test_whether_a_probe_applies_off_N_carries_the_error_of_the_computed_project
     assert thm14.implied_probe(ex, thm14.relational_linearity(ex, pairs, gamma, "M"), 2, 0).applicable.holds
     applies = thm14.implied_probe(fm, thm14.relational_linearity(fm, pairs, np.array(gamma, dtype=float), "M"), 2, 0)
     assert not applies.applicable.fails
+
+
+@pytest.mark.parametrize("E", [40, 60, 100, 300])
+def test_an_affine_fit_is_not_decided_short_of_rank_beside_one_context_far_larger(E):
+    """One context ``2^E`` times the others: ``[L_S, 1]`` has rank 3 on three
+    pairs, so every readout fits (a trivial fit). Joined to the constant
+    column, the large row kept the others at ``2^-E`` of itself and their
+    differences, which carry the rank, below its rounding: the rank was
+    decided 2, and the fit, the probes and the log-odds criterion "failed".
+    The rank of an affine fit is decided against a reference row as well
+    (``numeric.primitives.affine_rank``), where each row is scaled on its own."""
+    F = [[2 ** E, 3 * 2 ** E], [1, 2], [3, -1], [0, 1], [1, 1], [2, -3]]
+    G = [[0, 0], [1, 0], [0, 1]]
+    pairs = [(0, 3), (1, 4), (2, 5)]
+    ex = ExactModel(F, G, 0)
+    fm = FloatModel(np.array(F, dtype=float), np.array(G, dtype=float), 0)
+    for reading in ("M", "any"):
+        r = thm14.relational_linearity(ex, pairs, readouts.tokens([(1, 0)]), reading)
+        assert r.holds and r.trivial
+        f = thm14.relational_linearity(fm, pairs, readouts.tokens([(1, 0)]), reading)
+        assert not f.decision.fails and not thm14.linear_probing(fm, pairs, 1, 0, reading).decision.fails
+        if E >= 60:
+            assert f.holds and f.trivial and f.regressor_rank == 3
+    c = readouts.log_odds_criterion(fm, pairs, [(1, 0)])
+    assert not c.decision.fails
+    if E >= 60:
+        assert c.holds and c.trivial

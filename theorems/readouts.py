@@ -273,9 +273,10 @@ def log_odds_criterion(source, pairs, T) -> LogOddsCriterion:
     if not be.exact:
         # the fit of products of the model's numbers decides it (as for Theorem 14)
         from allornone.numeric.relational import readout_fit
-        from allornone.theorems.thm14 import _on_products
+        from allornone.theorems.thm14 import _on_products, _regressor_rank
 
         dec = _on_products(dec, readout_fit(model, pairs, "M", ("tokens", T)))
+        rank = _regressor_rank(model, pairs, "M", rank)
     out = LogOddsCriterion(dec, pairs, T, dec.residual, rank, rank == len(pairs))
     if dec.holds and shown:
         out.Z, out.c = Theta[: model.n, :], Theta[model.n:, :]

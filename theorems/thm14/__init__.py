@@ -457,6 +457,10 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
     y_scale = be.scale(FT, P) if be.exact else be.scale(Y)
     X, Theta, decision, rank, r_decided = _regress(model, pairs, Y, y_scale, reading, y_error)
     decided = r_decided and g_decided
+    if not be.exact:
+        # the rank reported (and whether the fit is trivial) is the regressors'
+        # own, decided on products of the model's numbers where they are formed
+        rank = _regressor_rank(model, pairs, reading, rank)
     # (a verdict decided on the logits stands although the rank on P_M does not;
     # Γ_q, read off Θ, stays undecided with it)
     if not (decided or ("on_logits" in decision.detail and g_decided)):
@@ -514,6 +518,14 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
             ok = dim is None or dim == res.gamma_q.shape[1]
         res.decided = decided and ok and not unmapped
     return res
+
+
+def _regressor_rank(model, pairs, reading: str, regressed: int) -> int:
+    """The rank of the regressors ``[f(s), 1]`` (``[L[s, :], 1]`` reading ``M``)
+    where products of the model's numbers decide it
+    (:func:`allornone.numeric.relational.regressor_rank`), else ``regressed``."""
+    on_products = fr.regressor_rank(model, pairs, reading)
+    return int(on_products[0]) if on_products is not None and on_products[1] else regressed
 
 
 def gamma_in_N(model, gamma, _computed: bool = False) -> Decision:
