@@ -664,6 +664,12 @@ def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, e
 
 
+#: Terms (rows times their length) that :func:`rounded_dots` sums in
+#: rationals where a product came near underflow, rather than bound what
+#: underflow may have lost (about 2 us a term).
+EXACT_UNDERFLOW_TERMS = 1 << 16
+
+
 def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
     """Correctly rounded ``sum_j sum_i A_j[k, i] B_j[k, i]`` for every row ``k``:
     each product split into its rounded value and its exact error (TwoProduct),
@@ -673,23 +679,43 @@ def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
     caller then keeps its ordinary bound). The error of each value is then at
     most half an ulp of itself plus that bound -- however much the terms cancel,
     which is what a plain dot product cannot offer."""
-    terms, tiny = [], 0.0
+    terms, tiny, near = [], 0.0, None
     for A, B in pairs:
         if A.size and (np.max(np.abs(A)) >= _SPLIT_SAFE or np.max(np.abs(B)) >= _SPLIT_SAFE):
             return None
         p, e = _two_product(A, B)
         if not (np.all(np.isfinite(p)) and np.all(np.isfinite(e))):
             return None
-        nz = p != 0
-        if np.any(nz & (np.abs(p) < 2.0 ** -960)) or np.any((A != 0) & (B != 0) & ~nz):
-            # an error term (or the product itself) may have underflowed:
-            # each loses at most the smallest subnormal
-            tiny += 2 * A.shape[1] * 2.0 ** -1074 if A.ndim == 2 else 0.0
+        if A.ndim == 2 and A.size:
+            # an error term (or the product itself) may have underflowed: each
+            # loses at most the smallest subnormal
+            flagged = np.any(_near_underflow(p, A, B), axis=1)
+            if np.any(flagged):
+                tiny += 2 * A.shape[1] * 2.0 ** -1074
+                near = flagged if near is None else near | flagged
         terms += [p, e]
     if not terms:
         return np.zeros(0), 0.0
     T = np.hstack(terms)
-    return np.array([math.fsum(row) for row in T.tolist()], dtype=float), tiny
+    out = np.array([math.fsum(row) for row in T.tolist()], dtype=float)
+    if near is not None:
+        rows = np.flatnonzero(near)
+        width = sum(A.shape[1] for A, _ in pairs if A.ndim == 2)
+        if rows.size * width <= EXACT_UNDERFLOW_TERMS:
+            # the rows where a product came near underflow summed in rationals:
+            # every binary64 number is one, and the conversion of the exact
+            # sum rounds once, correctly -- relatively by u, or, among the
+            # subnormals (an exact product is a multiple of 2^-2148, not of
+            # 2^-1074), by half the smallest subnormal at most (counted as one:
+            # half of it is not a binary64 number)
+            tiny = 0.0
+            for i in rows.tolist():
+                exact = sum((Fraction(float(a)) * Fraction(float(b))
+                             for A, B in pairs if A.ndim == 2 for a, b in zip(A[i], B[i])), Fraction(0))
+                out[i] = float(exact)
+                if Fraction(float(out[i])) != exact:
+                    tiny = 2.0 ** -1074
+    return out, tiny
 
 
 def _near_underflow(p: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -621,7 +621,25 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     # to be trusted against the other
     if not (rx[1] and rxy[1]) or rxy[0] < rx[0]:
         return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), detail)
+    if rx[0] < AX.shape[0] and _unresolved_column(AY, BY, input_error):
+        # a target is fitted at its own size, which scaling it cannot change: one
+        # that its rounding cannot tell from zero, though not exactly zero, is
+        # no smaller than the rest of the product at its own scale (not zero at
+        # theirs), and whether it fits is not known
+        return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), {**detail, "why": "a target is within its error of zero"})
     return Decision(Truth.HOLDS if rx[0] == rxy[0] else Truth.FAILS, float(rxy[0] - rx[0]), (0.0, 0.0), detail)
+
+
+def _unresolved_column(A: np.ndarray, B: np.ndarray, input_error: float) -> bool:
+    """Whether a column of ``A B^T`` (correctly rounded, with its error bound)
+    is neither certainly nonzero in some entry nor exactly zero."""
+    out = _rounded_product(A, B, _declared_factor(A, input_error), _declared_factor(B, input_error))
+    if out is None:
+        return False
+    P, E = out
+    certain = np.any(np.abs(P) > E, axis=0)
+    zero = np.all((P == 0) & (E == 0), axis=0)
+    return bool(np.any(~certain & ~zero))
 
 
 def _declared_factor(X: np.ndarray, input_error: float) -> np.ndarray | None:

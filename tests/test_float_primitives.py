@@ -351,3 +351,18 @@ def test_recomputed_entries_never_gather_every_row_at_once(monkeypatch):
         tracemalloc.stop()
     assert out is not None and out[0].size == xs.size
     assert peak < gathered / 4, (peak, gathered)
+
+
+def test_rounded_dots_sum_products_near_underflow_exactly():
+    """Products of subnormals with ones are exact; so is their sum here, which
+    the dot products return with no underflow bound."""
+    from allornone.numeric.linalg import rounded_dots
+
+    tiny = 2.0 ** -1074
+    A = np.array([[3.0, 5 * tiny, -2 * tiny], [1.0, tiny, 0.0]])
+    B = np.array([[0.0, 1.0, 1.0], [0.0, 0.5, 3.0]])
+    vals, lost = rounded_dots([(A[:1], B[:1])])
+    assert vals[0] == 3 * tiny and lost == 0.0
+    # half the smallest subnormal is rounded (to even: 0), and the bound says so
+    vals, lost = rounded_dots([(A, B)])
+    assert vals[0] == 3 * tiny and vals[1] == 0.0 and lost >= tiny

@@ -768,3 +768,51 @@ def test_an_affine_fit_is_not_decided_short_of_rank_beside_one_context_far_large
     assert not c.decision.fails
     if E >= 60:
         assert c.holds and c.trivial
+
+
+def _subnormal_hidden_model():
+    """``f`` with a hidden third coordinate of subnormal entries (``k 2^-1074``;
+    ``g`` is constant there), its visible part near ``2^-57`` and ``g`` near
+    ``2^58``: the regressors ``[f(s), 1]`` have rank 4 exactly."""
+    F = [['0x1.8p-56', '0x1.0p-57', '-0x0.0000000000001p-1022'], ['-0x1.cp-57', '-0x1.2p-56', '0x0.0p+0'],
+         ['0x1.0p-57', '-0x1.8p-57', '0x0.0000000000001p-1022'], ['-0x1.0p-58', '-0x1.ap-56', '0x0.0p+0'],
+         ['0x1.8p-57', '-0x1.0p-60', '-0x0.0000000000002p-1022'], ['-0x1.8p-58', '0x1.8p-57', '0x0.0000000000002p-1022'],
+         ['0x1.8p-58', '-0x1.8p-58', '-0x0.0000000000001p-1022'], ['0x1.0p-56', '0x1.0p-57', '0x0.0000000000002p-1022'],
+         ['0x1.0p-58', '-0x1.8p-59', '-0x0.0000000000002p-1022'], ['0x0.0p+0', '-0x1.0p-57', '-0x0.0000000000001p-1022']]
+    G = [['0x1.8p+58', '-0x1.0p+58', '0x1.0p+0'], ['0x1.0p+59', '-0x1.8p+59', '0x1.0p+0'],
+         ['-0x1.0p+57', '0x0.0p+0', '0x1.0p+0'], ['0x1.8p+58', '-0x1.0p+58', '0x1.0p+0']]
+    F, G = (np.array([[float.fromhex(v) for v in r] for r in X]) for X in (F, G))
+    return (ExactModel([[Fraction(v) for v in r] for r in F.tolist()], [[Fraction(v) for v in r] for r in G.tolist()], 1),
+            FloatModel(F, G, 1))
+
+
+def test_a_fit_on_subnormal_regressors_keeps_what_underflow_did_not_lose():
+    """The products of the subnormal coordinate with the constant columns of
+    the fit are exact, but were bounded as if underflow had lost them (and the
+    rows scaled to size one before they were formed pushed them below the
+    smallest subnormal): the regressors' rank was decided 3, and the fit, which
+    holds, "failed"."""
+    ex, fm = _subnormal_hidden_model()
+    pairs = [(5, 3), (4, 1), (8, 6), (2, 7), (9, 0)]
+    for m in (ex, fm):
+        assert thm14.linear_probing(m, pairs, 0, 2, "any").verdict == "probe fits"
+        assert thm14.relational_linearity(m, pairs, readouts.tokens([(0, 2), (0, 1)]), "any").holds
+
+
+def test_a_fit_of_readouts_that_rounding_cannot_tell_from_zero_is_undecided():
+    """``Γ = e_2`` reads a coordinate whose entries are ``k 2^-1074``: the
+    readouts ``f(s)^T u``, with ``u`` at size one half, are halves of
+    subnormals, rounded to within their own size. Judged beside log-odds of
+    size one they were zero, and a fit off by 1.4 of the readouts "held"."""
+    F = [['-0x1.8p+1', '0x0.0000000000002p-1022'], ['0x0.0p+0', '-0x0.0000000000002p-1022'],
+         ['-0x1.0p+1', '0x0.0000000000002p-1022'], ['-0x1.cp+1', '-0x0.0000000000002p-1022'],
+         ['0x1.4p+1', '-0x0.0000000000002p-1022'], ['-0x1.8p+1', '-0x0.0000000000001p-1022'],
+         ['0x1.4p+1', '-0x0.0000000000001p-1022'], ['0x1.0p+1', '0x0.0000000000001p-1022'],
+         ['0x1.8p+1', '0x0.0000000000003p-1022'], ['-0x1.0p+0', '0x0.0000000000003p-1022']]
+    G = [['-0x1.4p+1', '0x1.0p+0'], ['0x1.0p+0', '0x1.0p+0'], ['0x1.0p+0', '0x1.0p+0'], ['-0x1.0p+1', '0x1.0p+0']]
+    F, G = (np.array([[float.fromhex(v) for v in r] for r in X]) for X in (F, G))
+    ex = ExactModel([[Fraction(v) for v in r] for r in F.tolist()], [[Fraction(v) for v in r] for r in G.tolist()], 3)
+    fm = FloatModel(F, G, 3)
+    pairs = [(4, 0), (3, 5), (8, 2), (6, 1), (9, 7)]
+    assert thm14.relational_linearity(ex, pairs, [[0], [1]], "M").decision.fails
+    assert not thm14.relational_linearity(fm, pairs, np.array([[0.0], [1.0]]), "M").decision.holds
