@@ -242,9 +242,16 @@ def _draw_inputs(m: int, size: int, triples: int, rng) -> tuple[np.ndarray, str]
     return np.stack([rng.choice(m, size, replace=False) for _ in range(triples)]), "separate"
 
 
+#: The largest seed of the legacy generator the reference code seeds.
+SEED_MAX = 2 ** 32 - 1
+
+
 def _rng(seed, rng):
     if rng is not None:
         return rng
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                             or not 0 <= seed <= SEED_MAX):
+        raise InputFormatError(f"seed must be an integer from 0 to 2^32 - 1 (the legacy generator's), got {seed!r}")
     return np.random.RandomState(seed)
 
 

@@ -609,6 +609,51 @@ def _norms_of_blocks(parts: list) -> tuple[np.ndarray, np.ndarray]:
     return np.sqrt(sq) * (1.0 + (len(parts) + 4) * UNIT_ROUNDOFF), e
 
 
+def _scaled_row_factors(model, X):
+    """Triangular factors of ``F`` and of ``G_0`` (against the
+    :func:`~allornone.numeric.linalg.reference_token`) with each row first
+    scaled by the power of two of its largest entry, made a block of rows at a
+    time: ``(tf, tg, token_rows, t_step)``, ``token_rows(lo, hi)`` the unscaled
+    rows of ``G_0`` and their exponents, ``t_step`` the token block."""
+    from allornone.numeric.linalg import row_exponents, scale_rows
+    from allornone.numeric.rows import read_rows
+
+    m, n, d = model.m, model.n, model.d
+    G = np.asarray(model.G, dtype=np.float64)
+    g = np.array(G[reference_token(G, model.pivot)], dtype=np.float64)
+
+    def contexts(lo, hi):
+        B = read_rows(X, lo, hi)
+        with np.errstate(under="ignore"):
+            return scale_rows(B, row_exponents(B))
+
+    def token_rows(lo, hi):
+        with np.errstate(over="ignore", invalid="ignore"):
+            B = G[lo:hi] - g
+        return B, row_exponents(B)
+
+    def tokens(lo, hi):
+        B, e = token_rows(lo, hi)
+        with np.errstate(under="ignore"):
+            return scale_rows(B, e)
+    t_step = max(min(TOKEN_BLOCK, row_block(4 * d, n)), d)
+    tf = tall_r(contexts, m, d, row_block(d, m), fresh=True)
+    tg = tall_r(tokens, n, d, t_step, fresh=True)
+    return tf, tg, token_rows, t_step
+
+
+def _scaled_cosines(model, tol: Tolerance) -> tuple[np.ndarray, tuple[int, int]]:
+    """:func:`_principal_cosines` of ``F`` and ``G_0`` with their rows at size
+    one (:func:`_scaled_row_factors`): a row space is the same whatever each
+    row's scale, and a context or token far larger than the others would leave
+    theirs below the rounding of ``F`` or ``G_0`` as given."""
+    X = model.features if hasattr(model, "features") else model.F
+    tf, tg, _, _ = _scaled_row_factors(model, X)
+    if not (np.all(np.isfinite(tf.R)) and np.all(np.isfinite(tg.R))):
+        return np.zeros(0), (0, 0)
+    return _principal_cosines(Factored(np.zeros(0), tf.R, tg.R, None, None), tol)
+
+
 def _scaled_factored_rank(model, X, declared: float, tol: Tolerance) -> tuple[int, bool, int]:
     r""":func:`rounding_rank` on factors made a block of rows at a time
     (``X``: the features, an array or a :class:`~allornone.numeric.rows.RowSource`).
@@ -640,32 +685,13 @@ def _scaled_factored_rank(model, X, declared: float, tol: Tolerance) -> tuple[in
     are those of the scaled matrices to their factors' backward error, which a
     relative margin of ``2^-20`` covers in the declared term.
     """
-    from allornone.numeric.factor import tall_r
-    from allornone.numeric.linalg import row_exponents, scale_rows
+    from allornone.numeric.linalg import scale_rows
     from allornone.numeric.primitives import product_rank_decision
-    from allornone.numeric.rows import read_rows
 
     m, n, d = model.m, model.n, model.d
     G = np.asarray(model.G, dtype=np.float64)
     g = np.array(G[reference_token(G, model.pivot)], dtype=np.float64)
-
-    def contexts(lo, hi):
-        B = read_rows(X, lo, hi)
-        with np.errstate(under="ignore"):
-            return scale_rows(B, row_exponents(B))
-
-    def token_rows(lo, hi):
-        with np.errstate(over="ignore", invalid="ignore"):
-            B = G[lo:hi] - g
-        return B, row_exponents(B)
-
-    def tokens(lo, hi):
-        B, e = token_rows(lo, hi)
-        with np.errstate(under="ignore"):
-            return scale_rows(B, e)
-    t_step = max(min(TOKEN_BLOCK, row_block(4 * d, n)), d)
-    tf = tall_r(contexts, m, d, row_block(d, m), fresh=True)
-    tg = tall_r(tokens, n, d, t_step, fresh=True)
+    tf, tg, token_rows, t_step = _scaled_row_factors(model, X)
     if not np.any(tf.R) or (not declared and not np.any(tg.R)):
         # F = 0 (a row scaled by a power of two keeps its largest entry, so
         # the scaled F is zero only where F is), or every g(y) equal to the
@@ -920,6 +946,10 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
             # bound above proving only a lower bound
             counted = int(np.sum(su > unit_noise)) if math.isfinite(unit_noise) else 0
             k_val, decided = _rounding_decision(model, tol, counted)
+    if min(dims) < k_val <= min(model.m, model.n - 1, model.d):
+        # rank L is at most dim SF and dim SG: where the row spaces as cut
+        # above are smaller, a row far larger than the others hid the rest
+        cos, dims = _scaled_cosines(model, tol)
     if method != "largest-gap":
         c = np.maximum(s, max(floor, np.finfo(float).tiny))
         ratio = float(c[k_val - 1] / c[k_val]) if 0 < k_val < s.size else float("inf")

@@ -57,6 +57,7 @@ import numpy as np
 
 from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.llv import SEED_MAX
 from allornone.numeric.parallel_gram import (FORMS, PairMetric, batch_cosines, mean_offdiagonal,
                                              upper_values)
 
@@ -65,6 +66,9 @@ __all__ = ["run_study", "StudyResult", "divergences", "pair_distances",
 
 #: Significance level of the summary.
 ALPHA = 0.05
+#: The most null draws a study takes: a p-value resolved to 1e-5 (the draws'
+#: statistics are kept, a few kB each).
+NULL_DRAWS_MAX = 100_000
 #: Two models whose ``||L - L~||_F / ||L||_F`` is below this have the same distribution to rounding.
 SAME_DISTRIBUTION = 1e-10
 #: Entries of the largest block of logits formed at once.
@@ -387,8 +391,11 @@ def _validate(models: Mapping, pairs: Mapping, tokens, null_draws, seed, bias):
                                    f"{pool.size} can relabel")
     if isinstance(null_draws, bool) or not isinstance(null_draws, (int, np.integer)) or null_draws < 1:
         raise InputFormatError(f"null_draws must be a positive integer, got {null_draws!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputFormatError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= SEED_MAX:
+        raise InputFormatError(f"seed must be an integer from 0 to 2^32 - 1, got {seed!r}")
+    if null_draws > NULL_DRAWS_MAX:
+        raise InputFormatError(f"null_draws is at most {NULL_DRAWS_MAX:,} (each draw keeps its cosines), "
+                               f"got {null_draws:,}")
     bias = dict(bias or {})
     for name in bias:
         if name not in models:

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from allornone.errors import AllOrNoneError, InputFormatError
-from allornone.numeric.study import StudyResult, _validate, run_study
+from allornone.numeric.llv import SEED_MAX
+from allornone.numeric.study import NULL_DRAWS_MAX, StudyResult, _validate, run_study
 
 
 # -- a study file --------------------------------------------------------------------
@@ -165,9 +166,10 @@ def load_study(path) -> Study:
     bad = sorted(set(null) - _NULL_KEYS)
     if bad:
         raise InputFormatError(f"{path}: unknown key {bad[0]!r} in [null] (expected: {', '.join(sorted(_NULL_KEYS))})")
-    for key, least in (("draws", 1), ("seed", 0)):
-        if key in null and (not isinstance(null[key], int) or isinstance(null[key], bool) or null[key] < least):
-            raise InputFormatError(f"{path}: null.{key} must be an integer of at least {least}")
+    for key, least, most in (("draws", 1, NULL_DRAWS_MAX), ("seed", 0, SEED_MAX)):
+        if key in null and (not isinstance(null[key], int) or isinstance(null[key], bool)
+                            or not least <= null[key] <= most):
+            raise InputFormatError(f"{path}: null.{key} must be an integer from {least} to {most:,}")
     null_tokens = null.get("tokens")
     if null_tokens is not None and not (isinstance(null_tokens, list) and all(isinstance(t, str)
                                                                               for t in null_tokens)):

@@ -95,6 +95,12 @@ def plot_study(r: StudyResult, directory) -> list[Path]:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputFormatError(f"{directory}: cannot be made ({exc})") from None
+    # every file name checked before the first is written
+    names = ["distances.png", "angles.png"] * bool(r.distances) + \
+        [f"parallel_{_slug(e['category'])}.png" for e in r.parallelism]
+    for name in names:
+        if (directory / name).is_dir():
+            raise InputFormatError(f"{directory / name}: is a folder, where a plot is to be written")
     written = []
 
     def save(fig, name):

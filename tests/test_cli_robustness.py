@@ -340,6 +340,14 @@ CASES = [
                  id="compare-lying-npy"),
     pytest.param(["verify", "f.npz"], {"f.npz": _lying_npz_for_verify},
                  "f.npz:a.F: its header declares shape (100000000, 100000)", id="verify-lying-npz-member"),
+    # accepted sizes that would exhaust memory: refused before anything is built
+    pytest.param(["verify", "f.npz"], {"f.npz": _npz(**{"a.F": np.zeros((10 ** 6, 0)), "a.G": G2})},
+                 "rows must not be empty", id="npz-a-million-empty-rows"),
+    pytest.param(["check", "thm5", "--trials", "100000000"], {}, "--trials", id="check-trials-beyond-the-limit"),
+    pytest.param(["check", "thm5", "--jobs", "100000"], {}, "--jobs", id="check-jobs-beyond-the-limit"),
+    pytest.param(["check", "thm5", "--json", "/proc/allornone-report.json"], {}, "cannot be written",
+                 id="check-json-the-system-refuses",
+                 marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a /proc file system")),
 ]
 
 

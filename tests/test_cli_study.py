@@ -87,7 +87,10 @@ def test_bad_study_input_is_one_line_and_writes_nothing(folder, case, edit, text
     (["--json", "{f}/r.json", "--report", "{f}/r.json"], "the same file"),
     (["--json", "{f}/study.toml"], "overwrite STUDY.toml"),
     (["--null", "0"], "--null"),
-], ids=["json folder", "report folder", "plot is a file", "plot folder", "same file", "over the study", "null 0"])
+    (["--null", "1000000"], "--null"),
+    (["--seed", str(2 ** 32)], "--seed"),
+], ids=["json folder", "report folder", "plot is a file", "plot folder", "same file", "over the study", "null 0",
+        "null beyond the limit", "seed beyond the legacy generator's"])
 def test_output_paths_are_checked_before_any_work(folder, args, text):
     before = sorted(p.name for p in folder.iterdir())
     r = _run(folder / "study.toml", *[a.format(f=folder) for a in args])
@@ -122,3 +125,14 @@ def test_the_pairs_run_on_a_local_dask_cluster_by_default_with_the_serial_result
     assert "distributed" in on_dask["versions"] and "distributed" not in serial["versions"]
     for key in ("distances", "parallelism", "null"):
         assert on_dask[key] == serial[key], key
+
+
+def test_a_plot_that_cannot_be_written_leaves_the_other_outputs_unwritten(folder):
+    """A folder where a plot is to go: the plots are written first, and the
+    error comes before the report and the JSON are."""
+    pytest.importorskip("matplotlib")
+    (folder / "plots" / "distances.png").mkdir(parents=True)
+    r = _run(folder / "study.toml", "--null", 10, "--json", folder / "r.json", "--report", folder / "r.md",
+             "--plot", folder / "plots")
+    assert r.exit_code == 2 and "is a folder" in r.stderr, r.output
+    assert not (folder / "r.json").exists() and not (folder / "r.md").exists()

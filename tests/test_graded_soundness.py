@@ -368,3 +368,21 @@ def test_el3_is_undecided_where_the_spectra_underflow_in_the_common_scale():
     _, inst = tf.transform_instance("thm5", "contexts far apart", 0, 111)
     r = graded.compare(*tf.realise_float(inst).models)
     assert r.same_distribution["verdict"] == "holds" and set(r.el_verdicts.values()) <= {"holds", "undecided"}
+
+
+def test_the_row_spaces_reported_are_at_least_k_beside_a_token_far_from_the_others():
+    """One token moved by ``1e300``: ``k = rank L`` is decided by rounding
+    with rows and columns at size one, while ``G_0``'s row space cut at the
+    rounding of ``G_0`` as given kept only that token's direction (dim SG 1,
+    beside a decided k = 8, though ``rank L <= dim SG``). The row spaces are
+    then measured with their rows at size one too."""
+    from allornone.numeric import FloatModel
+    from allornone.numeric.spectra import analyse
+
+    rng = np.random.default_rng(4)
+    F, G = rng.standard_normal((50, 8)), rng.standard_normal((20, 8))
+    G[3] += 1e300 * rng.standard_normal(8)
+    sp = analyse(FloatModel(F, G))
+    assert sp.k_decided and sp.k == 8
+    assert sp.dims == (8, 8)
+    assert min(sp.dims) >= sp.k

@@ -501,8 +501,10 @@ def test_load_study_reads_models_pairs_and_null(tmp_path):
     (lambda t: t.replace('name = "c"', 'nmae = "c"'), InputFormatError, "unknown key 'nmae'"),
     (lambda t: t.replace("[null]", "[nul]"), InputFormatError, "unknown key 'nul'"),
     (lambda t: t.replace('head = "c.npz:weight"', ""), InputFormatError, "missing 'head'"),
-    (lambda t: t.replace("draws = 30", "draws = 0"), InputFormatError, "null.draws must be an integer of at least 1"),
+    (lambda t: t.replace("draws = 30", "draws = 0"), InputFormatError, "null.draws must be an integer from 1 to 100,000"),
     (lambda t: t.replace("seed = 4", 'seed = "four"'), InputFormatError, "null.seed"),
+    (lambda t: t.replace("seed = 4", "seed = 4294967296"), InputFormatError, "null.seed must be an integer from 0"),
+    (lambda t: t.replace("draws = 30", "draws = 1000000000000"), InputFormatError, "null.draws must be an integer"),
     (lambda t: t.split("[pairs]")[0], InputFormatError, "[pairs] table"),
 ])
 def test_bad_study_files_give_one_line_errors(tmp_path, edit, error, text):

@@ -89,8 +89,8 @@ class _Group(click.Group):
             _fail(exc)
         except MemoryError as exc:
             # the loaders refuse what would not fit before reading it; this is the net below them
-            _fail(RuntimeError(f"out of memory ({exc or 'MemoryError'}): the input is larger than this machine "
-                               "can hold"))
+            why = f" ({exc})" if str(exc) else ""
+            _fail(RuntimeError(f"out of memory{why}: what was asked for is larger than this machine can hold"))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -131,9 +131,28 @@ def _json_path(ctx, param, value):
         raise click.BadParameter(f"{value!r} is a folder", ctx, param)
     if not folder.is_dir():
         raise click.BadParameter(f"folder {str(folder)!r} does not exist", ctx, param)
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)) or not _can_write(path):
         raise click.BadParameter(f"{value!r} cannot be written", ctx, param)
     return value
+
+
+def _can_write(path: Path) -> bool:
+    """Whether ``path`` can be opened for writing, leaving it as it was: an
+    existing file is opened to append nothing, a new one made and removed.
+    (The permission bits alone pass a path that the system refuses, such as
+    one under /proc.)"""
+    existed = path.exists()
+    try:
+        with open(path, "a"):
+            pass
+    except OSError:
+        return False
+    if not existed:
+        try:
+            path.unlink()
+        except OSError:
+            return False
+    return True
 
 
 def _strict(value):
@@ -284,11 +303,20 @@ class _CheckLines:
             self._say(f"{rid}: {done} of {self.trials} instances")
 
 
+#: The most instances per result ``check`` takes (its plan of instances is
+#: made before the first runs; 200 take about a minute for every result).
+TRIALS_MAX = 100_000
+#: The most worker processes ``check`` starts (each holds its own interpreter).
+JOBS_MAX = max(8, 4 * (os.cpu_count() or 1))
+
+
 @main.command(epilog=CHECK_COLUMNS)
 @click.argument("ids", nargs=-1)
-@click.option("--trials", default=200, show_default=True, type=click.IntRange(min=1), help="instances per result")
+@click.option("--trials", default=200, show_default=True, type=click.IntRange(min=1, max=TRIALS_MAX),
+              help="instances per result")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1), help="worker processes")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(min=1, max=JOBS_MAX),
+              help="worker processes")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), callback=_json_path,
               help="write the JSON report here")
 @click.option("--edges", "with_edges", is_flag=True,

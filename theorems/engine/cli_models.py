@@ -314,9 +314,10 @@ def _scheduler(choice: str) -> str | None:
               metavar="OUT.md", help="write the report as Markdown here")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), callback=_plot_dir, metavar="DIR",
               help="write the plots (PNG) into this folder (made if missing; needs matplotlib)")
-@click.option("--null", "null_draws", type=click.IntRange(min=1), default=None,
+@click.option("--null", "null_draws", type=click.IntRange(min=1, max=100_000), default=None,
               help="random categories of the null, per category  [default: the file's, or 1000]")
-@click.option("--seed", type=int, default=None, help="seed of the null  [default: the file's, or 0]")
+@click.option("--seed", type=click.IntRange(min=0, max=2 ** 32 - 1), default=None,
+              help="seed of the null  [default: the file's, or 0]")
 @click.option("--scheduler", default="auto", metavar="ADDR|local|none",
               help="where the pairs of models run: a Dask scheduler's address, local for a LocalCluster, none "
                    "for this process  [default: a LocalCluster when dask.distributed is installed, else none]")
@@ -347,17 +348,19 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
     print_table(parallelism_table(result.parallelism))
     console.print(f"null: {result.null['draws']} draws, seed {result.null['seed']}; {result.elapsed_s:.2f} s",
                   markup=False)
-    write_json(json_path, result.to_json(full))
+    # the plots first, then the report, then the JSON: the outputs most likely
+    # to fail go first, so that a failure leaves the others unwritten
+    if plot_dir:
+        paths = result.plot(plot_dir)
+        err_console.print(f"plots written to {plot_dir}: {', '.join(p.name for p in paths)}", markup=False,
+                          soft_wrap=True)
     if report_path:
         try:
             Path(report_path).write_text(result.to_markdown(), encoding="utf-8")
         except OSError as exc:
             raise InputFormatError(f"--report {report_path}: cannot be written ({exc.strerror or exc})") from None
         err_console.print(f"report written to {report_path}")
-    if plot_dir:
-        paths = result.plot(plot_dir)
-        err_console.print(f"plots written to {plot_dir}: {', '.join(p.name for p in paths)}", markup=False,
-                          soft_wrap=True)
+    write_json(json_path, result.to_json(full))
 
 
 # -- compare: its verdict in words, every canonical correlation, its plot ----------------

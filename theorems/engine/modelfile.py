@@ -126,7 +126,17 @@ def _check_digits(text: str, where: str) -> None:
                    "(PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
 
 
-def _matrix(value, where: str, exact: bool) -> list:
+def _matrix(value, where: str, exact: bool):
+    import numpy as np
+
+    if isinstance(value, np.ndarray) and not exact:
+        # a float array read from an .npz file (checked by _float_rows): kept as
+        # it is, never as rows of Python floats (about 20 times its size)
+        if value.shape[0] == 0:
+            raise _err(ShapeError, where, "expected a non-empty list of rows (a 2-D matrix)")
+        if value.shape[1] == 0:
+            raise _err(ShapeError, f"{where}[0]", "rows must not be empty (the dimension d must be >= 1)")
+        return value
     if not isinstance(value, list) or not value:
         raise _err(ShapeError, where, "expected a non-empty list of rows (a 2-D matrix)")
     width = None
@@ -280,10 +290,12 @@ def _read_npz(path: Path) -> dict:
     return data
 
 
-def _float_rows(arr, key: str) -> list:
-    """A numeric array as rows of Python floats; an entry that is not finite or
-    beyond :data:`FLOAT_LIMIT` is refused with its place, before a cast to
-    float64 could turn a wider float into ``inf``."""
+def _float_rows(arr, key: str):
+    """A numeric array as the float model takes it (float16 and float32 as
+    float64, exactly; integers as they are, for the model to convert or declare
+    rounded); an entry that is not finite or beyond :data:`FLOAT_LIMIT` is
+    refused with its place, before a cast to float64 could turn a wider float
+    into ``inf``. Empty shapes are refused before anything is built."""
     import numpy as np
 
     if arr.dtype.kind == "f":
@@ -297,7 +309,10 @@ def _float_rows(arr, key: str) -> list:
                            "are allowed")
             raise _err(NonFiniteValueError, f"{key}[{i}][{j}]", f"{np.format_float_scientific(value, precision=2, unique=False)} "
                        f"is beyond {FLOAT_LIMIT:g}: products of such entries are not finite in floating point")
-    return arr.astype(float).tolist()
+    # float16 and float32 convert exactly, float64 is kept without a copy;
+    # integers and long doubles go to the model as they are, which converts
+    # them or declares their rounding
+    return arr.astype(np.float64, copy=False) if arr.dtype.kind == "f" and arr.dtype.itemsize <= 8 else arr
 
 
 def _long_integer_place(text: str) -> str:
