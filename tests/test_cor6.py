@@ -220,3 +220,37 @@ def test_sampler_draws_one_diverse_pairs_and_the_conclusion_holds(i):
     ev = cor6.RECORD.evaluate(inst, "exact")
     assert ev.atoms["diverse"].holds != ev.atoms["diverse~"].holds and ev.atoms["same_dimension"].holds
     assert _one_suffices_form(ev) and ev.conclusion.value == "holds"
+
+
+def test_the_exact_search_for_an_invertible_A_on_the_solution_set():
+    """``A_0 + t D`` is singular for every ``t`` when ``D`` moves a row that is
+    already dependent, and invertible for ``t != 0`` when it fills the zero row."""
+    from allornone.symbolic import linalg as ql
+    from allornone.theorems.cor6 import _exact_det_search
+
+    A0 = ql.as_qmatrix([[1, 0], [0, 0]])
+    none = _exact_det_search(A0, [ql.as_qmatrix([[0, 1], [0, 0]])], 2)
+    assert none.decision.fails and "vanishes identically" in none.reason
+    some = _exact_det_search(A0, [ql.as_qmatrix([[0, 0], [0, 1]])], 2)
+    assert some.decision.holds and ql.rank(some.A) == 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_identification_is_found_on_an_affine_solution_set_with_both_kernels(seed):
+    """``F~`` and ``G_0`` of rank below ``d`` (both kernels non-trivial): the
+    solutions are ``A_0 + K_G W K_F^T``, and an invertible one among them
+    satisfies both conditions exactly."""
+    from allornone.symbolic import linalg as ql
+
+    rng = random.Random(seed)
+    d = 5
+    base_F = [[rng.randint(-3, 3) for _ in range(3)] for _ in range(7)]
+    F = [[*r, 0, 0] for r in base_F]                      # rank 3 < d
+    G = [[rng.randint(-3, 3) for _ in range(3)] + [rng.randint(-3, 3), 0] for _ in range(6)]  # rank 4 < d
+    a = ExactModel(F, G)
+    T = ql.as_qmatrix([[1 if i == j else (rng.randint(-2, 2) if j == i + 1 else 0) for j in range(d)]
+                       for i in range(d)])                # unit upper bidiagonal: invertible
+    b = ExactModel(a.F @ T, a.G @ T.inv().T)
+    r = cor6.linear_identification(a, b)
+    assert r.decision.holds
+    assert r.A @ b.F.T == a.F.T and a.G0 @ r.A == b.G0 and ql.rank(r.A) == d

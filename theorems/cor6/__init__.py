@@ -90,25 +90,6 @@ def _inv_T_float(A):
     return np.linalg.inv(A).T
 
 
-def _kron(be, X, Y):
-    """Kronecker product on either realisation."""
-    if be.exact:
-        xs, ys = X.to_fraction_rows(), Y.to_fraction_rows()
-        rows = [[a * b for a in xr for b in yr] for xr in xs for yr in ys]
-        return ql.as_qmatrix(rows) if rows and rows[0] else ql.zeros(X.shape[0] * Y.shape[0], X.shape[1] * Y.shape[1])
-    import numpy as np
-
-    return np.kron(X, Y)
-
-
-def _unvec(be, v, d):
-    """Column-major ``d x d`` matrix from a ``d^2 x 1`` vector."""
-    if be.exact:
-        flat = [r[0] for r in v.to_fraction_rows()]
-        return ql.as_qmatrix([[flat[j * d + i] for j in range(d)] for i in range(d)])
-    return v.reshape(d, d, order="F")
-
-
 def linear_identification(a, b) -> LinearIdentification:
     """Decide Corollary 6's right-hand side: is there an invertible ``A`` with
     ``f(x) = A f~(x)`` and ``g_0(y) = A^{-T} g~_0(y)`` for all ``x, y``?
@@ -142,6 +123,11 @@ def linear_identification(a, b) -> LinearIdentification:
             return LinearIdentification(dist, None, "L != L~, and a linear identification keeps every logit")
         r = feq.linear_identification(a, b)
         return LinearIdentification(r.decision, r.A, r.reason)
+    # f = A f~, g_0 = A^-T g~_0 give the same logits: where they differ,
+    # nothing is identified (and the d^2 x d^2 system need not be solved)
+    dist = thm5.same_distribution(a, b)
+    if dist.fails:
+        return LinearIdentification(dist, None, "L != L~, and a linear identification keeps every logit")
     rf, dec_f = be.rank(a.F)
     rft, dec_ft = be.rank(b.F)
     rg, dec_g = be.rank(a.G0)
@@ -149,46 +135,43 @@ def linear_identification(a, b) -> LinearIdentification:
     if dec_f and dec_ft and dec_g and dec_gt and (rf != rft or rg != rgt):
         return LinearIdentification(be.decision(False), None,
                                     f"an invertible A preserves ranks: rank F {rf} vs {rft}, rank G_0 {rg} vs {rgt}")
-    # vec(A F~^T) = (F~ kron I) vec A ; vec(G_0 A) = (I kron G_0) vec A   (column-major vec)
-    I = be.eye(d)
-    K = be.vstack(_kron(be, b.F, I), _kron(be, I, a.G0))
-    rhs = be.vstack(_vec(be, a.F.T), _vec(be, b.G0))
-    Kp = be.pinv(K)
-    x0 = Kp @ rhs
-    consistent = be.vanishes(K @ x0 - rhs, K, x0)
-    if not consistent.holds:
-        return LinearIdentification(consistent if consistent.undecided else be.decision(False, consistent.residual),
-                                    None, "the linear conditions on A are inconsistent")
-    A0 = _unvec(be, x0, d)
-    null = be.eye(d * d) - Kp @ K  # projector onto ker K: the directions A may move in
+    # The solutions of A F~^T = F^T are A_1 + Z K_F^T (A_1 the minimum-norm
+    # one, K_F a basis of ker F~); G_0 A = G~_0 then asks G_0 Z K_F^T =
+    # G~_0 - G_0 A_1, whose solutions are Z_0 + K_G W (K_G a basis of ker G_0:
+    # K_F^T has full row rank, so Z K_F^T = 0 only for Z = 0). So the solution
+    # set is A_0 + K_G W K_F^T, from d x d solves (the float side's form; the
+    # d^2 x d^2 Kronecker system of vec A took minutes at d = 15)
+    A1, ok = ql.solve_left(a.F.T, b.F.T)
+    KF, KG = ql.nullspace(b.F), ql.nullspace(a.G0)
+    rhs = b.G0 - a.G0 @ A1
+    if ok and KF.shape[1]:
+        Z0 = ql.pinv(a.G0) @ rhs @ ql.pinv(KF.T)
+        ok = a.G0 @ Z0 @ KF.T == rhs
+        A0 = A1 + Z0 @ KF.T
+    else:
+        ok, A0 = ok and rhs == ql.zeros(*rhs.shape), A1
+    if not ok:
+        return LinearIdentification(be.decision(False), None, "the linear conditions on A are inconsistent")
+    directions = [KG[:, [i]] @ KF[:, [j]].T for i in range(KG.shape[1]) for j in range(KF.shape[1])]
     candidates = [A0]
     rng = random.Random(0)
-    for _ in range(8):
-        t = be.as_matrix([[rng.randint(-3, 3)] for _ in range(d * d)], "t")
-        candidates.append(_unvec(be, x0 + null @ t, d))
+    for _ in range(8 if directions else 0):
+        A = A0
+        for D in directions:
+            A = A + D * rng.randint(-3, 3)
+        candidates.append(A)
     for A in candidates:
         r, decided = be.rank(A)
         if decided and r == d:
             return LinearIdentification(be.decision(True), A, "an invertible solution was found")
-    if not be.exact:
-        return LinearIdentification(be.decision(False, decided=False), None,
-                                    "no invertible solution among the points tried; the float side cannot prove none exists")
-    return _exact_det_search(A0, null, d)
+    return _exact_det_search(A0, directions, d)
 
 
-def _vec(be, X):
-    if be.exact:
-        rows = X.to_fraction_rows()
-        return ql.as_qmatrix([[rows[i][j]] for j in range(X.shape[1]) for i in range(X.shape[0])])
-    return X.reshape(-1, 1, order="F")
-
-
-def _exact_det_search(A0, null, d) -> LinearIdentification:
+def _exact_det_search(A0, directions, d) -> LinearIdentification:
     import sympy
 
-    basis = ql.column_basis(null)
-    ts = sympy.symbols(f"t0:{basis.shape[1]}")
-    A_sym = A0.to_sympy() + sum((t * _unvec_sym(basis[:, [j]], d) for j, t in enumerate(ts)), sympy.zeros(d, d))
+    ts = sympy.symbols(f"t0:{len(directions)}")
+    A_sym = A0.to_sympy() + sum((t * D.to_sympy() for t, D in zip(ts, directions)), sympy.zeros(d, d))
     det = sympy.expand(A_sym.det())
     if det == 0:
         return LinearIdentification(Decision.exact(False), None, "det A vanishes identically on the solution set")
@@ -197,13 +180,6 @@ def _exact_det_search(A0, null, d) -> LinearIdentification:
             A = ql.as_qmatrix(A_sym.subs(dict(zip(ts, point))).tolist())
             return LinearIdentification(Decision.exact(True), A, "an invertible solution was found")
     raise AssertionError("a non-zero polynomial of low degree vanished on a whole grid")  # pragma: no cover
-
-
-def _unvec_sym(col, d):
-    import sympy
-
-    flat = [Fraction(r[0]) for r in col.to_fraction_rows()]
-    return sympy.Matrix(d, d, lambda i, j: sympy.Rational(flat[j * d + i].numerator, flat[j * d + i].denominator))
 
 
 # The record (statement, sampler, steps, edges) reads the API above, so it is
