@@ -141,9 +141,11 @@ def load_study(path) -> Study:
                 b = _resolve(b, base, f"{where}: bias")
         tok = _resolve(e["tokens"], base, f"{where}: tokens") if "tokens" in e else names_spec.get("tokens")
         ctx = _resolve(e["contexts"], base, f"{where}: contexts") if "contexts" in e else names_spec.get("contexts")
+        # (resolved outside the try: their errors already name the model)
+        features = _resolve(e["features"], base, f"{where}: features")
+        head = _resolve(e["head"], base, f"{where}: head")
         try:
-            model = load_head(_resolve(e["features"], base, f"{where}: features"),
-                              _resolve(e["head"], base, f"{where}: head"), b, 0, ctx, tok)
+            model = load_head(features, head, b, 0, ctx, tok)
         except AllOrNoneError as exc:
             raise type(exc)(f"{where}: {exc}") from None
         models[name] = model

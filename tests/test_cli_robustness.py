@@ -344,6 +344,7 @@ CASES = [
     pytest.param(["verify", "f.npz"], {"f.npz": _npz(**{"a.F": np.zeros((10 ** 6, 0)), "a.G": G2})},
                  "rows must not be empty", id="npz-a-million-empty-rows"),
     pytest.param(["check", "thm5", "--trials", "100000000"], {}, "--trials", id="check-trials-beyond-the-limit"),
+    pytest.param(["make"], {}, "Choose from: reparam, twin, perturb", id="make-without-a-kind"),
     pytest.param(["check", "thm5", "--jobs", "100000"], {}, "--jobs", id="check-jobs-beyond-the-limit"),
     pytest.param(["check", "thm5", "--json", "/proc/allornone-report.json"], {}, "cannot be written",
                  id="check-json-the-system-refuses",

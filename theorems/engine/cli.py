@@ -33,6 +33,8 @@ def _fail(exc: Exception) -> NoReturn:
         message = exc.format_message() + hint
     else:
         message = str(exc)
+    # one line: a message that lists choices over several lines is joined
+    message = " ".join(part.strip() for part in message.splitlines() if part.strip())
     # the message quotes the user's input: '[x]' or ':x:' in a file name is text, not markup or an emoji code
     err_console.print(f"error: {message}", markup=False, emoji=False, highlight=False, soft_wrap=True)
     sys.exit(2)
