@@ -174,11 +174,12 @@ def _check_npy_file(path: Path) -> None:
         check_declared_size(str(path), shape, dtype.itemsize, path.stat().st_size - end, dtype.kind in "biuf")
 
 
-def check_npz_member(path: Path, archive: zipfile.ZipFile, key: str) -> None:
+def check_npz_member(path: Path, archive: zipfile.ZipFile, key: str) -> tuple:
     """Check member ``key`` of an ``.npz`` archive before it is read: the size
     the zip directory declares must fit in the file (and, for a compressed
     member, in what its compressed bytes can hold), and the shape its ``.npy``
-    header declares must fit in that size and in memory."""
+    header declares must fit in that size and in memory. Returns the declared
+    ``(shape, dtype)``."""
     where = f"{path}:{key}"
     name = key if key in archive.namelist() else f"{key}.npy"
     info = archive.getinfo(name)
@@ -200,6 +201,7 @@ def check_npz_member(path: Path, archive: zipfile.ZipFile, key: str) -> None:
         raise InputFormatError(f"{where}: damaged archive member ({exc})") from None
     if not dtype.hasobject:
         check_declared_size(where, shape, dtype.itemsize, info.file_size - end, dtype.kind in "biuf")
+    return shape, dtype
 
 
 def _check_zip_directory(path: Path) -> None:

@@ -563,3 +563,15 @@ def test_a_torch_tensor_whose_shape_exceeds_its_storage_is_one_line(tmp_path, mo
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
     assert lines[0].startswith("error: w.pt: ")
+
+
+def test_verify_refuses_float_models_whose_checks_would_not_fit_in_memory(tmp_path, monkeypatch):
+    """An array that fits the memory allowed, but whose checks hold several
+    copies of it: refused before anything is read, in one line."""
+    path = tmp_path / "tall.npz"
+    np.savez_compressed(path, **{"a.F": np.zeros((2_000_000, 2)), "a.G": np.eye(3, 2)})
+    monkeypatch.setenv("ALLORNONE_MEMORY_LIMIT", "64M")
+    result = CliRunner().invoke(main, ["verify", str(path)])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert "needs about 183 MiB of memory" in lines[0] and "nothing was read" in lines[0], lines[0]

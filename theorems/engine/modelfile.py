@@ -247,9 +247,12 @@ def _read_npz(path: Path) -> dict:
     archive = open_npz(path)
     data: dict = {"models": {}}
     with archive:
+        # every member's declared shape is checked against its size (and memory)
+        # before any is read, and the models' checks against memory as a whole
+        shapes = {key: check_npz_member(path, archive.zip, key) for key in archive.files}
+        _check_working_memory(path, [shape for key, (shape, _) in shapes.items()
+                                     if key.rpartition(".")[2] in ("F", "G") and len(shape) == 2])
         for key in archive.files:
-            # the member's declared shape is checked against its size (and memory) before it is read
-            check_npz_member(path, archive.zip, key)
             try:
                 arr = archive[key]
             except ValueError as exc:  # object arrays need pickle, which is refused
@@ -288,6 +291,31 @@ def _read_npz(path: Path) -> dict:
                 value = [str(s) for s in arr]
             data["models"].setdefault(name, {})[field] = value
     return data
+
+
+#: Copies of a float model's numbers that its checks hold at once at most
+#: (the model's own, scaled and balanced presentations, row spaces, and the
+#: temporaries of the elementwise tests), as measured on tall models.
+WORKING_COPIES = 6
+
+
+def _check_working_memory(path, shapes: list) -> None:
+    """Refuse, before anything is read, float models whose checks would need
+    more memory than :func:`~allornone.numeric.loaders.available_memory`
+    allows (``$ALLORNONE_MEMORY_LIMIT``, else what the system has free): the
+    file's arrays may fit, but the checks hold several copies of them.
+    analyse and compare read a head block by block."""
+    from allornone.numeric.loaders import _bytes, available_memory
+
+    avail = available_memory()
+    if avail is None:
+        return
+    need = WORKING_COPIES * 8 * sum(int(r) * int(c) for r, c in shapes)
+    if need > avail:
+        raise InputFormatError(f"{path}: checking these models needs about {_bytes(need)} of memory "
+                               f"({WORKING_COPIES} copies of their numbers), more than the {_bytes(avail)} "
+                               "available; nothing was read (allornone analyse and compare read a head block by "
+                               "block)")
 
 
 def _float_rows(arr, key: str):
