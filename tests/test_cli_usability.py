@@ -237,3 +237,24 @@ def test_help_explains_the_table(runner, command, needles):
     assert r.exit_code == 0
     for needle in needles:
         assert needle in r.stdout, needle
+
+
+def test_a_long_command_off_a_terminal_names_its_phase_once_it_has_run_a_while(monkeypatch, capsys):
+    """Off a terminal a quick command stays silent; once it has run for
+    QUIET_SECONDS the phase under way is printed (by a timer: the phase may
+    have begun before), then each later phase as it begins."""
+    import time
+
+    from allornone.theorems.engine import cli
+
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.2)
+    with cli._PlainPhases("compare") as say:
+        say("quick")
+        say("long")
+        time.sleep(0.5)
+        say("next")
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert [line.split(": ", 1)[1] for line in lines] == ["long", "next"], lines
+    with cli._PlainPhases("compare") as say:
+        say("only")
+    assert capsys.readouterr().err == ""

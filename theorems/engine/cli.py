@@ -501,7 +501,7 @@ def verify(path, json_path, full):
 
     if json_path and Path(json_path).resolve() == Path(path).resolve():
         raise click.BadParameter("is FILE itself; the report would overwrite the models", param_hint="'--json'")
-    with _progress() as say:
+    with _progress("verify") as say:
         code, payload = verify_file(path, console, full=full, progress=say)
     write_json(json_path, payload)
     sys.exit(code)
@@ -588,12 +588,57 @@ def _parallel_queries(specs) -> list:
     return out
 
 
-def _progress():
-    """A one-line status on stderr while long work runs (on a terminal only)."""
-    from contextlib import nullcontext
+#: Seconds after which a command off a terminal starts to report its phases.
+QUIET_SECONDS = 2.0
 
+
+class _PlainPhases:
+    """:func:`_progress` off a terminal: the phase under way is printed once
+    the command has run for :data:`QUIET_SECONDS` (by a timer, so a long phase
+    that began earlier is named too), and every later phase as it begins."""
+
+    def __init__(self, name: str):
+        import threading
+        import time
+
+        self.name, self.clock, self.lock = name, time.perf_counter, threading.Lock()
+        self.start, self.phase, self.shown, self.loud = self.clock(), None, None, False
+        self.timer = threading.Timer(QUIET_SECONDS, self._wake)
+        self.timer.daemon = True
+
+    def _print(self) -> None:
+        if self.phase is not None and self.phase != self.shown:
+            self.shown = self.phase
+            err_console.print(f"{self.name} [{self.clock() - self.start:.1f} s]: {self.phase}", markup=False,
+                              soft_wrap=True, highlight=False)
+
+    def _wake(self) -> None:
+        with self.lock:
+            self.loud = True
+            self._print()
+
+    def __enter__(self):
+        self.timer.start()
+        return self.say
+
+    def say(self, msg) -> None:
+        with self.lock:
+            self.phase = msg
+            if self.loud:
+                self._print()
+
+    def __exit__(self, *exc):
+        self.timer.cancel()
+        return False
+
+
+def _progress(name: str = "allornone"):
+    """A one-line status on stderr while long work runs: on a terminal, a
+    status line; otherwise (a log, a pipe) one plain line per phase with the
+    seconds since the start, once the command has run for
+    :data:`QUIET_SECONDS` (a quick command stays silent; a long one never is)."""
     if not err_console.is_terminal:
-        return nullcontext(lambda _msg: None)
+        return _PlainPhases(name)
 
     class _Status:
         def __enter__(self):
@@ -749,7 +794,7 @@ def analyse(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     tol = _tolerance(rtol, gap, rank_rtol)
     queries = _parallel_queries(parallel_specs)
     model, columns = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol, layout=head_layout)
-    with _progress() as say:
+    with _progress("analyse") as say:
         say("factoring L = F G_0^T")
         fac = spectra.formed_factor(model)
         say("spectra")
@@ -811,7 +856,7 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
             _whole_features_fit(model, which, "--llv")
     # a folded bias is one coordinate more than the file's features
     folded = [cols is not None and m.d == cols + 1 for m, cols in ((a, columns_a), (b, columns_b))]
-    with _progress() as say:
+    with _progress("compare") as say:
         result = graded.compare(a, b, tol, cut, k, progress=say, bias=tuple(folded), llv=with_llv)
         sa, sb = result.spectra
         say("parallelism")
