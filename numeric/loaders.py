@@ -693,11 +693,12 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
                 f"{layout} says)"}.get(layout, "")
         raise ShapeError(f"--head {head} is {W.shape[0]}x{W.shape[1]} but --features {features} has "
                          f"d = {d} columns{want}")
+    square = None
     if layout == "d-by-n":
         W = W.T
-    elif layout == "auto" and W.shape[0] == W.shape[1] and warn is not None:
-        warn(f"--head {head} is square ({d} x {d}): read as n x d, a row per token (PyTorch's Linear.weight); "
-             "if it has a column per token (a Keras Dense kernel), pass --head-layout d-by-n")
+    elif layout == "auto" and W.shape[0] == W.shape[1]:
+        square = (f"--head {head} is square ({d} x {d}): read as n x d, a row per token (PyTorch's Linear.weight); "
+                  "if it has a column per token (a Keras Dense kernel), pass --head-layout d-by-n")
     n = W.shape[0] if W.shape[1] == d else W.shape[1]
     if b is not None and b.shape[0] != n:
         raise ShapeError(f"--bias has {b.shape[0]} entries but the head has n = {n} tokens")
@@ -705,4 +706,8 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
     tok = load_names(tokens, n, "--tokens") if tokens else None
     if not 0 <= pivot < n:
         raise InputFormatError(f"--pivot {pivot} is out of range for {n} tokens")
-    return FloatModel.from_head(X, W, b, pivot, ctx, tok, tolerance=tolerance or DEFAULT_TOLERANCE)
+    model = FloatModel.from_head(X, W, b, pivot, ctx, tok, tolerance=tolerance or DEFAULT_TOLERANCE)
+    if square is not None and warn is not None:
+        # (after the model is made: a head refused for another reason is one line)
+        warn(square)
+    return model

@@ -258,3 +258,14 @@ def test_a_long_command_off_a_terminal_names_its_phase_once_it_has_run_a_while(m
     with cli._PlainPhases("compare") as say:
         say("only")
     assert capsys.readouterr().err == ""
+
+
+def test_a_square_head_refused_for_another_reason_is_one_line(runner, tmp_path):
+    """A 1 x 1 head is square and has one token: the error alone, no warning
+    about its orientation before it."""
+    np.savez(tmp_path / "one.npz", features=np.ones((3, 1)), weight=np.ones((1, 1)))
+    r = runner.invoke(main, ["analyse", "--features", f"{tmp_path}/one.npz:features", "--head",
+                             f"{tmp_path}/one.npz:weight"])
+    assert r.exit_code == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "at least 2 tokens" in lines[0], r.stderr
