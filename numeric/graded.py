@@ -1075,7 +1075,13 @@ def _token(model, t) -> int:
         return model.tokens.index(t)
     if isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 0 <= int(t) < model.n:
         return int(t)
-    raise InputFormatError(f"{t!r} is not a token of the model (a name, or an index 0..{model.n - 1})")
+    raise InputFormatError(f"{t!r} is not a token of the model (a name such as {_names_hint(model.tokens)}, or an "
+                           f"index 0..{model.n - 1})")
+
+
+def _names_hint(names) -> str:
+    """The first names of a list, quoted, for an error message: ``'y0', 'y1', ...``."""
+    return ", ".join(repr(n) for n in list(names[:2])) + (", ..." if len(names) > 2 else "")
 
 
 def _context(model, c) -> int:

@@ -364,7 +364,8 @@ def _open(path: Path) -> dict:
             try:
                 return archive[key]
             except ValueError as exc:
-                raise InputFormatError(f"{path}:{key}: cannot be read without pickle ({exc})") from None
+                raise InputFormatError(f"{path}:{key}: cannot be read ({exc}"
+                                       f"{'; object arrays need pickle, which is refused' if 'pickle' in str(exc) else ''})") from None
             except (OSError, EOFError, zipfile.BadZipFile) as exc:
                 raise InputFormatError(f"{path}:{key}: damaged archive member ({exc})") from None
         return {key: (lambda key=key: member(key)) for key in archive.files}

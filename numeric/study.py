@@ -331,7 +331,7 @@ def _versions(dask_used: bool) -> dict:
 
 def _validate(models: Mapping, pairs: Mapping, tokens, null_draws, seed, bias):
     """Every input mistake, as one project error, before any work."""
-    from allornone.numeric.graded import _token
+    from allornone.numeric.graded import _names_hint, _token
     from allornone.numeric.model import FloatModel
 
     if not isinstance(models, Mapping) or not models:
@@ -366,7 +366,7 @@ def _validate(models: Mapping, pairs: Mapping, tokens, null_draws, seed, bias):
             except AllOrNoneError:
                 bad = p[0] if not _is_token(first, p[0]) else p[1]
                 raise InputFormatError(f"category {cat!r}, pair {i + 1}: {bad!r} is not a token of the "
-                                       "vocabulary") from None
+                                       f"vocabulary (named {_names_hint(first.tokens)})") from None
             if a == b:
                 raise InputFormatError(f"category {cat!r}, pair {i + 1}: {p[0]!r} and {p[1]!r} are the same "
                                        "token, whose difference is zero")

@@ -194,6 +194,9 @@ CASES = [
                  id="verify-json-is-a-folder"),
     # JSON files
     pytest.param(["verify", "f.json"], {"f.json": ""}, "f.json: not valid JSON", id="empty-file"),
+    pytest.param(["verify", "f.json"], {"f.json": '{"models": {"a": {"F": [[1]], "G": [[0], [1]]}, '
+                                                  '"a": {"F": [[2]], "G": [[0], [1]]}}}'},
+                 "f.json: the key 'a' is given twice in one object", id="json-duplicate-key"),
     pytest.param(["verify", "f.json"], {"f.json": "{}"}, "models: missing", id="empty-object"),
     pytest.param(["verify", "f.json"], {"f.json": "[1, 2]"}, "top level", id="list-at-top-level"),
     pytest.param(["verify", "f.json"], {"f.json": '{"models": {"a": [1]}}'}, "models.a", id="model-not-an-object"),

@@ -256,7 +256,8 @@ def _read_npz(path: Path) -> dict:
             try:
                 arr = archive[key]
             except ValueError as exc:  # object arrays need pickle, which is refused
-                raise InputFormatError(f"{key}: cannot be read without pickle ({exc})") from None
+                raise InputFormatError(f"{key}: cannot be read ({exc}"
+                                       f"{'; object arrays need pickle, which is refused' if 'pickle' in str(exc) else ''})") from None
             except (OSError, EOFError, zipfile.BadZipFile) as exc:
                 raise InputFormatError(f"{path}: {key}: damaged archive member ({exc})") from None
             if not isinstance(arr, np.ndarray):  # a member that is not a .npy file comes back as bytes
@@ -362,6 +363,17 @@ def _starts_with(path: Path, magic: bytes) -> bool:
         return False
 
 
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object whose keys are unique: a key given twice (the second would
+    silently replace the first) is refused."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise InputFormatError(f"the key {key!r} is given twice in one object")
+        out[key] = value
+    return out
+
+
 def load_file(path) -> tuple[dict, list | None, str]:
     """``(models, queries, realisation)`` from a JSON or ``.npz`` file."""
     path = Path(path)
@@ -378,12 +390,14 @@ def load_file(path) -> tuple[dict, list | None, str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFormatError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
     try:
-        data = json.loads(text, parse_constant=lambda c: float(c))
+        data = json.loads(text, parse_constant=lambda c: float(c), object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputFormatError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
             from None
     except RecursionError:
         raise InputFormatError(f"{path}: nested too deeply to be a model file") from None
+    except InputFormatError as exc:
+        raise InputFormatError(f"{path}: {exc}") from None
     except ValueError:  # an integer literal longer than Python reads (sys.get_int_max_str_digits)
         raise InputFormatError(f"{path}: {_long_integer_place(text)}") from None
     models, queries = load_data(data, exact=True)
