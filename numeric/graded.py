@@ -1298,6 +1298,36 @@ def _regressors(B: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return X, live, grow
 
 
+def _formed_regressors(r: _Rank, src) -> tuple | None:
+    """The regressors of a fit reading ``M`` as rows of ``L`` itself, where
+    ``L_k = L`` (``k`` is ``rank L`` decided by rounding) and ``L`` was formed
+    correctly rounded: ``[L[s, :], 1]`` spans what ``[L_k[s, :], 1]`` does,
+    and its entries carry an error relative to themselves, not ``sigma_1``'s
+    (the coordinates ``U_k[s] diag(s_k)`` beside a token ``2^500`` from the
+    others carry ``u sigma_1`` in every direction, and the directions
+    ``10^-15`` below ``sigma_1`` that the fit needs are lost in it).
+
+    Returns ``(X, live, grow, beta)`` as :func:`_regressors` gives them, and
+    ``beta``, a bound on the error of ``X`` (its columns scaled as they are),
+    or None where that route does not apply or the error could revive a
+    direction the exact regressors lack (``gap beta`` is not below the
+    smallest singular value kept)."""
+    if not _rank_by_rounding(r.spectra) or r.fac.formed is None:
+        return None
+    Q, E, _ = r.fac.formed
+    B, EB = Q[src], E[src]
+    if not (np.all(np.isfinite(B)) and np.all(np.isfinite(EB))):
+        return None
+    X, live, grow = _regressors(B)
+    cexp = np.array([math.frexp(float(t))[1] if t > 0 else 0 for t in np.abs(B).max(axis=0, initial=0.0)])
+    with np.errstate(over="ignore"):
+        beta = fl.norm_fro(np.ldexp(EB, -cexp[None, :])) * (1.0 + 4.0 * UNIT_ROUNDOFF * (EB.size + 2))
+    gap = r.spectra.tolerance.gap
+    if not live.size or not math.isfinite(beta) or not gap * beta < float(live[-1]) or live.size > r.k + 1:
+        return None
+    return X, live, grow, beta
+
+
 def _span_moved(B: np.ndarray, beta: float) -> float:
     """How far the relative residual of a fit on ``[B, 1]`` can move when
     ``B`` is within ``beta`` (spectral norm) of exact regressors: the
@@ -1515,14 +1545,16 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     ws, bounds, _ = r.columns(T)
     Y = np.column_stack([w[dst] for w in ws])
     feats = _features(model)
+    formed = _formed_regressors(r, src) if reading == "M" else None
     X = r.L_rows_coords(src) if reading == "M" else (feats.rows(src) if isinstance(feats, RowSource)
                                                        else np.asarray(feats)[src])
-    X, live, grow = _regressors(X)
+    X, live, grow = _regressors(X) if formed is None else formed[:3]
     with np.errstate(over="ignore"):
         # (the solver's own residual sums, which it may square beyond binary64, are not used)
         coef = scipy.linalg.lstsq(X, Y, lapack_driver="gelsd")[0]
     R = Y - X @ coef
-    dof = len(S) - X.shape[1]
+    # (the formed rows of L have a column per token, of rank k: k + 1 columns count)
+    dof = len(S) - (X.shape[1] if formed is None else r.k + 1)
     rel = _relative(R, Y)
     # the condition on the numerical rank (the directions lstsq solved in)
     cond = float(live[0] / live[-1]) if live.size else float("inf")
@@ -1532,7 +1564,8 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     # where none of their directions is lost in the rounding (a folded bias
     # leaves one that is exactly dependent, and rounding must not revive it)
     exact = None
-    if dof > 0 and ((reading == "any" and not getattr(model, "input_error", 0.0)) or live.size == X.shape[1]):
+    if dof > 0 and formed is None and ((reading == "any" and not getattr(model, "input_error", 0.0))
+                                       or live.size == X.shape[1]):
         exact = exact_residual(X, Y)
     if exact is not None:
         R, rel = exact
@@ -1555,7 +1588,11 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
             # the features as given are known to within their declared relative
             # error: the fit's span moves by that over its smallest singular value
             extra += (model.input_error * fl.norm_fro(X[:, :-1]) / float(live[-1]) if live.size else math.inf)
-        if reading == "M" and live.size:
+        if formed is not None:
+            # the rows of the formed L, each column at size one: their error,
+            # scaled with them, moves the span over its smallest singular value
+            extra += math.sqrt(max(np.bincount(src).max(), 1)) * formed[3] / float(live[-1])
+        elif reading == "M" and live.size:
             spread = math.sqrt(max(np.bincount(src).max(), 1))
             basis = r.L_rows_basis(src)
             if basis is not None:

@@ -386,3 +386,17 @@ def test_the_row_spaces_reported_are_at_least_k_beside_a_token_far_from_the_othe
     assert sp.k_decided and sp.k == 8
     assert sp.dims == (8, 8)
     assert min(sp.dims) >= sp.k
+
+
+@pytest.mark.parametrize("index", range(12))
+def test_a_graded_fit_reading_M_beside_a_token_far_from_the_others_is_decided(index):
+    """A token ``2^e`` (``|e|`` up to 1000) from the others: at ``k = rank L``
+    decided by rounding the fit reading ``M`` was read off the coordinates
+    ``U_k[s] diag(s_k)``, whose error is ``u sigma_1`` in every direction, and
+    the directions ``10^-15`` below ``sigma_1`` that the fit needs were lost:
+    undecided. ``L_k = L`` there, and its rows formed correctly rounded carry
+    an error relative to themselves: every query agrees with the exact one."""
+    from allornone.theorems.engine import invariance as inv
+
+    r = inv.check("graded-thm14", "tokens far apart", 0, index)
+    assert r["outcome"] == "agree", r
