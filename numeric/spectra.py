@@ -167,6 +167,11 @@ class Factored:
 
 
 def _thin_qr(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if X.shape[0] >= X.shape[1] and not np.any(np.tril(X, -1)):
+        # already upper trapezoidal (the first model's columns of a joint
+        # triangular factor): Householder QR's reflectors would all be the
+        # identity, so its factors are these, exactly, at no O(D d^2) cost
+        return np.eye(X.shape[0], X.shape[1]), np.array(X[:X.shape[1]])
     if X.shape[0] >= X.shape[1]:
         return scipy.linalg.qr(X, mode="economic", check_finite=False)
     # a wide factor: Q = I, R = X keeps L = Q_F R_F R_G^T Q_G^T without a larger Q
