@@ -167,7 +167,7 @@ _TILE_TOKENS = 1024
 _TILE_CONTEXTS = 512
 
 
-def _same_distribution_tiled(a, b, tol) -> Decision:
+def _same_distribution_tiled(a, b, tol, first_failure: bool = False) -> Decision:
     """:func:`same_distribution` a tile of contexts and tokens at a time
     (:mod:`allornone.numeric.logit_tiles`).
 
@@ -178,8 +178,10 @@ def _same_distribution_tiled(a, b, tol) -> Decision:
     ``u (d + 2) |f(x)|^T |g_0(y)|``), so that it costs no matrix product of
     its own: two products of ``m x n x d`` flops in all, the token blocks
     shared among threads. Entries the bound leaves open are recomputed as in
-    :func:`same_distribution`."""
-    ex, t = compare_tiles(a, b, tol, _TILE_TOKENS, _TILE_CONTEXTS)
+    :func:`same_distribution`. ``first_failure``: the pass ends at the first
+    tile with a failing entry (:func:`~allornone.numeric.logit_tiles.compare_tiles`;
+    the residual is then the largest difference of the entries judged)."""
+    ex, t = compare_tiles(a, b, tol, _TILE_TOKENS, _TILE_CONTEXTS, first_failure=first_failure)
     # tiles in their order, as long as they fit in what may be recomputed
     rows, cols, kept, overflowed = [], [], 0, t.redo_count > _REFINE_MAX
     for r, c in zip(t.rows, t.cols):

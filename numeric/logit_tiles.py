@@ -50,6 +50,7 @@ order, so the verdict, the witness and the residual are those of one thread.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 
@@ -104,9 +105,10 @@ def common_scaled(X: np.ndarray, Y: np.ndarray, ox: int = 0, oy: int = 0):
     return fl.scale_rows(X, e + ox), fl.scale_rows(Y, e + oy), e
 
 
-def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
+def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol, stop=None):
     """One block of tokens ``j : j + nt`` against every context (``nc`` at a
-    time): ``(ey, any_fail, worst, max_res, rows, cols)``."""
+    time): ``(ey, any_fail, worst, max_res, rows, cols)``. ``stop(any_fail)``,
+    asked before each tile of contexts: True ends the block there."""
     ga, gb = a.G[a.pivot], b.G[b.pivot]
     ie_a, ie_b = a.input_error, b.input_error
     # the subtraction's own error (signed: G - g(y_0) = G0 + T0 exactly, TwoSum),
@@ -165,22 +167,24 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
     # the first tile is a probe of a few rows, so that a block whose entries
     # are mostly open goes to the slices whole almost from its start
     cuts = [0] + list(range(min(step, m), m, nc)) + [m] if m else []
-    for i0, stop in zip(cuts[:-1], cuts[1:]):
+    for i0, stop_at in zip(cuts[:-1], cuts[1:]):
+        if stop is not None and stop(any_fail):
+            break
         start = i0
         if dense and not any_fail:
-            done, any_fail, worst, max_res = _dense(Fa, Fb, sides, np.arange(i0, stop), j, e, ex, left, right,
+            done, any_fail, worst, max_res = _dense(Fa, Fb, sides, np.arange(i0, stop_at), j, e, ex, left, right,
                                                     declared, scale_y, tol, worst, max_res, rows, cols, count)
             start = i0 + done
-            dense_ok = start == stop
-        if start == stop:
+            dense_ok = start == stop_at
+        if start == stop_at:
             continue
-        h0 = stop - start
-        np.matmul(Fa[start:stop], G0a.T, out=bufa[:h0])
-        np.matmul(Fb[start:stop], G0b.T, out=bufb[:h0])
+        h0 = stop_at - start
+        np.matmul(Fa[start:stop_at], G0a.T, out=bufa[:h0])
+        np.matmul(Fb[start:stop_at], G0b.T, out=bufb[:h0])
         pending_r, pending_c = [], []
         opened = 0
-        for i in range(start, stop, step):
-            sl = slice(i, min(stop, i + step))
+        for i in range(start, stop_at, step):
+            sl = slice(i, min(stop_at, i + step))
             La, Lb = bufa[i - start:sl.stop - start], bufb[i - start:sl.stop - start]
             before = len(pending_r)
             any_fail, worst, max_res = _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol,
@@ -189,7 +193,7 @@ def _block(a, b, Fa, Fb, ex, left, dleft, j, nt, nc, tol):
                 opened += pending_r[-1].size
             # the open entries of whole contexts settled once they are many
             # (or at the tile's end): their arrays stay near SETTLE_ENTRIES
-            if pending_r and (sl.stop == stop or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
+            if pending_r and (sl.stop == stop_at or sum(map(len, pending_r)) >= SETTLE_ENTRIES):
                 any_fail, worst = _settled(pending_r, pending_c, Fa, Fb, cut, j, e, ex, left, right, declared,
                                            scale_y, tol, any_fail, worst, rows, cols, count)
                 pending_r, pending_c = [], []
@@ -338,10 +342,19 @@ def _judge(La, Lb, sl, j, e, ex, left, right, dleft, dright, scale_y, tol, any_f
     return any_fail, worst, max_res
 
 
-def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int | None = None):
+def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int | None = None,
+                  first_failure: bool = False):
     """Every entry of ``L`` and ``L~`` judged as the module docstring says.
     Returns ``(ex, TileResult)``, ``ex`` the contexts' exponents (the units
-    of the entries handed back)."""
+    of the entries handed back).
+
+    ``first_failure``: for a caller that needs the verdict and one witness
+    only, the pass ends at the first tile of contexts with an entry that
+    fails, in the first block of tokens (in their order) that has one: the
+    result is that of the blocks up to it, whatever the number of threads
+    (a later block running meanwhile stops at its next tile, and is not
+    merged). Its largest difference and witness are then those of the
+    entries judged, not of all."""
     ex = common_exponents(a.F, b.F)
     Fa, Fb = fl.scale_rows(a.F, ex), fl.scale_rows(b.F, ex)
     nFa, nFb = fl.row_norms(Fa), fl.row_norms(Fb)
@@ -355,9 +368,32 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
     starts = list(range(0, n, tile_tokens))
     threads = th.workers() if threads is None else max(1, int(threads))
     threads = min(threads, len(starts)) if starts else 1
-    parts = th.run_all(lambda j: _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol),
-                       starts, threads)
+    failed = [n]                  # the first token block (by its start) known to fail
+    lock = threading.Lock()
+
+    def run(j):
+        def stop(any_fail):
+            if not first_failure:
+                return False
+            if any_fail:
+                with lock:
+                    failed[0] = min(failed[0], j)
+                return True
+            return failed[0] < j     # an earlier block fails: this one will not be merged
+        return _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol, stop)
+
     out = TileResult(np.zeros(n, dtype=int))
+    parts = th.run_in_order(run, starts, threads)
+    # (closed at once where the pass ends early: the blocks still running are
+    # waited for and BLAS gets its threads back now, not when collected)
+    with contextlib.closing(parts):
+        _merge(out, starts, parts, first_failure)
+    return ex, out
+
+
+def _merge(out: TileResult, starts, parts, first_failure: bool) -> None:
+    """The blocks' results into ``out``, in the blocks' order (up to the first
+    that fails, with ``first_failure``)."""
     for j, (e, fail, worst, res, rows, cols, count) in zip(starts, parts):
         out.ey[j:j + e.size] = e
         out.any_fail |= fail
@@ -367,5 +403,6 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
         out.rows += rows
         out.cols += cols
         out.redo_count += count
-    return ex, out
+        if first_failure and fail:
+            break
 

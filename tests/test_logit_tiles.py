@@ -181,6 +181,52 @@ def test_threads_give_the_verdict_witness_and_residual_of_one(monkeypatch):
             (out[1].truth, out[1].residual, out[1].tolerance, out[1].detail)
 
 
+def test_the_pass_that_ends_at_the_first_failure_gives_one_answer(monkeypatch):
+    """Several token blocks fail: the pass that ends at the first failing tile
+    fails too, with a witness that is a failing entry of the first failing
+    block, the same on every thread count, having judged fewer entries than
+    the whole pass (its residual at most the whole one's)."""
+    rng = np.random.default_rng(6)
+    F, G = random_model(300, 2000, 12, 10, 9, seed=rng)
+    G2 = G.copy()
+    for y in (700, 1234, 1900):
+        G2[y] += 1e-6 * np.abs(G[y]).max()
+    a, b = FloatModel(F, G), FloatModel(F, G2)
+    monkeypatch.setattr(feq, "_TILE_TOKENS", 128)
+    monkeypatch.setattr(feq, "_TILE_CONTEXTS", 64)
+    whole = feq._same_distribution_tiled(a, b, a.backend.tolerance)
+    judged = []
+    real = logit_tiles._judge
+
+    def counting(La, *args):
+        judged.append(La.size)
+        return real(La, *args)
+    monkeypatch.setattr(logit_tiles, "_judge", counting)
+    out = {}
+    for w in (1, 2, 5):
+        monkeypatch.setattr(threads, "WORKERS", w)
+        judged.clear()
+        out[w] = feq._same_distribution_tiled(a, b, a.backend.tolerance, first_failure=True)
+        if w == 1:
+            early = sum(judged)
+    assert whole.fails and out[1].fails
+    x, y = out[1].detail["witness"]
+    assert 640 <= y < 768 and _exact_logit(a, x, y) != _exact_logit(b, x, y)
+    assert 0 < out[1].residual <= whole.residual
+    for w in (2, 5):
+        assert (out[w].truth, out[w].residual, out[w].tolerance, out[w].detail) == \
+            (out[1].truth, out[1].residual, out[1].tolerance, out[1].detail)
+    # the five blocks before the first failing one, and one tile of contexts of it
+    assert early <= 5 * 128 * a.m + 128 * 64 < a.m * a.n / 2
+    # a later block that ran meanwhile (on another thread) is not merged
+    e = np.zeros(2, dtype=int)
+    parts = [(e, False, (0.5, (0, 0), 0.1, 1.0), 1.0, [], [], 0), (e, True, (9.0, (1, 2), 1.0, 1.0), 2.0, [], [], 0),
+             (e, True, (99.0, (2, 4), 5.0, 1.0), 7.0, [], [], 0)]
+    merged = logit_tiles.TileResult(np.zeros(6, dtype=int))
+    logit_tiles._merge(merged, [0, 2, 4], iter(parts), True)
+    assert (merged.any_fail, merged.worst[1], merged.max_res) == (True, (1, 2), 2.0)
+
+
 @pytest.mark.parametrize("tiled", [False, True, "dense"])
 def test_a_declared_error_is_a_cost_for_holds(monkeypatch, tiled):
     """Logits 3 and 5 next to entries of 2^61 round to the same floats: the
