@@ -246,11 +246,20 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     sub = max(1, min(step, CACHE_ENTRIES // max(n, 1)))
     local = threading.local()
 
+    # the bound's token factor: c_a, c_b and what underflow may lose where a
+    # column is not zero in both models (2 UNDERFLOW; a pivot's exact zeros lose nothing)
+    ca, cb = sides[0][0], sides[1][0]
+    right = np.vstack([ca, cb, np.where((ca > 0) | (cb > 0), 2.0 * UNDERFLOW, 0.0)])
+    right_top = (float(np.max(ca, initial=0.0)), float(np.max(cb, initial=0.0)))
+
     def block(i):
         # a block of contexts on its own: its accumulators start empty and are
         # merged in the blocks' order, so any number of threads gives one answer
         if not hasattr(local, "bufs"):
             local.bufs = tuple(np.empty((step, n)) for _ in range(3))
+            # the elementwise work's temporaries, made once per thread: made
+            # afresh for every few rows, each was paged in again (a third of the work)
+            local.scratch = tuple(np.empty((sub, n)) for _ in range(4))
         bufa, bufb, diff = local.bufs
         r = min(m, i + step) - i
         acc = _fresh_distances()
@@ -262,12 +271,12 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
             less_b = _scores(bufb[:r], Xb, b, GbT, shift_b)
             na, nb = _row_norms(Xa), _row_norms(Xb)
             # (the rows that are not zero, told before the scaling by beta can underflow)
-            rows = (na * sides[0][1], nb * sides[1][1], ((na > 0) | (nb > 0)).astype(float))
+            rows = np.column_stack([na * sides[0][1], nb * sides[1][1], ((na > 0) | (nb > 0)).astype(float)])
             for j in range(0, r, sub):
                 h = min(r, j + sub)
-                bound = (rtol, resolution, rows[0][j:h], sides[0][0], rows[1][j:h], sides[1][0], rows[2][j:h])
+                bound = (rtol, resolution, rows[j:h], right, right_top)
                 _block_distances(acc, extra, bufa[j:h], bufb[j:h], diff[j:h], i + j, n,
-                                 p if less_a else None, p if less_b else None, bound)
+                                 p if less_a else None, p if less_b else None, bound, local.scratch)
         return r, acc, extra
 
     acc, extra = _fresh_distances(), _fresh_extra()
@@ -357,13 +366,16 @@ def _merge_distances(acc: dict, part: dict, extra: dict, more: dict | None) -> N
         _merge_sumsq(extra["sq"], more["sq"])
 
 
-def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb, bound=None) -> None:
+def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb, bound=None,
+                     scratch=None) -> None:
     """The distances' work on rows ``i, i + 1, ...`` of both models' logits
     (``La``, ``Lb``, overwritten; ``D`` a buffer of their shape): accumulated
     into ``acc`` (and ``extra``, the study's, when given). ``pa``, ``pb``: the
-    pivot's column to subtract, or None. ``bound``: ``(rtol, r_a, c_a, r_b,
-    c_b)`` for the entries' ratio of :func:`distances` (``r`` the rows' norms
-    times ``beta``)."""
+    pivot's column to subtract, or None. ``bound``: ``(rtol, resolution, left,
+    right, right_top)`` for the entries' ratio of :func:`_entry_ratio`.
+    ``scratch``: four buffers at least ``La``'s shape (made here when None)."""
+    if scratch is None:
+        scratch = tuple(np.empty(La.shape) for _ in range(4))
     if pa is not None:
         La -= La[:, pa].copy()[:, None]
     if pb is not None:
@@ -386,7 +398,7 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
     _add_sumsq(acc["e2"], D)
     _add_sumsq(acc["l2"], La)
     if bound is not None:
-        _entry_ratio(acc, La, Lb, D, i, n, *bound)
+        _entry_ratio(acc, La, Lb, D, i, n, *bound, scratch)
     lse, tot = [], []
     for X in (La, Lb):  # X becomes e = exp(L - max L): one exponential per entry
         top = X.max(axis=1, keepdims=True)
@@ -397,10 +409,11 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
         lse.append(top[:, 0] + np.log(total))
     pD = np.einsum("ij,ij->i", La, D) / tot[0]
     kl = np.maximum(pD - lse[0] + lse[1], 0.0)
-    if extra is not None:
-        _more_distances(extra, La, Lb, D, tot, lse, n)
-    # |p - p~| summed, with p~ = e~ / t~ brought to p's scale t: one division per context
+    # p~ = e~ / t~ brought to p's scale t: one division per context
     Lb *= (tot[0] / tot[1])[:, None]
+    if extra is not None:
+        _more_distances(extra, La, Lb, D, tot[0], lse, scratch)
+    # |p - p~| summed
     np.subtract(La, Lb, out=D)
     np.abs(D, out=D)
     tv = 0.5 * D.sum(axis=1) / tot[0]
@@ -410,49 +423,57 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
     acc["tv_max"] = max(acc["tv_max"], float(tv.max()))
 
 
-def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: float, ra, ca, rb, cb,
-                 live) -> None:
+def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: float, left, right, right_top,
+                 scratch) -> None:
     """Into ``acc``, for a block (``M = max(|La|, |Lb|)``, ``b = r_a c_a + r_b c_b``
-    plus ``2 UNDERFLOW`` where the row (``live``: 1, or 0 for a row zero in both
-    models) and the column (``c_a`` or ``c_b`` not zero) are not zero):
+    plus ``2 UNDERFLOW`` where the row and the column are not zero: the
+    product ``left right``, ``left`` the rows' ``[r_a, r_b, live]`` (``live``
+    1, or 0 for a row zero in both models) and ``right`` the tokens' ``[c_a,
+    c_b, 2 UNDERFLOW or 0]``, ``right_top`` the largest ``c_a`` and ``c_b``):
     the entries where ``|D| + b > resolution rtol M`` (the rounding bound leaves
     them open), the largest ``(|D| + b) / (resolution rtol M)`` and, over those
     entries only, the largest ``|D| / (rtol M + b)``. Elsewhere every entry is
     certainly equal at ``rtol``, its ratio at most ``resolution``, below
-    ``gap``: those entries decide nothing else."""
+    ``gap``: those entries decide nothing else. ``scratch``: four buffers of
+    at least the block's rows."""
+    M, A, B, H = (x[:La.shape[0]] for x in scratch)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        # b = r_a c_a + r_b c_b, a rank-two product of vectors >= 0: its largest entry
-        # is max(r_a) max(c_a) + max(r_b) max(c_b), finite exactly when every entry's
+        # b is a rank-three product of vectors >= 0: its largest entry is
+        # max(r_a) max(c_a) + max(r_b) max(c_b), finite exactly when every entry's
         # is. A bound that is not finite leaves its entry unknown: neither equal nor not
-        top = float(np.max(ra, initial=0.0)) * float(np.max(ca, initial=0.0)) + \
-            float(np.max(rb, initial=0.0)) * float(np.max(cb, initial=0.0))
+        top = float(np.max(left[:, 0], initial=0.0)) * right_top[0] + \
+            float(np.max(left[:, 1], initial=0.0)) * right_top[1]
         if not math.isfinite(top):
             acc["unbounded"] = True
-        M = np.abs(La)
-        np.maximum(M, np.abs(Lb), out=M)
+        np.abs(La, out=M)
+        np.maximum(M, np.abs(Lb, out=A), out=M)
         # what underflow may lose in each model's dot product (UNDERFLOW, also what
         # underflow in b itself lost) belongs to every entry that is not an exact
-        # zero by construction: two logits that both underflowed to 0 are open,
-        # not equal, and the same claim at any scaling of the contexts and tokens
-        # is then told in exact arithmetic
-        B = np.column_stack([ra, rb, live]) @ np.vstack([ca, cb, np.where((ca > 0) | (cb > 0), 2.0 * UNDERFLOW, 0.0)])
-        A = np.abs(D)
+        # zero by construction (right's last row): two logits that both
+        # underflowed to 0 are open, not equal, and the same claim at any scaling
+        # of the contexts and tokens is then told in exact arithmetic
+        np.matmul(left, right, out=B)
+        np.abs(D, out=A)
         A += B
         M *= resolution * rtol
         # open: |D| + b > resolution rtol M (an exact zero by construction in both
         # models, b = 0, is not; a NaN comes only from a bound flagged above)
-        where = np.flatnonzero(np.greater(A, M))
-    if not where.size:
+        mask = np.greater(A, M)
+    count = int(np.count_nonzero(mask))
+    if not count:
         return
+    # most entries open (two models that differ): whole-array passes are
+    # cheaper than gathering, and the indices of the open entries are not made
+    dense = 8 * count > A.size
+    where = None if dense else np.flatnonzero(mask)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        if 8 * where.size > A.size:
-            # most entries open (two models that differ): whole-array passes
-            # are cheaper than gathering
+        if dense:
             a, m, b = A.ravel(), M.ravel(), B.ravel()
             m += UNDERFLOW                      # (no 0/0 at the exact zeros)
+            hold = np.divide(a, m, out=H.ravel())
         else:
             a, m, b = A.flat[where], M.flat[where], B.flat[where]
-        hold = a / m
+            hold = a / m
         m /= resolution
         m += b
         a -= b
@@ -463,36 +484,54 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
     if math.isnan(fail[k]):
         k = int(np.nanargmax(fail)) if not np.isnan(fail).all() else 0
     if float(fail[k]) > acc["ratio"]:
-        j = int(where[k]) if fail.size == where.size else k
+        j = k if dense else int(where[k])
         acc["ratio"], acc["ratio_at"] = float(fail[k]), (i + j // n, j % n)
-    acc["open_count"] += int(where.size)
+    acc["open_count"] += count
     if acc["open_count"] > OPEN_ENTRIES:
         # the whole pass has at least this block's count: its list will not be used
         acc["open"].clear()
         return
-    acc["open"].extend((i + int(j) // n, int(j) % n) for j in where)
+    acc["open"].extend((i + int(j) // n, int(j) % n) for j in (np.flatnonzero(mask) if dense else where))
 
 
-def _more_distances(acc: dict, Ea, Eb, D, tot, lse, n: int) -> None:
+def _more_distances(acc: dict, Ea, Eb, D, t, lse, scratch) -> None:
     """``KL(p~ || p)``, Jensen--Shannon and the centred log-odds distance of a
-    block, from ``e = exp(L - max L)``, ``e~`` (``Ea``, ``Eb``, kept), their
-    sums ``tot`` and log-normalisers ``lse`` and ``D = L - L~`` (centred here)."""
-    pbD = np.einsum("ij,ij->i", Eb, D) / tot[1]
+    block, from ``e = exp(L - max L)`` and ``e~`` brought to its scale (``Ea``,
+    ``Eb``, kept: ``p = e / t``, ``p~ = e~ / t``), ``t`` and the
+    log-normalisers ``lse`` and ``D = L - L~`` (centred here).
+
+    With ``y = |log p - log p~| = |D - lse + lse~|`` and ``phi(y) = log(2 / (1 +
+    e^-y)) = -log1p(expm1(-y) / 2)``, each token adds ``p (log p - log r) + p~
+    (log p~ - log r)`` to twice the JS divergence (``r = (p + p~) / 2``), which
+    is ``(p + p~) phi(y) - y min(p, p~)`` (the larger of the two takes
+    ``phi(y)``, the smaller ``phi(-y) = phi(y) - y``): no logarithm of a
+    probability is taken (one that underflowed to zero needs no care), and the
+    terms of nearby distributions are small to their own relative accuracy."""
+    pbD = np.einsum("ij,ij->i", Eb, D) / t
     kba = np.maximum(-pbD - lse[1] + lse[0], 0.0)
     acc["kl_sum"] += float(kba.sum())
     acc["kl_max"] = max(acc["kl_max"], float(kba.max()))
-    # JS = (KL(p || r) + KL(p~ || r)) / 2, r = (p + p~) / 2, from log p and log p~
-    pa = Ea / tot[0][:, None]
-    pb = Eb / tot[1][:, None]
-    with np.errstate(divide="ignore"):
-        lpa, lpb = np.log(pa), np.log(pb)
-    lr = np.logaddexp(lpa, lpb) - math.log(2.0)
-    with np.errstate(invalid="ignore"):
-        ja = np.nansum(np.where(pa > 0, pa * (lpa - lr), 0.0), axis=1)
-        jb = np.nansum(np.where(pb > 0, pb * (lpb - lr), 0.0), axis=1)
-    acc["js_sum"] += float(np.maximum(0.5 * (ja + jb), 0.0).sum())
+    h = Ea.shape[0]
+    Y, P, W = (x[:h] for x in scratch[:3])
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.subtract(D, (lse[0] - lse[1])[:, None], out=Y)
+        np.abs(Y, out=Y)
+        # (a difference beyond binary64 is capped: its smaller probability is 0)
+        np.minimum(Y, _Y_CAP, out=Y)
+        np.negative(Y, out=P)
+        np.expm1(P, out=P)
+        P *= 0.5
+        np.log1p(P, out=P)
+        np.add(Ea, Eb, out=W)
+        twice = -np.einsum("ij,ij->i", W, P)
+        np.minimum(Ea, Eb, out=W)
+        twice -= np.einsum("ij,ij->i", W, Y)
+    acc["js_sum"] += float(np.maximum(0.5 * twice / t, 0.0).sum())
     D -= D.mean(axis=1, keepdims=True)
     _add_sumsq(acc["sq"], D)
+
+
+_Y_CAP = 1e300
 
 
 def _angles(Qa, Wa, Qb, Wb) -> np.ndarray:
@@ -981,7 +1020,9 @@ def _tiled_entries_equal(a, b, tol: Tolerance) -> tuple[bool | None, dict | None
     views = [SimpleNamespace(F=np.asarray(_features(m), dtype=float), G=np.asarray(m.G, dtype=float),
                              pivot=m.pivot, m=m.m, n=m.n, d=m.d, input_error=getattr(m, "input_error", 0.0))
              for m in (a, b)]
-    out = _same_distribution_tiled(*views, tol)
+    # the verdict and one witness are all that is used: the pass ends at the
+    # first failing tile
+    out = _same_distribution_tiled(*views, tol, first_failure=True)
     if out.holds:
         return True, None
     if out.fails:

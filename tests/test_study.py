@@ -87,6 +87,31 @@ def test_divergences_of_equal_distributions_are_rounding():
     assert d["max_abs_log_odds_diff"] < 1e-11 and d["centred_log_odds_distance"] < 1e-12
 
 
+@pytest.mark.parametrize("eps", [1.0, 1e-6, 1e-9])
+def test_js_is_accurate_to_its_own_size_for_nearby_distributions(eps):
+    """Against 60-digit arithmetic on the models' own numbers: the divergence of
+    two distributions 1e-9 apart (about 1e-19) to a few parts in 1e6, where a sum
+    of p (log p - log r) over the logarithms of the probabilities is off by about
+    a factor twenty."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    rng = np.random.default_rng(3)
+    F, G = rng.standard_normal((7, 4)), rng.standard_normal((11, 4))
+    F2 = F + eps * rng.standard_normal(F.shape)
+    got = divergences(FloatModel(F, G), FloatModel(F2, G))["js_mean"]
+    total = mpmath.mpf(0)
+    for x in range(7):
+        ps = []
+        for X in (F, F2):
+            e = [mpmath.e ** mpmath.fsum(mpmath.mpf(X[x, j]) * mpmath.mpf(G[y, j]) for j in range(4))
+                 for y in range(11)]
+            z = mpmath.fsum(e)
+            ps.append([v / z for v in e])
+        total += mpmath.fsum(p * mpmath.log(2 * p / (p + q)) + q * mpmath.log(2 * q / (p + q)) for p, q in zip(*ps))
+    want = float(total / 14)
+    assert got == pytest.approx(want, rel=1e-5, abs=0.0)
+
+
 def test_the_centred_distance_ignores_the_normalisation_but_not_the_distribution():
     """A per-context shift of every logit (a changed normaliser) is invisible to it;
     changing one token's log-odds is not."""
