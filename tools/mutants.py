@@ -484,7 +484,7 @@ REAL_MODEL_MUTANTS = [
            "the screen before the exact zero check takes any computed logit that is not zero as nonzero, "
            "rounding included", ("tests/test_float_soundness.py",)),
     Mutant("centred-factor-without-means", "numeric/factor.py",
-           "        T = Rz[:, :D] + np.outer(Rz[:, D], mu)\n", "        T = Rz[:, :D] + 0.0 * np.outer(Rz[:, D], mu)\n",
+           "Rz[:, D].copy(),", "0.0 * Rz[:, D],",
            "the factor made on the centred matrix leaves out the means it subtracted",
            ("tests/test_graded_speed_routes.py",)),
     Mutant("centred-failure-is-householder", "numeric/factor.py",
@@ -841,9 +841,9 @@ STUDY_MUTANTS: list[Mutant] = [
            "    return float(against / null.size)\n",
            "a p-value that can be 0 (the observed statistic left out of its own null)", _STUDY_TESTS),
     Mutant("study-js-one-side", "numeric/graded.py",
-           'acc["js_sum"] += float(np.maximum(0.5 * (ja + jb), 0.0).sum())',
-           'acc["js_sum"] += float(np.maximum(ja, 0.0).sum())',
-           "Jensen-Shannon as one KL to the mixture", _STUDY_TESTS),
+           'acc["js_sum"] += float(np.maximum(0.5 * twice / t, 0.0).sum())',
+           'acc["js_sum"] += float(np.maximum(twice / t, 0.0).sum())',
+           "Jensen-Shannon as the sum of the two KLs to the mixture, not their mean", _STUDY_TESTS),
     Mutant("parallel-gram-centred-over-tokens", "numeric/parallel_gram.py",
            "R[form] = _upper_r(F - F.mean(axis=0))", "R[form] = _upper_r(F - F.mean(axis=1, keepdims=True))",
            "the centred form removes each context's mean over coordinates instead of each coordinate's mean over "
