@@ -701,6 +701,9 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
         square = (f"--head {head} is square ({d} x {d}): read as n x d, a row per token (PyTorch's Linear.weight); "
                   "if it has a column per token (a Keras Dense kernel), pass --head-layout d-by-n")
     n = W.shape[0] if W.shape[1] == d else W.shape[1]
+    if n == 0:
+        raise ShapeError(f"--head {head} has no tokens ({W.shape[0]} x {W.shape[1]}): a distribution needs at "
+                         "least one")
     if b is not None and b.shape[0] != n:
         raise ShapeError(f"--bias has {b.shape[0]} entries but the head has n = {n} tokens")
     ctx = load_names(contexts, X.shape[0], "--contexts") if contexts else None

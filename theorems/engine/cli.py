@@ -69,6 +69,25 @@ class _FiniteFloat(click.types.FloatParamType):
         return rv
 
 
+class _Command(click.Command):
+    """A command whose single-valued options may be given once: click keeps
+    the last of several silently, so ``analyse --features a --features b``
+    (one model's command given two) would analyse ``b`` alone."""
+
+    def parse_args(self, ctx, args):
+        args = list(args)
+        end = args.index("--") if "--" in args else len(args)
+        for param in self.params:
+            if not isinstance(param, click.Option) or param.multiple or param.count or param.is_flag:
+                continue
+            names = param.opts + param.secondary_opts
+            given = sum(1 for a in args[:end] if a in names or any(a.startswith(n + "=") for n in names if
+                                                                      n.startswith("--")))
+            if given > 1:
+                raise click.UsageError(f"{names[0]} is given {given} times; it takes one value", ctx)
+        return super().parse_args(ctx, args)
+
+
 class _Group(click.Group):
     """Turns every user mistake -- bad input (AllOrNoneError) and click's usage
     errors (a bad option value, a missing argument) -- into one line on stderr
@@ -93,6 +112,8 @@ class _Group(click.Group):
             # the loaders refuse what would not fit before reading it; this is the net below them
             why = f" ({exc})" if str(exc) else ""
             _fail(RuntimeError(f"out of memory{why}: what was asked for is larger than this machine can hold"))
+
+    command_class = _Command
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
