@@ -333,8 +333,12 @@ def _centred(block, rows: int, D: int, step: int, progress, gram: bool
     more --, or the means are not finite)."""
     if rows < 4 * (D + 1):
         return None, None, None
-    first = min(rows, -(-2 * (D + 1) // step) * step)      # the probe's rows, read once
-    X0 = np.vstack([np.asarray(block(lo, min(first, lo + step)), dtype=np.float64) for lo in range(0, first, step)])
+    first = min(rows, -(-2 * (D + 1) // step) * step)
+    # the probe's rows, read once; where they are one block, that block itself
+    # (no copy of it beside the one the centring makes)
+    parts = [np.asarray(block(lo, min(first, lo + step)), dtype=np.float64) for lo in range(0, first, step)]
+    X0 = parts[0] if len(parts) == 1 else np.vstack(parts)
+    del parts
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         total = X0.sum(axis=0)
         Z0 = np.empty((first, D + 1))
