@@ -334,19 +334,24 @@ def _centred(block, rows: int, D: int, step: int, progress, gram: bool
     if rows < 4 * (D + 1):
         return None, None, None
     first = min(rows, -(-2 * (D + 1) // step) * step)
-    # the probe's rows, read once; where they are one block, that block itself
-    # (no copy of it beside the one the centring makes)
-    parts = [np.asarray(block(lo, min(first, lo + step)), dtype=np.float64) for lo in range(0, first, step)]
-    X0 = parts[0] if len(parts) == 1 else np.vstack(parts)
-    del parts
+    def first_rows():
+        return [(lo, min(first, lo + step)) for lo in range(0, first, step)]
+    # the probe's rows read into Z_0 itself and centred in place: no copy of
+    # them beside it (a copy of the whole matrix where it is one block)
+    Z0 = np.empty((first, D + 1))
+    for lo, hi in first_rows():
+        Z0[lo:hi, :D] = block(lo, hi)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        total = X0.sum(axis=0)
-        Z0 = np.empty((first, D + 1))
-        np.subtract(X0, total / first, out=Z0[:, :D])
+        total = Z0[:, :D].sum(axis=0)
+        Z0[:, :D] -= total / first
         Z0[:, D] = 1.0
         if not _probe(Z0.T @ Z0, rows, D + 1):
             # a rank-deficient X (the joint matrix of an equivalent pair) fails
-            # both; an X with a constant column (a folded bias) only Z
+            # both; an X with a constant column (a folded bias) only Z. The
+            # probe's rows are read again for X's own Gram matrix (Householder
+            # QR follows, which costs far more than reading them)
+            del Z0
+            X0 = np.vstack([np.asarray(block(lo, hi), dtype=np.float64) for lo, hi in first_rows()])
             plain = _probe(X0.T @ X0, rows, D)
             return None, None, (None if plain else "householder")
         del Z0
@@ -363,7 +368,6 @@ def _centred(block, rows: int, D: int, step: int, progress, gram: bool
         for t in th.run_all(part, range(len(cuts) - 1)):
             total += t
         mu = total / rows
-    del X0
     if not np.all(np.isfinite(mu)):
         return None, None, None
 
