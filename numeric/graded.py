@@ -688,17 +688,19 @@ def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
     def contexts(f, M):
         Uk = f.U[:, :k]
         return f.W_F @ (Uk @ (Uk.T @ (f.R_F @ M)))
-    Pa, Pb = contexts(fa, Ma), contexts(fb, Mb)
-    KA = scipy.linalg.lstsq(Pb, Pa, lapack_driver="gelsy", check_finite=False)[0]
-    Xa, Xb = fa.W_G @ (fa.R_G @ Na), fb.W_G @ (fb.R_G @ Nb)
-    KB = scipy.linalg.lstsq(Xb, Xa, lapack_driver="gelsy", check_finite=False)[0]
-
     def rel(r, x):
         return float(r / x) if x > 0 else float(r > 0)
+
+    def fit(Y, X):
+        # the solution and the relative residual of Y = X K, each side's
+        # (d + d~)-sized arrays freed before the other's are made
+        K = scipy.linalg.lstsq(X, Y, lapack_driver="gelsy", check_finite=False)[0]
+        # (norms scaled first: factors of size 1e200 would square to infinity, and inf / inf read as a NaN residual)
+        return K, rel(fl.norm_fro(Y - X @ K), fl.norm_fro(Y))
+    KA, el1 = fit(contexts(fa, Ma), contexts(fb, Mb))
+    KB, el2 = fit(fa.W_G @ (fa.R_G @ Na), fb.W_G @ (fb.R_G @ Nb))
     target = Mb.T @ Nb
-    # (norms scaled first: factors of size 1e200 would square to infinity, and inf / inf read as a NaN residual)
-    res = {"EL1": rel(fl.norm_fro(Pa - Pb @ KA), fl.norm_fro(Pa)),
-           "EL2": rel(fl.norm_fro(Xa - Xb @ KB), fl.norm_fro(Xa)),
+    res = {"EL1": el1, "EL2": el2,
            "EL3": rel(fl.norm_fro(KA @ (Ma.T @ Na) @ KB.T - target), fl.norm_fro(target))}
     sA, sB = summarise_matrix(KA), summarise_matrix(KB)
     sA["shape"], sB["shape"] = [a.d, b.d], [a.d, b.d]
