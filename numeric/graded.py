@@ -924,6 +924,10 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     # the distances first: their blocks of logits are then not alive beside the factors
     say("distances between the distributions")
     dist = distances(a, b, both_ways=both_ways, rtol=tol.rtol, resolution=tol.resolution)
+    # L = L~ entry by entry, decided on the distances' ratios and, where they
+    # leave it open, on the entries recomputed: before the factors are made,
+    # so that its tiles are not alive beside them
+    same = _same_distribution(dist, tol, lambda: _open_entries_equal(a, b, dist, tol))
     say("factoring both models (joint QR of the context and the token matrices)")
     fa, fb = factor_pair(a, b, progress=lambda done, total: say(f"  token QR: {done} of {total} tokens"))
     # the rest is (d + d~)-sized: independent parts side by side where there are
@@ -940,7 +944,6 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     verdicts = {name: (d.truth.value if sa.k_decided else Truth.UNDECIDED.value) for name, d in decisions.items()}
     measures = {name: {"quantity": d.detail["quantity"], "value": float(d.residual),
                        "bounds": [float(d.tolerance[0]), float(d.tolerance[1])]} for name, d in decisions.items()}
-    same = _same_distribution(dist, tol, lambda: _open_entries_equal(a, b, dist, tol))
     if same["verdict"] == Truth.HOLDS.value and _far_pivot(a):
         # against a pivot far from every other token the logits are as large as
         # that distance, and "within rtol of them" says nothing of the log-odds
