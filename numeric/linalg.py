@@ -631,9 +631,10 @@ def subtract_with_error(x: np.ndarray, y: np.ndarray, input_error: float = 0.0) 
     """``x - y`` and an entrywise bound on its error: the exact rounding error of
     the subtraction (TwoSum), plus ``input_error (|x| + |y|)``."""
     s, err = two_sum(x, -y)
-    err = np.abs(err)
+    # (err is two_sum's own array: made absolute in place)
+    err = np.abs(err, out=err) if np.ndim(err) else abs(err)
     if input_error:
-        err = err + input_error * (np.abs(x) + np.abs(y))
+        err += input_error * (np.abs(x) + np.abs(y))
     return s, err
 
 
@@ -645,9 +646,17 @@ _SPLIT_SAFE = 2.0 ** 995
 
 def two_sum(a, b):
     """``s = fl(a + b)`` and ``e`` with ``a + b = s + e`` exactly (Knuth's TwoSum)."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
+    s = np.add(a, b)
+    bb = np.subtract(s, a)
+    if np.ndim(s) == 0:
+        return s, (a - (s - bb)) + (b - bb)
+    # the same operations in two arrays, not six: a token matrix's G - g(y_0)
+    # was a third of Theorem 5's factoring in fresh temporaries
+    e = np.subtract(s, bb)
+    np.subtract(a, e, out=e)
+    np.subtract(b, bb, out=bb)
+    e += bb
+    return s, e
 
 
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
