@@ -176,3 +176,25 @@ def test_well_conditioned():
     R = well_conditioned(6, seed=1, spread=2.0)
     s = np.linalg.svd(R, compute_uv=False)
     assert s.max() <= 2.0 + 1e-12 and s.min() >= 0.5 - 1e-12
+
+
+def test_two_sum_is_exact_on_arrays_broadcasts_and_scalars():
+    """``a + b = s + e`` exactly, in rationals, for entries of every relative
+    size (cancelling, one swallowing the other, equal), a row broadcast
+    against a matrix as ``G - g(y_0)`` is formed, and plain floats."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((40, 7)) * 2.0 ** rng.integers(-60, 60, (40, 7))
+    b = -A[3] * (1 + 2.0 ** -30) + rng.standard_normal(7) * 2.0 ** rng.integers(-80, 40, 7)
+    s, e = fl.two_sum(A, b)
+    assert s.shape == e.shape == A.shape
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            assert Fraction(A[i, j]) + Fraction(b[j]) == Fraction(s[i, j]) + Fraction(e[i, j])
+            assert s[i, j] == A[i, j] + b[j]
+    assert any(e[i, j] != 0 for i in range(40) for j in range(7))
+    s0, e0 = fl.two_sum(1.0, 2.0 ** -70)
+    assert (float(s0), float(e0)) == (1.0, 2.0 ** -70)
+    d, err = fl.subtract_with_error(A, A[3], 1e-3)
+    assert np.array_equal(d, A - A[3]) and np.all(err >= 1e-3 * (np.abs(A) + np.abs(A[3])))

@@ -691,6 +691,9 @@ REAL_MODEL_MUTANTS = [
            "        s = np.ldexp(s0, e - shift)\n", "        s = np.ldexp(s0, e)\n",
            "the singular values of a formed L whose factors were scaled up keep that scaling",
            ("tests/test_graded_columns.py", "tests/test_formed_factor.py")),
+    Mutant("two-sum-half-the-error", "numeric/linalg.py", "    e += bb\n", "    pass\n",
+           "TwoSum's error without the part of b that the sum lost",
+           ("tests/test_linalg_float.py",)),
     Mutant("tiles-first-failure-merges-later-blocks", "numeric/logit_tiles.py",
            "        if first_failure and fail:\n            break\n", "",
            "the pass that ends at the first failure merges blocks after the failing one (their results depend "
