@@ -820,6 +820,9 @@ class GradedComparison:
     in words, its ``value`` and the ``bounds`` of the verdict (holds at or
     below the first, fails above the second; EL3's relative to the larger
     ``sigma_1``)."""
+    llv_undefined: str | None = None
+    """Why ``d^lambda_LLV``, asked for, is not defined on these models (a label whose
+    log-probabilities differ from another's by a constant over the contexts), else None."""
 
     def to_json(self, full: bool = False) -> dict:
         """The ``graded`` object of a report (angles: the 10 largest unless ``full``;
@@ -836,7 +839,7 @@ class GradedComparison:
                 "same_distribution": self.same_distribution,
                 "canonical_correlations": self.canonical_correlations,
                 "canonical_correlations_token": self.canonical_correlations_token,
-                "llv_distance": self.llv_distance}
+                "llv_distance": self.llv_distance, "llv_undefined": self.llv_undefined}
 
 
 def _features(model):
@@ -976,17 +979,23 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
         # one that the rounding or a declared input error could hide), which of
         # the three holds is not known
         verdicts = {n: Truth.UNDECIDED.value for n in verdicts}
-    llv_value = None
+    llv_value = llv_undefined = None
     if llv:
         from allornone.numeric.llv import llv_distance
         say("d_LLV")
-        llv_value = llv_distance(given[0], given[1], **(llv_options or {})).distance
+        try:
+            llv_value = llv_distance(given[0], given[1], **(llv_options or {})).distance
+        except NonFiniteValueError as exc:
+            # a property of the two distributions, not a mistake: the rest of
+            # the comparison stands, and the reason is reported in its place
+            llv_undefined = str(exc)
     return GradedComparison(kk, sa.k_label(), sa.k_decided, dist["max_abs_log_odds_diff"],
                             dist["rel_log_odds_diff"], dist["kl_mean"], dist["kl_max"], dist["tv_mean"],
                             dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],
                             w["bound"], w["delta"], {"A": cert["A"], "B": cert["B"]}, cert["residuals"], verdicts,
                             (sa, sb), _cosines(w["angles_context"]), _cosines(w["angles_token"]), llv_value,
-                            dist, dict(fa.methods), same_distribution=same, el_measures=measures)
+                            dist, dict(fa.methods), same_distribution=same, el_measures=measures,
+                            llv_undefined=llv_undefined)
 
 
 def _open_entries_equal(a, b, dist: dict, tol: Tolerance) -> tuple[bool | None, dict | None]:

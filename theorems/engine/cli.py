@@ -274,6 +274,8 @@ Rows of the graded comparison:
   KL(p || p~)         mean and largest Kullback-Leibler divergence over the
                       contexts, in nats
   TV                  mean and largest total variation distance
+  d_LLV               with --llv: the distance of Nielsen et al., or why it
+                      is not defined on these models (JSON llv_undefined)
   largest angle       the largest principal angle between the two models'
                       context subspaces at k, and between their token subspaces
   sin <= Wedin bound  its sine beside Wedin's bound for a perturbation of that
@@ -894,6 +896,10 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
     t.add_row("||L - L~||_F / ||L||_F", f"{g['rel_log_odds_diff']:.3g}")
     t.add_row("KL(p || p~) mean, max", f"{g['kl_mean']:.3g}, {g['kl_max']:.3g} nats")
     t.add_row("TV mean, max", f"{g['tv_mean']:.3g}, {g['tv_max']:.3g}")
+    if g["llv_distance"] is not None:
+        t.add_row("d_LLV", f"{g['llv_distance']:.3g}")
+    elif g["llv_undefined"] is not None:
+        t.add_row("d_LLV", escape(f"not defined: {g['llv_undefined']}"))
     t.add_row("largest angle: context, token", f"{(g['angles_context'] or [0])[0]:.3g}, "
               f"{(g['angles_token'] or [0])[0]:.3g} rad")
     t.add_row("sin of largest angle <= Wedin bound", f"{g['sin_max']:.3g} <= {g['wedin_bound']:.3g}")
