@@ -334,12 +334,11 @@ def _centred(block, rows: int, D: int, step: int, progress, gram: bool
     if rows < 4 * (D + 1):
         return None, None, None
     first = min(rows, -(-2 * (D + 1) // step) * step)
-    def first_rows():
-        return [(lo, min(first, lo + step)) for lo in range(0, first, step)]
+    spans = [(lo, min(first, lo + step)) for lo in range(0, first, step)]       # the probe's blocks
     # the probe's rows read into Z_0 itself and centred in place: no copy of
     # them beside it (a copy of the whole matrix where it is one block)
     Z0 = np.empty((first, D + 1))
-    for lo, hi in first_rows():
+    for lo, hi in spans:
         Z0[lo:hi, :D] = block(lo, hi)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         total = Z0[:, :D].sum(axis=0)
@@ -351,7 +350,7 @@ def _centred(block, rows: int, D: int, step: int, progress, gram: bool
             # probe's rows are read again for X's own Gram matrix (Householder
             # QR follows, which costs far more than reading them)
             del Z0
-            X0 = np.vstack([np.asarray(block(lo, hi), dtype=np.float64) for lo, hi in first_rows()])
+            X0 = np.vstack([np.asarray(block(lo, hi), dtype=np.float64) for lo, hi in spans])
             plain = _probe(X0.T @ X0, rows, D)
             return None, None, (None if plain else "householder")
         del Z0

@@ -366,16 +366,14 @@ def _merge_distances(acc: dict, part: dict, extra: dict, more: dict | None) -> N
         _merge_sumsq(extra["sq"], more["sq"])
 
 
-def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb, bound=None,
-                     scratch=None) -> None:
+def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, pa, pb, bound,
+                     scratch) -> None:
     """The distances' work on rows ``i, i + 1, ...`` of both models' logits
     (``La``, ``Lb``, overwritten; ``D`` a buffer of their shape): accumulated
     into ``acc`` (and ``extra``, the study's, when given). ``pa``, ``pb``: the
     pivot's column to subtract, or None. ``bound``: ``(rtol, resolution, left,
     right, right_top)`` for the entries' ratio of :func:`_entry_ratio`.
-    ``scratch``: four buffers at least ``La``'s shape (made here when None)."""
-    if scratch is None:
-        scratch = tuple(np.empty(La.shape) for _ in range(4))
+    ``scratch``: four buffers of at least ``La``'s rows."""
     if pa is not None:
         La -= La[:, pa].copy()[:, None]
     if pb is not None:
@@ -397,8 +395,7 @@ def _block_distances(acc: dict, extra: dict | None, La, Lb, D, i: int, n: int, p
         acc["worst"], acc["where"] = max(hi, -lo), (i + j // n, j % n)
     _add_sumsq(acc["e2"], D)
     _add_sumsq(acc["l2"], La)
-    if bound is not None:
-        _entry_ratio(acc, La, Lb, D, i, n, *bound, scratch)
+    _entry_ratio(acc, La, Lb, D, i, n, *bound, scratch)
     lse, tot = [], []
     for X in (La, Lb):  # X becomes e = exp(L - max L): one exponential per entry
         top = X.max(axis=1, keepdims=True)

@@ -373,14 +373,13 @@ def compare_tiles(a, b, tol, tile_tokens: int, tile_contexts: int, threads: int 
 
     def run(j):
         def stop(any_fail):
-            if not first_failure:
-                return False
             if any_fail:
                 with lock:
                     failed[0] = min(failed[0], j)
                 return True
             return failed[0] < j     # an earlier block fails: this one will not be merged
-        return _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol, stop)
+        return _block(a, b, Fa, Fb, ex, left, dleft, j, tile_tokens, tile_contexts, tol,
+                      stop if first_failure else None)
 
     out = TileResult(np.zeros(n, dtype=int))
     parts = th.run_in_order(run, starts, threads)
