@@ -87,10 +87,10 @@ def _pair(kind: str, m: int, n: int, d: int, d2: int):
 
 def _floors(a, b, logits_only: bool = False) -> dict:
     import numpy as np
-    from allornone.numeric import graded
+    from allornone.numeric import distances as distances_module
 
     m, n = a.m, a.n
-    step = graded._rows_within(graded.BLOCK_ENTRIES, 3 * n, m)   # the rows compare's distances take
+    step = distances_module._rows_within(distances_module.BLOCK_ENTRIES, 3 * n, m)   # the rows compare's distances take
     La, Lb = np.empty((step, n)), np.empty((step, n))
     t0 = time.perf_counter()
     for i in range(0, m, step):

@@ -122,7 +122,7 @@ def pair_indices(model, pairs: Sequence) -> np.ndarray:
 
     Raises :class:`~allornone.errors.InputFormatError` for a token the model
     does not have."""
-    from allornone.numeric.graded import _token
+    from allornone.numeric.linear_properties import _token
     out = []
     for i, p in enumerate(pairs):
         if not isinstance(p, (list, tuple)) or len(p) != 2:
@@ -263,7 +263,7 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
     ``spectra`` and ``fac`` (from :func:`allornone.numeric.spectra.analyse` and
     :func:`~allornone.numeric.spectra.factor`) are reused when given."""
     from allornone.numeric.equivalence import column_vanishes
-    from allornone.numeric.graded import _Rank, _token, angle_moved, truncation_error, zero_column_verdict
+    from allornone.numeric.linear_properties import _Rank, _token, angle_moved, truncation_error, zero_column_verdict
     from allornone.numeric.spectra import analyse, formed_factor
 
     fac = fac or formed_factor(model)

@@ -114,7 +114,7 @@ def divergences(a, b, progress: Callable[[int, int], None] | None = None) -> dic
       distributions are equal.
 
     ``progress(done, total)`` after each block."""
-    from allornone.numeric.graded import distances
+    from allornone.numeric.distances import distances
 
     return _divergences(distances(a, b, progress, both_ways=True, entries=BLOCK_ENTRIES))
 
@@ -331,7 +331,7 @@ def _versions(dask_used: bool) -> dict:
 
 def _validate(models: Mapping, pairs: Mapping, tokens, null_draws, seed, bias):
     """Every input mistake, as one project error, before any work."""
-    from allornone.numeric.graded import _names_hint, _token
+    from allornone.numeric.linear_properties import _names_hint, _token
     from allornone.numeric.model import FloatModel
 
     if not isinstance(models, Mapping) or not models:
@@ -404,7 +404,7 @@ def _validate(models: Mapping, pairs: Mapping, tokens, null_draws, seed, bias):
 
 
 def _is_token(model, t) -> bool:
-    from allornone.numeric.graded import _token
+    from allornone.numeric.linear_properties import _token
     try:
         _token(model, t)
         return True

@@ -13,7 +13,8 @@ import pytest
 from scipy.special import logsumexp
 
 from allornone.errors import InputFormatError
-from allornone.numeric import FloatModel, graded, spectra
+from allornone.numeric import FloatModel, graded, linear_properties, spectra
+from allornone.numeric import distances as distances_module
 
 EPS = np.finfo(float).eps
 
@@ -260,7 +261,7 @@ def test_one_bias_moved_is_one_logit_moved(monkeypatch, block):
     move by 2^-4 and nothing else does. Blocks of 3 contexts (a remainder of
     1) and of one context give the same."""
     if block:
-        monkeypatch.setattr(graded, "BLOCK_ENTRIES", block)
+        monkeypatch.setattr(distances_module, "BLOCK_ENTRIES", block)
     X, W, b = _head()
     b2 = b.copy()
     b2[5] += 2.0 ** -4
@@ -343,13 +344,13 @@ def test_summarise_matrix_at_its_boundaries():
 def test_token_side_takes_g_when_the_pivots_row_is_no_larger_than_g0():
     G_equal = np.array([[1.0, 0.0], [0.0, 0.0], [2.0, 0.0]])     # |g(y_0)| = 1 = max |G - g(y_0)|
     G_large = np.array([[5.0, 0.0], [4.0, 0.0], [6.0, 0.0]])     # |g(y_0)| = 5 > 1
-    M, shift = graded._token_side(FloatModel([[1.0, 1.0]], G_equal))
+    M, shift = distances_module._token_side(FloatModel([[1.0, 1.0]], G_equal))
     assert shift and np.array_equal(M, G_equal)
-    M, shift = graded._token_side(FloatModel([[1.0, 1.0]], G_large))
+    M, shift = distances_module._token_side(FloatModel([[1.0, 1.0]], G_large))
     assert not shift and np.array_equal(M, G_large - G_large[0])
     m = FloatModel([[1.0, 1.0]], G_equal)
     assert m.G0 is m.__dict__["G0"]  # formed (and cached): used as it is
-    M, shift = graded._token_side(m)
+    M, shift = distances_module._token_side(m)
     assert not shift and np.array_equal(M, G_equal - G_equal[0])
 
 
@@ -531,8 +532,8 @@ def test_zero_readouts_fit_exactly():
 
 
 def test_r2_of_constant_targets():
-    assert graded._r2(np.ones((3, 1)), np.zeros((3, 1))) == [1.0]
-    assert graded._r2(np.ones((3, 1)), np.ones((3, 1))) == [-math.inf]
+    assert linear_properties._r2(np.ones((3, 1)), np.zeros((3, 1))) == [1.0]
+    assert linear_properties._r2(np.ones((3, 1)), np.ones((3, 1))) == [-math.inf]
 
 
 def test_steering_shifts_r2_and_its_pairs():

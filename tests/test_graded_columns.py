@@ -18,7 +18,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from allornone.numeric import FloatModel, graded
+from allornone.numeric import FloatModel, graded, linear_properties
 from allornone.numeric.linalg import Tolerance
 from allornone.theorems.engine import invariance as inv
 
@@ -64,10 +64,10 @@ def test_a_formed_column_is_within_its_bound_of_the_exact_truncation(seed):
     the computed top subspace is ill-determined (``theta`` about ``2^-26``),
     and the column of ``L_1`` it gives is within the bound of the exact one."""
     model, F, G = _near_degenerate_model(seed)
-    r = graded._prepare(model, Tolerance(), "tolerance", 1, None, None)
+    r = linear_properties._prepare(model, Tolerance(), "tolerance", 1, None, None)
     assert r.fac.formed is not None and r.k == 1
     for a, b in [(1, 0), (2, 3), (4, 5)]:
-        w, bound = graded._formed_column(r, a, b)
+        w, bound = linear_properties._formed_column(r, a, b)
         exact = _exact_truncated_column(F, G, 1, a, b)
         assert np.linalg.norm(w - exact) <= bound
         # and the bound is not vacuous: of the order of theta times the column of L
@@ -81,7 +81,7 @@ def test_a_column_of_the_full_rank_is_the_formed_column_to_its_rounding():
     F = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     G = np.array([[0.0, 0.0], [2.0 ** 500, 0.0], [0.0, 2.0 ** -500], [0.0, 3 * 2.0 ** -500]])
     model = FloatModel(F, G)
-    r = graded._prepare(model, Tolerance(), "tolerance", 2, None, None)
+    r = linear_properties._prepare(model, Tolerance(), "tolerance", 2, None, None)
     w, bound, e = r.column(2, 3)
     col = np.ldexp(w, e)
     assert np.array_equal(col, np.array([0.0, -2.0 ** -499, -2.0 ** -499]))
@@ -146,7 +146,7 @@ def test_the_row_basis_of_a_truncation_is_within_its_bound(seed):
     computed basis is ill-determined, and it is within ``beta`` of an exact
     one (here ``k = 1``: up to sign)."""
     model, F, G = _near_degenerate_model(seed)
-    r = graded._prepare(model, Tolerance(), "tolerance", 1, None, None)
+    r = linear_properties._prepare(model, Tolerance(), "tolerance", 1, None, None)
     W, beta = r.L_rows_basis(np.arange(model.m))
     exact = _exact_top_left(F, G, 1)
     gap = min(np.linalg.norm(W - exact, 2), np.linalg.norm(W + exact, 2))

@@ -11,6 +11,7 @@ import scipy.linalg
 from scipy.special import logsumexp
 
 from allornone.numeric import FloatModel, graded, scale, spectra
+from allornone.numeric import distances as distances_module
 
 
 def _pair(m, n, d, extra=(2, 3), seed=0, pivot=0):
@@ -87,7 +88,7 @@ def _dense_distances(a, b):
 
 @pytest.mark.parametrize("pivot", [0, 4])
 def test_distances_match_a_dense_computation(monkeypatch, pivot):
-    monkeypatch.setattr(graded, "BLOCK_ENTRIES", 1000)  # many blocks of contexts
+    monkeypatch.setattr(distances_module, "BLOCK_ENTRIES", 1000)  # many blocks of contexts
     rng = np.random.default_rng(pivot)
     m, n, d = 37, 120, 5
     a = FloatModel(rng.standard_normal((m, d)), rng.standard_normal((n, d)), pivot)

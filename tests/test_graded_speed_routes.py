@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from allornone.numeric import FloatModel, factor, graded, spectra
+from allornone.numeric import distances as distances_module
 from test_graded_scale import _ill, _tall
 
 
@@ -236,7 +237,7 @@ def test_distances_do_not_depend_on_the_rows_taken_at_once(monkeypatch, rows):
     a = FloatModel(rng.standard_normal((57, 4)) * 3, rng.standard_normal((23, 4)), 2)
     b = FloatModel(rng.standard_normal((57, 5)) * 3, rng.standard_normal((23, 5)), 2)
     want = graded.distances(a, b, both_ways=True, entries=3 * 23 * 57)
-    monkeypatch.setattr(graded, "CACHE_ENTRIES", rows * 23)
+    monkeypatch.setattr(distances_module, "CACHE_ENTRIES", rows * 23)
     for entries in (3 * 23 * 8, 3 * 23 * 57):     # blocks of 8 rows, and one block
         got = graded.distances(a, b, both_ways=True, entries=entries)
         assert got["witness"] == want["witness"]

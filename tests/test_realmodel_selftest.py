@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from allornone.numeric import graded, gram, loaders, spectra, witness
+from allornone.numeric import graded, gram, linear_properties, loaders, spectra, witness
 from allornone.theorems.engine import realmodel_selftest as rst
 from allornone.theorems.engine import runner
 from allornone.theorems.engine.cli import main
@@ -139,7 +139,7 @@ def test_r2_against_one_mean_for_every_readout_is_missed(monkeypatch):
     def r2(Y, R):
         tot = ((Y - Y.mean()) ** 2).sum(axis=0)
         return [float(1.0 - r / t) for r, t in zip((R ** 2).sum(axis=0), tot)]
-    monkeypatch.setattr(graded, "_r2", r2)
+    monkeypatch.setattr(linear_properties, "_r2", r2)
     assert any("R^2" in m for m in _missed("graded properties"))
 
 

@@ -227,9 +227,10 @@ def test_graded_compare_decides_an_equivalent_pair_with_many_open_entries(monkey
     holds, and so do EL1-EL3; one token moved by ``1e-9`` of its row fails
     there. Without that step the same pair is undecided."""
     from allornone.numeric import FloatModel, graded
+    from allornone.numeric import distances as distances_module
     from test_gram_witness import _exact_twin
 
-    monkeypatch.setattr(graded, "OPEN_ENTRIES", 8)
+    monkeypatch.setattr(distances_module, "OPEN_ENTRIES", 8)
     a, b = _exact_twin(3)
     r = graded.compare(a, b)
     assert r.distances["entries_open"] is None          # more than OPEN_ENTRIES
