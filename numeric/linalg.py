@@ -95,6 +95,7 @@ __all__ = [
     "subtract_with_error",
     "underflow_loss",
     "exact_rows",
+    "scaled_with_error",
 ]
 
 #: ``u = 2^-53``: the relative rounding error of one binary64 operation.
@@ -104,6 +105,8 @@ UNIT_ROUNDOFF = 2.0 ** -53
 #: normal range. Negligible beside any tolerance on numbers of normal size; on
 #: subnormal data it keeps "holds" from being decided on what underflow erased.
 UNDERFLOW = 2.0 ** -1074 * 2.0 ** 30
+_TINY = np.finfo(float).tiny           # the smallest normal number
+_SUBNORMAL = 2.0 ** -1074               # the smallest subnormal
 
 
 def underflow_loss(*dims: int) -> float:
@@ -605,6 +608,33 @@ def scale_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
     if X.dtype == np.float64 and (e.size == 0 or (int(np.max(e)) < 1000 and int(np.min(e)) > -1000)):
         return X * np.ldexp(1.0, -e)[:, None]
     return np.ldexp(X, -e[:, None])
+
+
+def scaled_with_error(X: np.ndarray, e: np.ndarray, E: np.ndarray | None = None):
+    """``(diag(2^-e) X, bound)``: the rows scaled, and an entrywise bound on
+    how far they are from the exact ``diag(2^-e) X*``, where ``X`` is within
+    ``E`` of ``X*`` (``E`` None: ``X`` is exact). The bound is ``E`` scaled
+    alike, rounded up where that scaling loses bits, plus what the scaling of
+    ``X`` lost: nothing where the result is a normal number (a multiplication
+    by a power of two is exact), ``2^-1074`` at most (half a subnormal's
+    spacing, rounded up to the smallest subnormal) where it lands among the
+    subnormals or at zero from a nonzero entry. None where nothing was lost
+    and ``E`` is None. So a row whose large entries sit in coordinates another
+    factor does not use may be scaled down as any other: the bits its small
+    entries lose are a declared error, not a reason to keep the scale."""
+    with np.errstate(under="ignore", over="ignore"):
+        Xs = scale_rows(X, e)
+        lost = (X != 0) & (np.abs(Xs) < _TINY)
+        if lost.any():
+            lost &= scale_rows(Xs, -e) != X      # (a subnormal result may still be exact)
+        bound = None
+        if E is not None:
+            bound = scale_rows(E, e)
+            bound = np.where(scale_rows(bound, -e) < E, np.nextafter(bound, np.inf), bound)
+        if lost.any():
+            loss = np.where(lost, _SUBNORMAL, 0.0)
+            bound = loss if bound is None else np.nextafter(bound + loss, np.inf)
+    return Xs, bound
 
 
 def exact_rows(X: np.ndarray, Xs: np.ndarray, e: np.ndarray) -> np.ndarray:

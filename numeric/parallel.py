@@ -164,8 +164,9 @@ class Forms:
                 mag = self._abs_reader @ np.abs(W).sum(axis=0)
                 error = np.ldexp(1.01 * n * _U * mag + n * _TINY, back)
             # what underflow took from the split terms reaches each entry through |R|
+            # (rounded up: a loss of 2^-1074 times a reach below one must not round to zero)
             reach = np.ldexp(self._abs_reader.sum(axis=1), -self.er)
-            error = error + reach[:, None] * np.ldexp(lost, self.shift - self.ew)[None, :]
+            error = error + _product_up(reach[:, None], np.ldexp(lost, self.shift - self.ew)[None, :])
             if self.eps:
                 error = error + (2 + self.eps) * self.eps * (1 + 4 * n * _U) * self._magnitude(W)
         if not (np.all(np.isfinite(value)) and np.all(np.isfinite(error))):
@@ -254,9 +255,20 @@ def vanishes(tol, v: Bounded) -> Decision:
 
 def equation(tol, u: Bounded, v: Bounded, lam: float, residual: Bounded) -> Decision:
     """``u = λ v`` entry by entry, on ``residual`` (``u - λ v`` evaluated as one
-    set of forms), at the natural size ``s(u) + |λ| s(v)`` of each entry."""
+    set of forms), at the natural size ``s(u) + |λ| s(v)`` of each entry (its
+    upper bound rounded up where ``|λ| s(v)`` falls among the subnormals: a
+    "fails" is never judged against a size that underflow shrank)."""
     (ul, uh), (vl, vh) = _size(u), _size(v)
-    return entrywise(tol, residual, ul + abs(lam) * vl, uh + abs(lam) * vh)
+    with np.errstate(under="ignore"):
+        return entrywise(tol, residual, ul + abs(lam) * vl, uh + _product_up(abs(lam), vh))
+
+
+def _product_up(x, y) -> np.ndarray:
+    """``x y`` (entries >= 0), rounded up where it falls below the normal range
+    (there a product loses up to all of itself; above it, half an ulp)."""
+    with np.errstate(under="ignore"):
+        p = np.multiply(x, y)
+        return np.where((p < 2.0 ** -1022) & (np.asarray(x) > 0) & (np.asarray(y) > 0), np.nextafter(p, np.inf), p)
 
 
 def no_ratio(tol, u: Bounded, v: Bounded) -> bool:

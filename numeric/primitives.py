@@ -78,26 +78,18 @@ def _equilibrated(P: np.ndarray, E: np.ndarray, rows_first: bool = True):
     """``P`` and its error bound ``E`` with rows, then columns (or columns, then
     rows), scaled by powers of two taken from ``P`` (the rank and the relative
     accuracy of every entry unchanged); a row or column within its own error
-    of zero keeps the scale of the whole (see :func:`_exponents`). None where a
-    scaling would not be exact (an entry pushed among the subnormals loses
-    bits, and the scaled matrix would not be the product any more)."""
+    of zero keeps the scale of the whole (see :func:`_exponents`). What the
+    scaling loses, where an entry lands among the subnormals, joins the error
+    bound (:func:`~allornone.numeric.linalg.scaled_with_error`), so the scaled
+    matrix is within the bound of the exactly scaled product."""
     if not rows_first:
-        out = _equilibrated(P.T, E.T)
-        return None if out is None else (out[0].T, out[1].T)
+        Q, Es = _equilibrated(P.T, E.T)
+        return Q.T, Es.T
     er = _exponents(P, E)
-    with np.errstate(under="ignore", over="ignore"):
-        Pr, Er = scale_rows(P, er), scale_rows(E, er)
-        # an error bound scaled down among the subnormals is rounded up, never
-        # lost (the columns may scale it back up by 2^1000)
-        Er = np.where(scale_rows(Er, -er) < E, np.nextafter(Er, np.inf), Er)
-        ec = _exponents(Pr.T, Er.T)
-        Q = scale_rows(Pr.T, ec).T
-        if not np.array_equal(scale_rows(scale_rows(Q.T, -ec).T, -er), P):
-            return None
-        # (an error bound that loses bits is rounded up by the next float)
-        Es = scale_rows(Er.T, ec).T
-        Es = np.where(scale_rows(scale_rows(Es.T, -ec).T, -er) < E, np.nextafter(Es, np.inf), Es)
-    return Q, Es
+    Pr, Er = fl.scaled_with_error(P, er, E)
+    ec = _exponents(Pr.T, Er.T)
+    Q, Es = fl.scaled_with_error(Pr.T, ec, Er.T)
+    return Q.T, Es.T
 
 
 def _declared(A: np.ndarray, B: np.ndarray, EA, EB) -> np.ndarray | None:
@@ -183,18 +175,13 @@ def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB:
     if 0 in (m, n, d):
         return 0, True, np.zeros(0), 0.0
     # rows of the factors first scaled by powers of two (the rank of the product
-    # unchanged), so that the product neither overflows nor underflows -- where
-    # that is exact: a row whose large entries sit in coordinates the other
-    # factor does not use would push its small ones among the subnormals, and
-    # the correctly rounded product scales for itself
+    # unchanged), so that the product neither overflows nor underflows; where a
+    # row's small entries land among the subnormals (its large ones sit in
+    # coordinates the other factor does not use), what they lose is an error
+    # of the scaled factor like a declared one
     ea, eb = row_exponents(A), row_exponents(B)
-    with np.errstate(under="ignore"):
-        As, Bs = scale_rows(A, ea), scale_rows(B, eb)
-    if not (np.array_equal(scale_rows(As, -ea), A) and np.array_equal(scale_rows(Bs, -eb), B)):
-        ea, eb = np.zeros_like(ea), np.zeros_like(eb)
-        As, Bs = A, B
-    first = _rank_of_product(As, Bs, None if EA is None else scale_rows(EA, ea),
-                             None if EB is None else scale_rows(EB, eb), tol)
+    (As, EAs), (Bs, EBs) = fl.scaled_with_error(A, ea, EA), fl.scaled_with_error(B, eb, EB)
+    first = _rank_of_product(As, Bs, EAs, EBs, tol)
     if first is None or first[0] == min(m, n) or not (ea.any() or eb.any()):
         return first
     # The factors' rows scaled each to size one scale the product's rows and
@@ -218,13 +205,9 @@ def _rank_of_product(A, B, EA, EB, tol):
         return None
     best = None
     # rows first, then columns; where that proves less than full rank, columns
-    # first too (one order need not undo a presentation scaled the other way);
-    # the product as formed where neither scaling is exact
-    for rows_first in (True, False, None):
-        eq = out if rows_first is None else _equilibrated(*out, rows_first=rows_first)
-        if eq is None or (rows_first is None and best is not None):
-            continue
-        Q, E = eq
+    # first too (one order need not undo a presentation scaled the other way)
+    for rows_first in (True, False):
+        Q, E = _equilibrated(*out, rows_first=rows_first)
         s = singular_values(Q)
         if s is None:
             cand = (0, False, np.zeros(min(m, n)), math.inf)

@@ -86,7 +86,7 @@ def to_rational(value: Any, where: str = "value"):
     if isinstance(value, (int, np.integer)):
         return QQ(int(value))
     if isinstance(value, Fraction):
-        return QQ(value.numerator, value.denominator)
+        return QQ(int(value.numerator), int(value.denominator))   # (a Fraction of NumPy integers keeps their type)
     if isinstance(value, Rational):
         return QQ(int(value.p), int(value.q))
     if type(value) is type(QQ(1)):

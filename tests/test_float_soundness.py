@@ -838,3 +838,60 @@ def test_a_transported_map_made_of_rounding_noise_is_not_called_misfit():
     r = thm14.relational_linearity(fm, [(0, 1)], np.array([[1.0], [-1.0], [0.0]]), "M")
     t = thm14.transport(fm, ft, r)
     assert exact.decision.holds and not t.decision.fails, t.decision
+
+
+# -- a row whose scaling pushes its small entries among the subnormals --------------
+
+def test_a_subnormal_beside_a_large_entry_does_not_hide_a_direction():
+    """``[[50, -1e-310], [0, big]]`` has rank 2 exactly. Equilibrating it pushes
+    ``-1e-310`` below the subnormals; what that loses is an error of the scaled
+    matrix, not a reason to decide on the matrix as given, where ``50`` is lost
+    beside ``big``."""
+    from allornone.numeric.primitives import product_rank
+    for big in (1e13, 1e18, 2.0 ** 300):
+        r = product_rank(np.array([[50.0, -1e-310], [0.0, big]]), np.eye(2))
+        assert r[:2] == (2, True), big
+    # through the public API: a fit of three pairs on regressors of full rank
+    F = np.array([[50.0, -1e-310], [0.0, 2.0 ** 300], [0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [7.0, 0.0]])
+    m = FloatModel(F, [[0.0, 0.0], [1.0, 0.0]])
+    pairs = [(0, 3), (1, 4), (2, 5)]
+    exact = thm14.relational_linearity(exact_of(m), pairs, [[1], [0]], reading="any")
+    got = thm14.relational_linearity(m, pairs, np.array([[1.0], [0.0]]), reading="any")
+    assert exact.decision.holds and agrees(got.decision, exact.decision)
+
+
+def test_k_of_logits_beside_a_subnormal_in_an_unused_coordinate():
+    """``L = [[2^432, 0, -2^1100], [0, 0, -1]]`` has rank 2; ``G``'s last row
+    carries ``2^668`` and a subnormal in a coordinate ``F`` does not use, so
+    scaling that row pushes the subnormal out of range. ``k`` is 2 or
+    undecided, never a decided 1, and no EL verdict contradicts the exact one."""
+    F = [[0.0, 2.0 ** 432, 0.0], [1.0, 0.0, 0.0]]
+    G = [[0.0, 1.0, 1.0], [0.0, 0.0, 0.0], [-1.0, -2.0 ** 668, -2.0 ** -1048]]
+    m = FloatModel(np.array(F), np.array(G), 1)
+    assert exact_of(m).effective_complexity() == 2
+    assert m.effective_complexity() == 2 or not m.structure.decided
+    for F2 in ([[0.0, 2.0 ** 432, 0.0], [1.0, 2.0, 0.0]], [[0.0, 2.0 ** 432, 0.0], [3.0, 0.0, 0.0]]):
+        b = FloatModel(np.array(F2), np.array(G), 1)
+        got, exact = thm5.equivalence(m, b).certificate, thm5.equivalence(exact_of(m), exact_of(b)).certificate
+        for name in ("el1", "el2", "el3"):
+            assert agrees(getattr(got, name), getattr(exact, name)), (F2, name)
+
+
+@pytest.mark.parametrize("lam", [5e-324, 1e-323, 2.0 ** -1070, 2.0 ** -1060])
+def test_a_ratio_among_the_subnormals_does_not_make_zero_a_multiple(lam):
+    """``u = 0`` against ``λ v`` with ``v != 0``: not parallel for any ``λ != 0``.
+    ``λ v`` underflows in the forms' units, and what underflow lost, and the
+    natural size ``|λ| |v|``, must not round to zero with it."""
+    F, G = [[1, 0], [0, 1]], [[0, 0], [1, 2], [2, 4]]
+    m = FloatModel(np.array(F, dtype=float), np.array(G, dtype=float))
+    ex = ExactModel(F, G)
+    for fn, args in ((lem8.parallel, ("raw",)), (lem8.parallel, ("N",)), (lem8.proportional_log_odds, ())):
+        want = fn(ex, (2, 2), (2, 0), *args, lam=Fraction(lam)).decision
+        got = fn(m, (2, 2), (2, 0), *args, lam=lam).decision
+        assert want.fails and agrees(got, want), (fn.__name__, args, got)
+
+
+def test_a_fraction_of_numpy_integers_is_a_rational():
+    from allornone.symbolic.linalg import to_rational
+    assert to_rational(Fraction(np.int64(3), np.int64(4))) == to_rational(Fraction(3, 4))
+    assert ExactModel([[Fraction(np.int64(3)), 1]], [[0, 0], [1, -1]]).effective_complexity() == 1

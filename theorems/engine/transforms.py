@@ -287,12 +287,39 @@ def _transport_like_g(before: ExactModel, after: ExactModel, gamma: ql.QMatrix, 
 
 
 def _hidden_coordinates(rng, raw: _Raw, rid: str) -> None:
+    def draw(top):
+        return Fraction(rng.randint(-int(top), int(top)))
+    _hide(rng, raw, (0, 3), lambda: 10 ** rng.uniform(0, math.log10(MAX_HIDDEN)), draw)
+
+
+def _hidden_extremes(rng, raw: _Raw, rid: str) -> None:
+    """Hidden coordinates whose entries mix numbers near ``2^±1000``,
+    subnormals, zeros and ordinary integers in one row: no logit sees them,
+    and a scaling by a row's largest entry pushes its other entries among the
+    subnormals."""
+    def draw(_top):
+        kind = rng.choice(("large", "subnormal", "zero", "ordinary"))
+        k = rng.choice((-1, 1)) * (rng.randrange(1, 1 << 20) | 1)
+        if kind == "large":
+            return k * Fraction(2) ** rng.randint(900, 1000 - 21)
+        if kind == "subnormal":
+            return k * Fraction(2) ** rng.randint(-1074 - 0, -1040 - 21) if rng.random() < 0.5 else \
+                Fraction(rng.choice((-1, 1))) * Fraction(2) ** -1074
+        return Fraction(0) if kind == "zero" else Fraction(k)
+    _hide(rng, raw, (1, 2), lambda: None, draw)
+
+
+def _hide(rng, raw: _Raw, counts: tuple[int, int], top, draw) -> None:
+    """Extra coordinates, ``a`` for ``phi(x)`` and ``b`` for ``psi(y)`` (each
+    drawn from ``counts``, not both zero), placed among the old ones in a
+    random order, their entries ``draw(top())``: ``f(x)`` gets ``phi`` beside
+    zeros where ``g`` has ``psi``, so no logit changes."""
     for j in range(len(raw.F)):
         d = len(raw.F[j][0])
-        a, b = rng.randint(0, 3), rng.randint(0, 3)
+        a, b = rng.randint(*counts), rng.randint(*counts)
         if a + b == 0:
             a = 1
-        top = 10 ** rng.uniform(0, math.log10(MAX_HIDDEN))
+        size = top()
         new = d + a + b
         order = list(range(new))
         rng.shuffle(order)
@@ -304,10 +331,8 @@ def _hidden_coordinates(rng, raw: _Raw, rid: str) -> None:
             for c, v in enumerate(extra_f):
                 out[order[d + c]] = v
             return out
-        raw.F[j] = [place(r, [Fraction(rng.randint(-int(top), int(top))) for _ in range(a)] + [0] * b)
-                    for r in raw.F[j]]
-        raw.G[j] = [place(r, [0] * a + [Fraction(rng.randint(-int(top), int(top))) for _ in range(b)])
-                    for r in raw.G[j]]
+        raw.F[j] = [place(r, [draw(size) for _ in range(a)] + [0] * b) for r in raw.F[j]]
+        raw.G[j] = [place(r, [0] * a + [draw(size) for _ in range(b)]) for r in raw.G[j]]
         if j == 0 and (g := _gamma_rows(raw)) is not None:
             cols = raw.params["gamma"].shape[1]
             padded = [[Fraction(0)] * cols for _ in range(new)]
@@ -603,6 +628,8 @@ _HIDDEN_VARIANT = {"lem8": {"raw_parallel"}, "lem8ctx": {"raw_parallel"},
 TRANSFORMS: tuple[Transform, ...] = (
     Transform("hidden coordinates", "extra coordinates carrying phi(x) / psi(y) up to 1e12",
               _hidden_coordinates, _ALL - {"cor6"}, _HIDDEN_VARIANT, gamma_like_g=True),
+    Transform("hidden extremes", "extra coordinates whose entries mix 2^±1000, subnormals, zeros and integers",
+              _hidden_extremes, _ALL - {"cor6"}, _HIDDEN_VARIANT, gamma_like_g=True),
     Transform("hidden components", "components in SF ∩ M^perp / SG ∩ N^perp up to 1e12",
               _hidden_components, _ALL, {**_HIDDEN_VARIANT, "cor6": {"diverse", "diverse~", "linearly_identified"}}),
     Transform("change of basis", "f -> T f, g -> T^-T g, T integer unimodular, condition up to 1e8",
