@@ -150,6 +150,11 @@ class Tolerance:
     def __post_init__(self):
         if not (0 < self.rtol < 1) or not (self.gap >= 1) or not np.isfinite(self.gap):
             raise ValueError("Tolerance needs 0 < rtol < 1 and a finite gap >= 1")
+        if not math.sqrt(self.gap) * self.rtol < 1:
+            # a "holds" is decided within sqrt(gap) rtol of the natural size: at
+            # one or more it tests nothing (any sine, any relative residual passes)
+            raise ValueError(f"Tolerance needs sqrt(gap) * rtol < 1 (here {math.sqrt(self.gap) * self.rtol:.3g}): "
+                             "otherwise a \"holds\" would test nothing")
         if self.rank_rtol is not None and not (0 < self.rank_rtol < 1):
             raise ValueError("Tolerance needs 0 < rank_rtol < 1 (or None)")
 

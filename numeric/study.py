@@ -56,7 +56,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from allornone.errors import AllOrNoneError, InputFormatError
-from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
+from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric.llv import SEED_MAX
 from allornone.numeric.parallel_gram import (FORMS, PairMetric, batch_cosines, mean_offdiagonal,
                                              upper_values)
@@ -193,7 +193,8 @@ def model_parallelism(model, categories: Mapping[str, np.ndarray], null: Mapping
         # the category through the very computation its null's draws go through,
         # so that a draw equal to it gives the same mean to the last bit (ties
         # count against the category)
-        own = {form: batch_cosines(metric.coordinates(np.asarray(idx)[None], form)) for form in FORMS}
+        coords = {form: metric.coordinates(np.asarray(idx)[None], form) for form in FORMS}
+        own = {form: batch_cosines(X) for form, X in coords.items()}
         cos = {form: own[form][0] for form in FORMS}
         draws = null[name]
         null_means, null_upper = {}, None
@@ -203,20 +204,34 @@ def model_parallelism(model, categories: Mapping[str, np.ndarray], null: Mapping
             if form == "logodds":
                 null_upper = upper_values(C)
         out[name] = {"cos": cos, "mean": {form: float(mean_offdiagonal(own[form])[0]) for form in FORMS},
-                     "null_means": null_means, "null_upper": null_upper}
+                     "null_means": null_means, "null_upper": null_upper,
+                     "slack": {form: _mean_cosine_rounding(*coords[form].shape[1:]) for form in FORMS}}
     return out
 
 
-def _p_value(observed: float, null: np.ndarray) -> float | None:
-    """``(1 + #{null >= observed}) / (1 + draws)``; a draw whose statistic is
-    undefined (a pair of tokens with equal rows, say) counts against the
-    category too, so that the p-value stays valid whatever share of the
-    draws is undefined."""
+def _p_value(observed: float, null: np.ndarray, slack: float = 0.0) -> float | None:
+    """``(1 + #{null >= observed - slack}) / (1 + draws)``; a draw whose
+    statistic is undefined (a pair of tokens with equal rows, say) counts
+    against the category too, so that the p-value stays valid whatever share
+    of the draws is undefined. ``slack``: how far rounding may move either
+    statistic (:func:`_mean_cosine_rounding`): a draw that ties with the
+    category in exact arithmetic counts against it whichever way its
+    rounding went (a category of a pair and its reverse has mean cosine
+    ``-1`` in every draw, to a unit in the last place)."""
     if observed is None or not np.isfinite(observed):
         return None
     null = np.asarray(null, dtype=float)
-    against = int(np.sum(null >= observed)) + int(np.sum(~np.isfinite(null)))
+    against = int(np.sum(null >= observed - 2.0 * slack)) + int(np.sum(~np.isfinite(null)))
     return float((1 + against) / (1 + null.size))
+
+
+def _mean_cosine_rounding(q: int, r: int) -> float:
+    """A bound on the rounding of a mean of the cosines of ``q`` vectors of
+    ``r`` coordinates (:func:`~allornone.numeric.parallel_gram.batch_cosines`,
+    :func:`~allornone.numeric.parallel_gram.mean_offdiagonal`): each vector
+    normalised with relative error ``(r + 2) u``, each dot product of two unit
+    vectors within ``(r + 2) u``, their mean within ``q^2 u`` more."""
+    return 4.0 * ((r + 2) + q * q) * UNIT_ROUNDOFF
 
 
 def _row_correlations(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -551,8 +566,9 @@ def run_study(models: Mapping, pairs: Mapping[str, Sequence], tokens: Sequence |
             entry["models"][name] = {
                 "cos_logodds_mean": r["mean"]["logodds"], "cos_centred_mean": r["mean"]["centred"],
                 "cos_raw_mean": r["mean"]["raw"],
-                "p_value": _p_value(r["mean"]["logodds"], r["null_means"]["logodds"]),
-                "p_value_centred": _p_value(r["mean"]["centred"], r["null_means"]["centred"])}
+                "p_value": _p_value(r["mean"]["logodds"], r["null_means"]["logodds"], r["slack"]["logodds"]),
+                "p_value_centred": _p_value(r["mean"]["centred"], r["null_means"]["centred"],
+                                            r["slack"]["centred"])}
         if len(names) >= 2:
             observed = _agreement([upper_values(by_model[n][cat]["cos"]["logodds"]) for n in names])[0]
             nulls = _agreement([by_model[n][cat]["null_upper"] for n in names])

@@ -357,6 +357,14 @@ CASES = [
     pytest.param(_analyse("w.npy"), {"x.npy": _features, "w.npy": lambda p: np.save(p, np.ones((0, 4)))},
                  "--head w.npy has no tokens (0 x 4)", id="analyse-head-without-tokens"),
     pytest.param(["check", "thm5", "--jobs", "100000"], {}, "--jobs", id="check-jobs-beyond-the-limit"),
+    # a tolerance whose "holds" bound sqrt(gap) rtol reaches 1 tests nothing: two
+    # unrelated models were called equivalent at --rtol 0.1 or --gap 1e30
+    pytest.param(_analyse("w.npy") + ["--rtol", "0.1"], {"x.npy": _features, "w.npy": lambda p: np.save(p, np.ones((5, 4)))},
+                 "sqrt(gap) * rtol < 1 (here 3.16)", id="analyse-rtol-vacuous"),
+    pytest.param(["compare", "--features", "x.npy", "--head", "w.npy", "--features", "x.npy", "--head", "w.npy",
+                  "--gap", "1e30"],
+                 {"x.npy": _features, "w.npy": lambda p: np.save(p, np.ones((5, 4)))},
+                 "sqrt(gap) * rtol < 1 (here 1e+03)", id="compare-gap-vacuous"),
     pytest.param(["check", "thm5", "--json", "/proc/allornone-report.json"], {}, "cannot be written",
                  id="check-json-the-system-refuses",
                  marks=pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a /proc file system")),

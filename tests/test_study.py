@@ -585,3 +585,19 @@ def test_the_bonferroni_level_counts_the_tests_of_agreement():
     cats = {"c": [("t0", "t1"), ("t2", "t3"), ("t4", "t5")], "e": [("t6", "t7"), ("t8", "t9"), ("t10", "t11")]}
     r = run_study(models, cats, null_draws=19, seed=0)
     assert "10 tests (2 categories x 2 models x 2 forms + 2 of agreement), Bonferroni level 0.005" in r.summary[0]
+
+
+def test_a_category_that_ties_with_every_draw_has_p_one():
+    """A pair and its reverse have cosine -1 in every draw of the null (each
+    draw relabels the category's tokens, keeping that structure), and a pair
+    given twice has cosine 1: in exact arithmetic every draw ties with the
+    category, so p = 1. In floats the means differ by units in the last place,
+    token by token; a tie within the cosines' rounding counts against the
+    category, whichever way its rounding went."""
+    rng = np.random.default_rng(3)
+    model = FloatModel(rng.normal(size=(60, 16)), rng.normal(size=(80, 16)))
+    cats = {f"rv{i}": [(i, i + 7), (i + 7, i)] for i in range(1, 60, 3)}
+    cats.update({f"twice{i}": [(i, i + 5), (i, i + 5)] for i in range(2, 60, 9)})
+    r = run_study({"a": model}, cats, null_draws=200, seed=0)
+    ps = {e["category"]: (e["models"]["a"]["p_value"], e["models"]["a"]["p_value_centred"]) for e in r.parallelism}
+    assert all(p == (1.0, 1.0) for p in ps.values()), {c: p for c, p in ps.items() if p != (1.0, 1.0)}

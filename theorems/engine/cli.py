@@ -586,7 +586,10 @@ def _first_difference(first, second, what: str) -> str:
 def _tolerance(rtol, gap, rank_rtol):
     from allornone.numeric.linalg import DEFAULT_TOLERANCE, Tolerance
 
-    return Tolerance(DEFAULT_TOLERANCE.rtol if rtol is None else rtol, gap, rank_rtol)
+    try:
+        return Tolerance(DEFAULT_TOLERANCE.rtol if rtol is None else rtol, gap, rank_rtol)
+    except ValueError as exc:
+        raise click.UsageError(f"--rtol and --gap: {exc}") from None
 
 
 def _plot_path(ctx, param, value):
