@@ -475,10 +475,23 @@ class _Runner:
     def dask(self) -> bool:
         return self.client is not None
 
-    def map(self, fn, calls: list[tuple]) -> list:
+    def map(self, fn, calls: list[tuple], each: Callable[[int], None] | None = None) -> list:
+        """``fn`` on each call, the results in the calls' order; ``each(i)``
+        as call ``i`` finishes (in the order they finish)."""
         if self.client is None:
-            return [fn(*args) for args in calls]
+            out = []
+            for i, args in enumerate(calls):
+                out.append(fn(*args))
+                if each is not None:
+                    each(i)
+            return out
         futures = [self.client.submit(fn, *args, pure=False) for args in calls]
+        if each is not None:
+            from dask.distributed import as_completed
+
+            where = {f.key: i for i, f in enumerate(futures)}
+            for f in as_completed(futures):
+                each(where[f.key])
         return self.client.gather(futures)
 
     def scatter(self, payloads: list):
@@ -545,9 +558,15 @@ def run_study(models: Mapping, pairs: Mapping[str, Sequence], tokens: Sequence |
         pair_list = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
         say(f"parallelism of {len(idx)} categories in {len(names)} models ({null_draws} null draws)")
         per_model = runner.map(model_parallelism, [(p, idx, null) for p in payloads])
-        say(f"distances between {len(pair_list)} pairs of models")
+        say(f"distances between {len(pair_list)} pairs of models (each with d_LLV, O(n^2) in the vocabulary)")
+        finished = []
+
+        def each(i):
+            finished.append(i)
+            a, b = pair_list[i]
+            say(f"  {len(finished)} of {len(pair_list)} pairs: {names[a]} and {names[b]}")
         per_pair = runner.map(pair_distances, [(payloads[i], payloads[j], (has_bias[names[i]], has_bias[names[j]]),
-                                                int(llv_triples), int(seed), tol) for i, j in pair_list])
+                                                int(llv_triples), int(seed), tol) for i, j in pair_list], each)
     finally:
         runner.close()
     by_model = dict(zip(names, per_model))

@@ -426,9 +426,12 @@ def test_dask_gives_the_serial_results():
         distributed = run_study({"base": base, "other": other},
                                 {"planted": cat, "mixed": [("t10", "t11"), ("t12", "t13"), ("t14", "t15")]},
                                 null_draws=49, seed=5, client=client)
+    said = []
     local = run_study({"base": base, "other": other},
                       {"planted": cat, "mixed": [("t10", "t11"), ("t12", "t13"), ("t14", "t15")]},
-                      null_draws=49, seed=5, scheduler="local")
+                      null_draws=49, seed=5, scheduler="local", progress=said.append)
+    # each pair of models is reported as it finishes, not only the phase
+    assert [m for m in said if "of 1 pairs" in m] == ["  1 of 1 pairs: base and other"], said
     a, b, c = serial.to_json(full=True), distributed.to_json(full=True), local.to_json(full=True)
     for x in (a, b, c):
         x.pop("elapsed_s"), x.pop("versions")
@@ -601,3 +604,14 @@ def test_a_category_that_ties_with_every_draw_has_p_one():
     r = run_study({"a": model}, cats, null_draws=200, seed=0)
     ps = {e["category"]: (e["models"]["a"]["p_value"], e["models"]["a"]["p_value_centred"]) for e in r.parallelism}
     assert all(p == (1.0, 1.0) for p in ps.values()), {c: p for c, p in ps.items() if p != (1.0, 1.0)}
+
+
+def test_the_study_reports_each_pair_of_models_as_it_finishes():
+    """d_LLV costs O(n^2) per pair: a study of large vocabularies is not silent
+    between the phase line and its end."""
+    rng = np.random.default_rng(2)
+    models = {name: FloatModel(rng.normal(size=(30, 3)), rng.normal(size=(12, 3))) for name in ("a", "b", "c")}
+    said = []
+    run_study(models, {"c": [(1, 0), (3, 2)]}, null_draws=9, progress=said.append)
+    assert [m for m in said if "pairs:" in m] == ["  1 of 3 pairs: a and b", "  2 of 3 pairs: a and c",
+                                                  "  3 of 3 pairs: b and c"], said
