@@ -40,7 +40,7 @@ class Bounds(NamedTuple):
 
     >>> b = Bounds(2e-12, 2e-09)
     >>> print(b)
-    holds if residual <= 2e-12, fails if > 2e-09, undecided between
+    holds if residual <= 2e-12, fails if > 2e-09, undecided in between
     >>> b == (2e-12, 2e-09), list(b)
     (True, [2e-12, 2e-09])
     """
@@ -50,7 +50,7 @@ class Bounds(NamedTuple):
 
     def __str__(self) -> str:
         return (f"holds if residual <= {self.hold_below:.3g}, fails if > {self.fail_above:.3g}, "
-                "undecided between")
+                "undecided in between")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ allornone.errors.InputFormatError: ...head.npz: no array 'V'; it holds: W, X, b
 from __future__ import annotations
 
 import json
+import math
 import os
 import zipfile
 from pathlib import Path
@@ -100,9 +101,12 @@ def available_memory() -> int | None:
     if limit:
         scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(limit[-1].upper(), 1)
         try:
-            return int(float(limit[:-1] if scale > 1 else limit) * scale)
+            value = float(limit[:-1] if scale > 1 else limit) * scale
         except ValueError:
-            raise InputFormatError(f"{MEMORY_LIMIT_ENV}={limit!r}: expected a number of bytes, e.g. 8G") from None
+            value = math.nan
+        if not (math.isfinite(value) and value >= 0):
+            raise InputFormatError(f"{MEMORY_LIMIT_ENV}={limit!r}: expected a number of bytes, e.g. 8G")
+        return int(value)
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:

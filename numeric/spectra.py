@@ -914,6 +914,9 @@ def analyse(model, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k
     """
     if cut not in CUTS:
         raise InputFormatError(f"cut {cut!r} is not one of {', '.join(CUTS)}")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer))):
+        # (int(2.5) would take k = 2 silently)
+        raise InputFormatError(f"k = {k!r} is not an integer")
     fac = factored or factor(model)
     s = fac.s
     sF = fac.svd_R("F")[1]

@@ -594,3 +594,14 @@ def test_verify_refuses_float_models_whose_checks_would_not_fit_in_memory(tmp_pa
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert "needs about 183 MiB of memory" in lines[0] and "nothing was read" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("limit", ["-5", "lots", "inf", "nanG"])
+def test_a_memory_limit_that_is_no_number_of_bytes_is_one_line(tmp_path, monkeypatch, limit):
+    monkeypatch.chdir(tmp_path)
+    _features(tmp_path / "x.npy")
+    np.save(tmp_path / "w.npy", np.ones((5, 4)))
+    result = CliRunner().invoke(main, _analyse("w.npy"), env={"ALLORNONE_MEMORY_LIMIT": limit})
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert lines[0].startswith("error: ALLORNONE_MEMORY_LIMIT=") and "expected a number of bytes" in lines[0]

@@ -163,7 +163,7 @@ def test_float_bounds_and_tolerances_print_with_their_names():
 
     d = Decision(Truth.HOLDS, 0.0, (3.56e-307, 3.56e-304))
     assert d.tolerance == (3.56e-307, 3.56e-304) and isinstance(d.tolerance, Bounds)  # the same pair, named
-    assert str(d.tolerance) == "holds if residual <= 3.56e-307, fails if > 3.56e-304, undecided between"
+    assert str(d.tolerance) == "holds if residual <= 3.56e-307, fails if > 3.56e-304, undecided in between"
     assert repr(d) == "Decision(holds, residual 0, hold_below 3.56e-307, fail_above 3.56e-304)"
     assert json.loads(json.dumps({"t": d.tolerance})) == {"t": [3.56e-307, 3.56e-304]}
     assert str(Tolerance()).startswith("rtol = 1e-12 (relative to the natural size of what is compared), gap = 1000 (")

@@ -576,3 +576,13 @@ def test_models_of_other_ranks_are_not_called_equivalent(Fa, Fb):
     for x, y in ((Fa, Fb), (Fb, Fa)):
         g = graded.compare(FloatModel(x, G), FloatModel(y, G))
         assert g.el_verdicts["EL3"] == "fails", g.el_verdicts
+
+
+@pytest.mark.parametrize("k", [2.5, 2.0, True, "2"])
+def test_a_k_that_is_not_an_integer_is_refused(k):
+    m = FloatModel(np.random.default_rng(0).normal(size=(6, 3)), np.random.default_rng(1).normal(size=(5, 3)))
+    with pytest.raises(InputFormatError, match="is not an integer"):
+        graded.compare(m, m, k=k)
+    with pytest.raises(InputFormatError, match="is not an integer"):
+        graded.parallel(m, (1, 0), (2, 0), k=k)
+    assert graded.compare(m, m, k=np.int64(2)).k == 2
