@@ -812,10 +812,12 @@ class Spectra:
         return f"k = {self.k} (given)"
 
     def gaps(self) -> np.ndarray:
-        """``sigma_i / sigma_{i+1}`` of ``L`` (infinite after a zero)."""
+        """``sigma_i / sigma_{i+1}`` of ``L`` (infinite from a nonzero value to a
+        zero one; NaN between two zeros, where there is no gap)."""
         s = self.sigma_L
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(s[1:] > 0, s[:-1] / np.where(s[1:] > 0, s[1:], 1.0), np.inf)
+            return np.where(s[1:] > 0, s[:-1] / np.where(s[1:] > 0, s[1:], 1.0),
+                            np.where(s[:-1] > 0, np.inf, np.nan))
 
     def to_json(self, full: bool = False) -> dict:
         """A JSON-friendly summary (every singular value only with ``full``)."""
@@ -823,7 +825,9 @@ class Spectra:
             v = [float(x) for x in v]
             return v if full else v[:top]
         gaps = self.gaps()
-        order = np.argsort(-np.nan_to_num(gaps, posinf=np.finfo(float).max))[:5] if gaps.size else []
+        # (a NaN, between two zero singular values, is no gap at all: not listed)
+        order = [i for i in np.argsort(-np.nan_to_num(gaps, nan=-1.0, posinf=np.finfo(float).max))[:5]
+                 if not np.isnan(gaps[i])] if gaps.size else []
         return {
             "m": self.shape[0], "n": self.shape[1], "d": self.shape[2],
             "k": self.k, "k_method": self.k_method, "k_decided": self.k_decided, "k_label": self.k_label(),

@@ -268,3 +268,13 @@ def test_gaps_and_labels():
     assert s.k == 1 and list(s.gaps()) == [math.inf]
     g = spectra.analyse(_head(), cut="largest-gap")
     assert g.k_label().startswith(f"k = {g.k} at the largest gap (sigma_k / sigma_k+1 = ")
+
+
+def test_a_zero_spectrum_has_no_gap():
+    """Between two zero singular values there is no gap: 0 / 0 is not an
+    infinite ratio, and the report lists none (it listed 'k = 1: inf')."""
+    s = spectra.analyse(FloatModel(np.zeros((6, 3)), np.random.default_rng(0).normal(size=(5, 3))))
+    assert s.k == 0 and np.isnan(s.gaps()).all()
+    assert s.to_json()["largest_gaps"] == []
+    t = spectra.analyse(FloatModel(np.diag([1.0, 1.0, 0.0]), np.vstack([np.zeros(3), np.eye(3)])))
+    assert list(t.gaps())[-1] == math.inf and t.to_json()["largest_gaps"][0]["ratio"] == math.inf
