@@ -535,6 +535,10 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
             # a property of the two distributions, not a mistake: the rest of
             # the comparison stands, and the reason is reported in its place
             llv_undefined = str(exc)
+    at = same.get("witness")
+    if at and "x" in at and "y" in at:
+        # the entry by name too, as the largest difference's witness is given
+        same = {**same, "witness": {**at, "context": a.contexts[int(at["x"])], "token": a.tokens[int(at["y"])]}}
     return GradedComparison(kk, sa.k_label(), sa.k_decided, dist["max_abs_log_odds_diff"],
                             dist["rel_log_odds_diff"], dist["kl_mean"], dist["kl_max"], dist["tv_mean"],
                             dist["tv_max"], dist["witness"], w["angles_context"], w["angles_token"], w["sin_max"],

@@ -102,6 +102,7 @@ def test_a_difference_in_logits_far_below_the_largest_is_not_equivalent():
     r = graded.compare(FloatModel(F, G), FloatModel(F, G2))
     assert r.same_distribution["verdict"] == "fails"
     assert (r.same_distribution["witness"]["y"], r.same_distribution["ratio"] > 1e3) == (3, True)
+    assert r.same_distribution["witness"]["token"] == "y3"        # named, as the largest difference's witness
     assert "holds" not in r.el_verdicts.values()
     same = graded.compare(FloatModel(F, G), FloatModel(F, G.copy()))
     assert same.same_distribution["verdict"] == "holds"
@@ -228,7 +229,7 @@ def test_two_logits_that_both_underflow_are_not_called_equal():
     assert a.log_odds()[0, 1] == b.log_odds()[0, 1] == 0.0
     r = graded.compare(a, b)
     assert r.same_distribution["verdict"] == "fails"
-    assert r.same_distribution["witness"] == {"x": 0, "y": 1}
+    assert r.same_distribution["witness"] == {"x": 0, "y": 1, "context": "x0", "token": "y1"}
     assert "holds" not in r.el_verdicts.values()
 
 

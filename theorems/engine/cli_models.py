@@ -423,6 +423,17 @@ def _bound(x) -> float:
     return math.inf if x is None else float(x)
 
 
+def _entry(w: dict) -> str:
+    """An entry of ``L`` in words: the context's index and the token's name
+    where the witness has it (as the table's largest difference is named).
+
+    >>> _entry({"x": 3, "y": 11, "token": "y17"}), _entry({"x": 3, "y": 11})
+    ("context 3, token 'y17'", 'context 3, token 11')
+    """
+    return f"context {w.get('x')}, token {w['token']!r}" if "token" in w else \
+        f"context {w.get('x')}, token {w.get('y')}"
+
+
 def _measured_line(g: dict, rtol: float, failing: list, tail: str, gap: float = 1e3) -> str:
     """:func:`equivalence_line` from what each verdict was decided on (``el_measures``).
 
@@ -440,7 +451,7 @@ def _measured_line(g: dict, rtol: float, failing: list, tail: str, gap: float = 
         within = all(float(m["value"]) <= _bound(m["bounds"][0]) for m in ms.values())
         clause = (f", although EL1-EL3 measured against sigma_1 are within theirs at k = {g['k']}" if within
                   else "")
-        return (f"not equivalent (decided): L and L~ differ at context {w['x']}, token {w['y']}, "
+        return (f"not equivalent (decided): L and L~ differ at {_entry(w)}, "
                 f"{same['ratio']:.3g} times the tolerance and rounding of that entry{clause}{tail}")
     if failing:
         e = failing[0]
@@ -514,7 +525,7 @@ def _undecided_why(g: dict, rtol: float, gap: float = 1e3) -> str:
                 f"{ms[worst]['value']:.3g} ({worst}) <= {_bound(ms[worst]['bounds'][0]):.3g}), but whether L = L~ "
                 "entry by entry is undecided")
         w, ratio = same.get("witness") or {}, float(same.get("ratio", 0.0))
-        where = f"context {w.get('x')}, token {w.get('y')}"
+        where = _entry(w)
         if ratio > 1:
             return (f"{head}: at {where}, L and L~ differ by {ratio:.3g} times that entry's tolerance and rounding, "
                     f"beyond it but not beyond gap {gap:g} times it, where it would fail")
