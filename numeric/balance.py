@@ -40,10 +40,15 @@ def _column_exponents(X: np.ndarray) -> np.ndarray:
     return np.where(top > 0, np.frexp(top)[1], 0).astype(int), top > 0
 
 
-def _exact(X: np.ndarray, e) -> tuple[np.ndarray, bool]:
+def _exact(X: np.ndarray, e, unread=None) -> tuple[np.ndarray, bool]:
+    """``X`` with column ``j`` times ``2^e[j]``, and whether that is exact and
+    finite; ``unread``: columns whose losses do not count (no logit reads them)."""
     with np.errstate(under="ignore", over="ignore"):
         Y = np.ldexp(X, e)
-        return Y, bool(np.all(np.isfinite(Y)) and np.array_equal(np.ldexp(Y, -np.asarray(e)), X))
+        kept = np.ldexp(Y, -np.asarray(e)) == X
+        if unread is not None:
+            kept |= np.asarray(unread)[None, :]
+        return Y, bool(np.all(np.isfinite(Y)) and np.all(kept))
 
 
 def _exponents(model):
@@ -57,7 +62,7 @@ def _exponents(model):
     return eF, nF, eG, nG
 
 
-def balanced(models: tuple, coordinates: bool = True) -> tuple:
+def balanced(models: tuple, coordinates: bool = True, logits_only: bool = False) -> tuple:
     """The float models of one instance in balanced coordinates (module
     docstring), each with ``coordinate_exponents`` (the ``t`` applied: ``f``
     times ``2^t``, ``g`` times ``2^-t``, before the common scalings); the models
@@ -67,7 +72,12 @@ def balanced(models: tuple, coordinates: bool = True) -> tuple:
     brought to the size of the others' after the common scalings. With
     ``coordinates=False`` only the common scalings are applied (for claims
     that involve orthogonal projections in the models' own coordinates, which
-    a diagonal change of basis does not carry along).
+    a diagonal change of basis does not carry along). ``logits_only``: the
+    models serve claims of their logits alone, so a coordinate that only
+    ``f`` or only ``g_0`` uses may lose entries to the scaling (a hidden
+    coordinate mixing ``2^900`` and subnormals): the logits, ``sum_j f_j
+    g_0j``, are the same exactly whatever that coordinate holds, and no other
+    coordinate may lose anything.
 
     >>> from allornone.numeric import FloatModel
     >>> F, G = np.array([[1.0, 3.0]]), np.array([[0.0, 0.0], [1.0, 2.0]])
@@ -94,8 +104,8 @@ def balanced(models: tuple, coordinates: bool = True) -> tuple:
     for m, (eF, nF, eG, nG), t, lv in zip(models, ex, ts, live):
         if coordinates:
             t = np.where(lv, t, np.where(nF, a - eF, np.where(nG, eG - b, 0))).astype(int)
-        F, okF = _exact(np.asarray(m.F), (t - a)[None, :])
-        G, okG = _exact(np.asarray(m.G), (-t - b)[None, :])
+        F, okF = _exact(np.asarray(m.F), (t - a)[None, :], ~nG if logits_only else None)
+        G, okG = _exact(np.asarray(m.G), (-t - b)[None, :], ~nF if logits_only else None)
         if not (okF and okG):
             return models
         bm = type(m)(F, G, m.pivot, m.contexts, m.tokens, **m._extra_init())
@@ -154,11 +164,13 @@ def vector_in_units(x, e: np.ndarray | None):
     return np.ldexp(x, e.reshape(x.shape))
 
 
-def coordinate_spread(model) -> int:
+def coordinate_spread(model, unread: bool = False) -> int:
     """The largest spread, in binades, of the exponents of the largest entries
     of the columns of ``F`` and of ``G_0`` that reach a logit (coordinates
     used by both): what a diagonal change of basis by powers of two can
-    widen without moving any claim, and :func:`balanced` narrows.
+    widen without moving any claim, and :func:`balanced` narrows. ``unread``:
+    over every column that is not zero, those no logit reads too (a hidden
+    coordinate of size ``2^900`` sets the scale of every row it is in).
 
     >>> from allornone.numeric import FloatModel
     >>> F, G = np.array([[1.0, 3.0]]), np.array([[0.0, 0.0], [1.0, 2.0]])
@@ -168,6 +180,8 @@ def coordinate_spread(model) -> int:
     if getattr(model, "lazy", False) or model.backend.exact:
         return 0
     eF, nF, eG, nG = _exponents(model)
+    if unread:
+        return int(max(np.ptp(eF[nF]) if nF.any() else 0, np.ptp(eG[nG]) if nG.any() else 0))
     live = nF & nG
     if not live.any():
         return 0

@@ -81,8 +81,9 @@ def same_distribution(a, b) -> Decision:
     (:func:`_same_distribution_tiled`), with no copy of the token matrices.
     A pair whose coordinates span more than
     :data:`~allornone.numeric.balance.SPREAD` binades (a presentation ``F D``,
-    ``G D^-1`` with ``D`` far from one) is compared in its balanced
-    presentation (:func:`~allornone.numeric.balance.balanced`: the same
+    ``G D^-1`` with ``D`` far from one, or a coordinate no logit reads of
+    size ``2^900``) is compared in its balanced presentation
+    (:func:`~allornone.numeric.balance.balanced`, ``logits_only``: the same
     log-odds times one power of two), where no row loses its smaller
     coordinates to the scaling that brings its largest to one; the residual
     and tolerance are reported in the models' units.
@@ -100,8 +101,8 @@ def same_distribution(a, b) -> Decision:
     from allornone.numeric.balance import SPREAD, balanced, coordinate_spread, decision_in_units
 
     x, y, units = a, b, None
-    if max(coordinate_spread(a), coordinate_spread(b)) > SPREAD:
-        ba, bb = balanced((a, b))
+    if max(coordinate_spread(a, unread=True), coordinate_spread(b, unread=True)) > SPREAD:
+        ba, bb = balanced((a, b), logits_only=True)
         if ba is not a:
             x, y, units = ba, bb, np.array([ba.log_odds_exponent])
     # (the same token in both presentations: balancing keeps the rows' order)

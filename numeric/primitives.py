@@ -452,9 +452,12 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
     binary64, and two models in different units (``f -> 2^600 f``, ``g ->
     2^-600 g``) are each computed at their own size. A row that spans more
     than the binary64 range loses entries to underflow on the way; each lost
-    entry is at most ``2^-1075`` of the row's unit, so the entry's bound gains
-    ``4 d 2^-1074`` units (all ``d`` entries of the three rows, and their
-    products). Both values are then brought to the larger of the two units
+    entry is within the smallest subnormal of the row's unit
+    (:func:`~allornone.numeric.linalg.scaled_with_error`), and moves the
+    value only through its product with an entry that is not zero, by at most
+    that much: the entry's bound gains ``2^-1074`` units per such product
+    (:func:`_lost_terms`; a hidden coordinate of size ``2^1000`` beside a
+    subnormal one, which no logit reads, costs nothing). Both values are then brought to the larger of the two units
     (that of a side which is exactly zero does not count), which loses at
     most ``2^-1074`` there, added to the bound where it happened.
 
@@ -503,12 +506,12 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
                 P = np.broadcast_to(P.reshape(1, -1), G.shape)
             ex = row_exponents(F)
             ey = fl.largest_row_exponents([G, P], G.shape[0])
-            Fs, Gs, Ps = scale_rows(F, ex), scale_rows(G, ey), scale_rows(P, ey)
             # entries a row spanning beyond binary64 lost on the way (each at most
-            # 2^-1075 of the unit, against entries of at most one)
-            lossy = ~(fl.exact_rows(F, Fs, ex) & fl.exact_rows(G, Gs, ey) & fl.exact_rows(P, Ps, ey))
+            # the smallest subnormal, against entries of at most one): each reaches
+            # the value only through a product with an entry that is not zero
+            (Fs, LF), (Gs, LG), (Ps, LP) = (fl.scaled_with_error(X, e) for X, e in ((F, ex), (G, ey), (P, ey)))
             zero = ~(np.any(F, axis=1) & (np.any(G, axis=1) | np.any(P, axis=1)))
-            lost = np.where(lossy & ~zero, 4.0 * max(F.shape[1], 1) * 2.0 ** -1074, 0.0)
+            lost = 2.0 ** -1074 * (_lost_terms(F, LF, G, LG) + _lost_terms(F, LF, P, LP))
             sides.append((Fs, Gs, Ps, ie, ex + ey, zero, lost))
         (_, _, _, _, sa, za, _), (_, _, _, _, sb, zb, _) = sides
         # the common unit: the larger one, where both sides have a value of their own
@@ -558,6 +561,22 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
             for whole, part in zip(first[:4], second[:4]):
                 whole[again] = part
     return tuple(first)
+
+
+def _lost_terms(A: np.ndarray, LA, B: np.ndarray, LB) -> np.ndarray:
+    """Per row the number of products ``A[i, j] B[i, j]`` that a scaling's loss
+    (``LA``, ``LB``: :func:`~allornone.numeric.linalg.scaled_with_error`, None
+    for none) can reach: a lost entry times a partner that is not zero, or
+    lost itself. Each such product moves by at most the smallest subnormal
+    (both scaled entries are at most one), so that count of them bounds what
+    the losses move the dot product by; a lost entry beside an exact zero
+    moves nothing."""
+    hit = np.zeros(A.shape, dtype=bool)
+    if LA is not None:
+        hit |= (LA > 0) & ((B != 0) | (LB > 0 if LB is not None else False))
+    if LB is not None:
+        hit |= (LB > 0) & (A != 0)
+    return np.count_nonzero(hit, axis=1).astype(float)
 
 
 def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,

@@ -895,3 +895,65 @@ def test_a_fraction_of_numpy_integers_is_a_rational():
     from allornone.symbolic.linalg import to_rational
     assert to_rational(Fraction(np.int64(3), np.int64(4))) == to_rational(Fraction(3, 4))
     assert ExactModel([[Fraction(np.int64(3)), 1]], [[0, 0], [1, -1]]).effective_complexity() == 1
+
+
+def test_a_lost_entry_beside_a_zero_partner_costs_an_exact_zero_nothing():
+    """The recomputation scales each row by its largest entry; the pivot's
+    subnormal in a coordinate ``f`` does not use (beside ``2^1000`` there) is
+    lost on the way, but it reaches no product: the logit ``3 - 3 = 0`` is
+    still certainly zero in both models."""
+    from allornone.numeric.primitives import recomputed_entries
+    F, G, P = np.array([[3.0, 1.0, 0.0]]), np.array([[1.0, 0.0, 2.0 ** 1000]]), np.array([[1.0, 0.0, 2.0 ** -1060]])
+    hold = recomputed_entries((F, G, P, 0.0), (F, G, P, 0.0))[0]
+    assert hold[0] <= 1
+    # the lost entry's bound is counted where its partner is not zero
+    from allornone.numeric.primitives import _lost_terms
+    from allornone.numeric.linalg import scaled_with_error
+    Ps, LP = scaled_with_error(P, np.array([1001]))
+    assert LP[0, 2] > 0 and _lost_terms(F, None, P, LP).tolist() == [0.0]
+    assert _lost_terms(np.array([[3.0, 1.0, 1.0]]), None, P, LP).tolist() == [1.0]
+
+
+def test_a_hidden_coordinate_at_the_extremes_leaves_l_equal_to_l():
+    """``f`` carries ``3 2^900`` and ``2^-1070`` in a coordinate no token reads:
+    the logits are those of the model without it, exactly. Compared in the
+    balanced presentation for logits, where that coordinate may lose its
+    subnormal (it multiplies zeros), ``L = L~`` holds, and a change of one part
+    in ``2^30`` of a logit still fails."""
+    F = np.array([[1.0, 2.0, 3.0 * 2.0 ** 900], [2.0, -1.0, 2.0 ** -1070], [0.5, 4.0, 5.0]])
+    G = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [2.0, -3.0, 0.0]])
+    a, b = FloatModel(F, G), FloatModel(F[:, :2], G[:, :2])
+    assert thm5.same_distribution(exact_of(a), exact_of(b)).holds
+    assert thm5.same_distribution(a, b).holds and thm5.same_distribution(b, a).holds
+    c = FloatModel(F[:, :2] * [1.0, 1.0 + 2.0 ** -30], G[:, :2])
+    assert thm5.same_distribution(a, c).fails and thm5.same_distribution(exact_of(a), exact_of(c)).fails
+
+
+def test_hidden_coordinates_whose_sizes_multiply_below_the_subnormals():
+    """``f(x0)`` carries ``2^938`` and ``g(y1)`` ``2^929``, each in a coordinate
+    the other side does not use, and ``f``'s beside ``2^-1070``: scaling each
+    row by its largest entry puts the product of the ordinary coordinates at
+    ``2^-1867``, below every subnormal. The pair is compared in the
+    presentation balanced for logits, where those coordinates may lose their
+    subnormals (no logit reads them)."""
+    F = np.array([[1.0, 2.0 ** 938, 0.0], [2.0, 2.0 ** -1070, 0.0], [-1.0, 3.0, 0.0]])
+    G = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 2.0 ** 929], [3.0, 0.0, 2.0 ** -1060], [-2.0, 0.0, 5.0]])
+    a, b = FloatModel(F, G), FloatModel(F[:, :1], G[:, :1])
+    assert thm5.same_distribution(exact_of(a), exact_of(b)).holds
+    assert thm5.same_distribution(a, b).holds
+    c = FloatModel(F[:, :1] * (1 + 2.0 ** -20), G[:, :1])
+    assert thm5.same_distribution(a, c).fails and thm5.same_distribution(exact_of(a), exact_of(c)).fails
+
+
+def test_a_lost_entry_that_reaches_a_product_is_paid_for():
+    """``f = (2^500, 2^-600)`` and ``g = (2^-600, 2^500)``: the logit is
+    ``2^-99``, and ``2^-100 + 2^-99`` in a second model whose ``f`` has
+    ``2^-599``. Each row scaled by its largest entry loses its small entry,
+    whose partner is not zero: both recomputed values read 0, and only the
+    losses' bound keeps that from being called equal."""
+    from allornone.numeric.primitives import recomputed_entries
+    G, P = np.array([[2.0 ** -600, 2.0 ** 500]]), np.zeros((1, 2))
+    a = (np.array([[2.0 ** 500, 2.0 ** -600]]), G, P, 0.0)
+    b = (np.array([[2.0 ** 500, 2.0 ** -599]]), G, P, 0.0)
+    hold, diff, _, fail, _ = recomputed_entries(a, b)
+    assert diff[0] == 0.0 and hold[0] > 1          # read equal, not certainly so
