@@ -65,7 +65,7 @@ def test_an_undecided_line_names_the_entry_that_left_it_undecided(pair):
     s = g["same_distribution"]
     w = s["witness"]
     assert "whether L = L~ entry by entry is undecided" in line, line
-    assert f"at context {w['x']}, token {w['y']}, L and L~ differ by {s['ratio']:.3g} times" in line, line
+    assert f"at context {w['x']}, token {w['token']!r}, L and L~ differ by {s['ratio']:.3g} times" in line, line
     assert 1 < s["ratio"] <= 1e3 and "not beyond gap 1000 times it" in line
     worst = max(ms, key=lambda e: ms[e]["value"])
     assert f"the largest measure {ms[worst]['value']:.3g} ({worst}) <= {ms[worst]['bounds'][0]:.3g}" in line
