@@ -957,3 +957,34 @@ def test_a_lost_entry_that_reaches_a_product_is_paid_for():
     b = (np.array([[2.0 ** 500, 2.0 ** -599]]), G, P, 0.0)
     hold, diff, _, fail, _ = recomputed_entries(a, b)
     assert diff[0] == 0.0 and hold[0] > 1          # read equal, not certainly so
+
+
+def test_ranks_agreeing_at_the_tolerance_do_not_make_a_fit_that_is_far_off_consistent():
+    """Theorem 14 reading anything, on contexts whose first and third
+    coordinates hold up to ``2^992`` in some rows and ``5e5`` in others (no
+    logit reads them), a readout of ordinary size: scaled row by row, the
+    large rows weigh nothing beside the rest, so ``rank [X, y] = rank X`` at
+    the tolerance, while the best affine fit in the given rows leaves a
+    relative residual of 0.57 (exact ranks 5 and 6). The fit's exact residual
+    vetoes the "holds": undecided, where "relationally linear" was decided."""
+    h = float.fromhex
+    F = np.array([[h("0x1.b5d74p+965"), 0.0, 896363.0, 2.0, 0.0],
+                  [h("-0x1.c56dp+991"), 0.0, h("0x1.6608cp+984"), -1.0, -1.0],
+                  [h("0x0.000000795238p-1022"), 0.0, h("-0x0.0000000c72ccp-1022"), 2.0, -1.0],
+                  [-768273.0, 0.0, 0.0, 1.0, 0.0], [579049.0, 0.0, 0.0, -2.0, -1.0],
+                  [h("0x1.b6376p+975"), 0.0, h("-0x1.25876p+992"), -1.0, 1.0],
+                  [h("-0x1.ee7e8p+935"), 0.0, 895577.0, -2.0, -2.0], [0.0, 0.0, -551213.0, 2.0, -2.0],
+                  [0.0, 0.0, h("-0x1.2385cp+988"), -1.0, 0.0], [867423.0, 0.0, 554047.0, -2.0, 1.0],
+                  [h("0x0.00000000d679fp-1022"), 0.0, h("0x0.0000000000001p-1022"), -2.0, -1.0],
+                  [0.0, 0.0, -410829.0, -1.0, -1.0], [-647889.0, 0.0, 406163.0, -2.0, 0.0],
+                  [0.0, 0.0, h("0x0.0000000000001p-1022"), 2.0, 2.0],
+                  [h("0x0.0000000000001p-1022"), 0.0, 877361.0, 1.0, -2.0],
+                  [h("-0x1.b7ca8p+982"), 0.0, 465347.0, 0.0, -2.0], [h("0x1.7cffap+922"), 0.0, 0.0, -2.0, -1.0]])
+    G = np.array([[0.0, h("-0x0.00001d2402p-1022"), 0.0, -2.0, 0.0], [0.0, h("0x1.6eeb2p+945"), 0.0, -2.0, -4.0],
+                  [0.0, 460523.0, 0.0, -2.0, -2.0]])
+    m = FloatModel(F, G, 2)
+    pairs = [(6, 8), (4, 1), (13, 2), (10, 5), (15, 7), (16, 0), (9, 3), (11, 14)]
+    T = thm14.tokens([(1, 2)])
+    exact = thm14.relational_linearity(exact_of(m), pairs, T, reading="any")
+    got = thm14.relational_linearity(m, pairs, T, reading="any")
+    assert exact.decision.fails and agrees(got.decision, exact.decision), got.decision

@@ -721,6 +721,11 @@ REAL_MODEL_MUTANTS = [
            "        F, okF = _exact(np.asarray(m.F), (t - a)[None, :], None)\n",
            "the presentation balanced for logits refuses a loss in a coordinate no logit reads",
            ("tests/test_float_soundness.py",)),
+    Mutant("consistent-ranks-without-the-fit", "numeric/primitives.py",
+           "    if rx[0] == rxy[0] and rx[0] < AX.shape[0] and _fit_contradicts(AX, BX, AY, BY, affine, tol, input_error):\n",
+           "    if False:\n",
+           "ranks that agree at the tolerance make a fit consistent even where its exact residual is far off",
+           ("tests/test_float_soundness.py",)),
     Mutant("tiles-first-failure-merges-later-blocks", "numeric/logit_tiles.py",
            "        if first_failure and fail:\n            break\n", "",
            "the pass that ends at the first failure merges blocks after the failing one (their results depend "
