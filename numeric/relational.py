@@ -515,6 +515,12 @@ def regress(model, pairs, FS, inputs, Y, y_scale: float, reading: str, y_error: 
     # exact misfit that much -- so the bound is a cost for "holds")
     dec = be.tolerance.certain(float(np.abs(Xs @ Theta_s - Y).max()) if Y.size else 0.0, y_scale,
                                extra + 64 * fl.UNIT_ROUNDOFF * size)
+    if dec.fails and reading == "any" and rank < Xs.shape[1] and _drops_a_direction(Xs, rank, model):
+        # the fit was solved on the directions its rank kept; the regressors
+        # with their rows and columns scaled by powers of two (the same span)
+        # prove more of them nonzero, so a direction the fit needs may have
+        # been cut at the tolerance, and its misfit proves nothing
+        dec = _undecided(dec)
     on_logits = False
     if reading == "M" and (dec.undecided or not decided) and model.structure.decided:
         # the same question without P_M: the fit on the logits of S decides it
@@ -533,6 +539,20 @@ def regress(model, pairs, FS, inputs, Y, y_scale: float, reading: str, y_error: 
     if ambiguous:
         dec.detail["intercept_in_span"] = True
     return X, Theta, (dec if decided or on_logits else _undecided(dec)), rank, decided
+
+
+def _drops_a_direction(Xs, rank: int, model) -> bool:
+    """Whether the regressors ``Xs`` (the model's numbers and a constant
+    column: data, exact but for a declared input error), scaled by powers of
+    two row by row and column by column, have more than ``rank`` singular
+    values certainly nonzero (:func:`~allornone.numeric.linalg.data_row_space`'s
+    presentations): then the rank a fit was solved at cut a direction of
+    their span. A coordinate of ``2^980`` beside ordinary ones is the case:
+    unscaled, every other direction is below its rounding."""
+    X = np.asarray(Xs, dtype=float)
+    E = model.input_error * np.abs(X) if model.input_error else None
+    _, _, (sv, noise, _), _ = fl._data_space(X, E, model.tolerance)
+    return int(np.sum(sv > noise)) > rank
 
 
 def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):

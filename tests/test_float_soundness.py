@@ -988,3 +988,22 @@ def test_ranks_agreeing_at_the_tolerance_do_not_make_a_fit_that_is_far_off_consi
     exact = thm14.relational_linearity(exact_of(m), pairs, T, reading="any")
     got = thm14.relational_linearity(m, pairs, T, reading="any")
     assert exact.decision.fails and agrees(got.decision, exact.decision), got.decision
+
+
+def test_a_fit_cut_at_a_rank_its_scaled_regressors_exceed_does_not_fail():
+    """A twin's contexts carry a coordinate of up to ``2^977`` beside ordinary
+    ones (no logit reads it): unscaled, the regressors ``[F_S, 1]`` have every
+    other direction below that coordinate's rounding, the fit is solved at a
+    smaller rank and leaves a misfit, and "not relationally linear" was
+    decided where the exact fit is consistent. Scaled row by row and column by
+    column, the regressors prove more directions nonzero than the rank the fit
+    was cut at: its misfit proves nothing, and the verdict is undecided."""
+    from allornone.numeric.relational import _drops_a_direction
+    from allornone.theorems.engine import invariance as inv
+    h = float.fromhex
+    col = [h("0x1.f2d8p+934"), 5.0e5, 0.0, h("-0x1.6f6ep+977"), -1.0e6, 3.0e4]
+    X = np.column_stack([col, [-2.0, 5.0, 1.0, 3.0, 5.0, -1.0], np.ones(6)])
+    m = FloatModel(X[:, :2], np.eye(2))
+    assert _drops_a_direction(X, 2, m) and not _drops_a_direction(X, 3, m)
+    r = inv.check("thm14", "hidden extremes", 0, 183)
+    assert r["outcome"] in ("agree", "undecided") and not r["contradicted"], r

@@ -726,6 +726,11 @@ REAL_MODEL_MUTANTS = [
            "    if False:\n",
            "ranks that agree at the tolerance make a fit consistent even where its exact residual is far off",
            ("tests/test_float_soundness.py",)),
+    Mutant("fit-fails-at-a-cut-rank", "numeric/relational.py",
+           "    if dec.fails and reading == \"any\" and rank < Xs.shape[1] and _drops_a_direction(Xs, rank, model):\n",
+           "    if False:\n",
+           "a fit solved at a rank its scaled regressors exceed may still fail on its misfit",
+           ("tests/test_float_soundness.py",)),
     Mutant("tiles-first-failure-merges-later-blocks", "numeric/logit_tiles.py",
            "        if first_failure and fail:\n            break\n", "",
            "the pass that ends at the first failure merges blocks after the failing one (their results depend "
