@@ -38,8 +38,10 @@ KNOWN_CONTRADICTIONS |= {("graded-thm14", "tokens far apart")}
 #: Hidden coordinates whose entries reach 2^±1000 beside subnormals: every
 #: rounding bound taken on the rows' norms is then of their size, and the
 #: contradictions are at the tolerance (raw parallelism's relative residual
-#: below rtol, Theorem 14's atoms on instances not separated).
-KNOWN_CONTRADICTIONS |= {("graded-lem8", "hidden extremes"), ("thm14", "hidden extremes")}
+#: below rtol, Theorem 14's and steering's atoms on instances not separated,
+#: such as a transported readout 1e-310 off SF~).
+KNOWN_CONTRADICTIONS |= {("graded-lem8", "hidden extremes"), ("thm14", "hidden extremes"),
+                         ("steering", "hidden extremes")}
 #: Largest share of undecided instances among the separated ones (the goal of the tolerance policy).
 UNDECIDED_SEPARATED_GOAL = 0.05
 

@@ -36,7 +36,6 @@ def test_a_difference_within_the_float_tolerance_is_not_separated():
     from fractions import Fraction
 
     from allornone.symbolic.model import ExactModel
-    from allornone.theorems.engine.record import Instance
 
     a = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
     near, far = (ExactModel([[1, 0], [0, 1]], [[0, 0], [1 + Fraction(1, 2 ** e), 0], [0, 1]]) for e in (40, 20))
@@ -111,7 +110,6 @@ def test_a_query_column_below_its_declared_error_is_not_separated():
     cannot tell it from zero). Exactly representable, the same instance is
     separated; and a pair naming one token twice is zero by construction."""
     from allornone.symbolic.model import ExactModel
-    from allornone.theorems.engine.record import Instance
 
     big = 2 ** 61
     # the column of tokens 1 and 2 is F * 512: a third of its declared error,
@@ -123,3 +121,15 @@ def test_a_query_column_below_its_declared_error_is_not_separated():
     same = Instance("x", (m,), {"ab": (1, 1), "ce": (1, 0)})
     assert inv.separation("graded-lem8", same, declared=True) == inv.separation(
         "graded-lem8", Instance("x", (m,), {"ab": (2, 2), "ce": (1, 0)}), declared=True)
+
+
+def test_whether_the_transported_map_is_the_identity_rests_on_the_inclusion_of_its_readout():
+    """Steering's ``identity~`` is ``Γ~ ⊆ SF~``; where the part of ``Γ~`` off
+    ``SF~`` is ``1e-310`` of it (a twin whose contexts carry subnormals in a
+    coordinate beside ordinary ones), the float side's "holds" at its
+    tolerance is no contradiction where separated; on an ordinary instance
+    the atom has a margin of its own."""
+    r = inv.check("steering", "hidden extremes", 0, 90)
+    assert r["contradicted"] == ["identity~"] and not r["contradicted_separated"], r
+    base, inst = inv.transform_instance("steering", "change of basis", 0, 0)
+    assert "identity~" in inv.atom_margins("steering", inst)

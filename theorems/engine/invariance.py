@@ -406,6 +406,23 @@ def atom_margins(rid: str, inst: Instance, decided: dict | None = None, exact: d
             Q = np.linalg.qr(_floats(V))[0]
             scale = float(np.max(np.abs(_floats(P)) @ np.abs(_floats(B)) @ np.abs(Q)))
             note(spec["kernel"], _rank_margin(_floats(K) @ Q, ql.rank(K @ V), scale))
+    if rid == "steering" and len(inst.models) == 2:
+        # whether the transported map is P_Γ~ is Γ~ ⊆ SF~ (the float side's
+        # route by inclusion): it rests on the rank of [F~^T, Γ~], whose last
+        # direction is the part of Γ~ off SF~ (a sine of 1e-310 there is no
+        # separated fact, whatever its truth)
+        from allornone.theorems.steering.record import _analysis
+
+        gt = _analysis(inst.models, inst.params).gamma_t
+        if getattr(gt, "shape", (0, 0))[1]:
+            X = ql.QMatrix.hstack(inst.models[1].F.T, gt)
+            # (each column brought to about one exactly first: Γ~ may be beyond binary64)
+            cols = []
+            for col in zip(*X.to_fraction_rows()):
+                top = max((abs(v) for v in col), default=Fraction(0))
+                e = top.numerator.bit_length() - top.denominator.bit_length() if top else 0
+                cols.append([float(v / Fraction(2) ** e) for v in col])
+            note(("identity~",), _rank_margin(_unit_columns(np.array(cols).T), ql.rank(X)))
     return out
 
 
