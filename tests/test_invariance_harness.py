@@ -36,6 +36,7 @@ def test_a_difference_within_the_float_tolerance_is_not_separated():
     from fractions import Fraction
 
     from allornone.symbolic.model import ExactModel
+    from allornone.theorems.engine.record import Instance
 
     a = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
     near, far = (ExactModel([[1, 0], [0, 1]], [[0, 0], [1 + Fraction(1, 2 ** e), 0], [0, 1]]) for e in (40, 20))
@@ -110,6 +111,7 @@ def test_a_query_column_below_its_declared_error_is_not_separated():
     cannot tell it from zero). Exactly representable, the same instance is
     separated; and a pair naming one token twice is zero by construction."""
     from allornone.symbolic.model import ExactModel
+    from allornone.theorems.engine.record import Instance
 
     big = 2 ** 61
     # the column of tokens 1 and 2 is F * 512: a third of its declared error,
