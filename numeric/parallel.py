@@ -82,9 +82,11 @@ class Bounded:
 
 # -- evaluating linear forms ------------------------------------------------------------------------
 
-def _split(coef: float, x: np.ndarray) -> tuple[list[np.ndarray], float]:
-    """Floats whose exact sum is ``coef x``, and a bound on what underflow may
-    have lost from it (per entry)."""
+def _split(coef: float, x: np.ndarray) -> tuple[list[np.ndarray], np.ndarray | float]:
+    """Floats whose exact sum is ``coef x``, and per coordinate a bound on
+    what underflow may have lost from it (the smallest subnormal where the
+    product came near underflow, else 0: a coordinate that lost nothing
+    reaches no entry through it)."""
     if coef == 1.0:
         return [x], 0.0
     if coef == -1.0:
@@ -95,8 +97,7 @@ def _split(coef: float, x: np.ndarray) -> tuple[list[np.ndarray], float]:
     if not (np.all(np.isfinite(hi)) and np.all(np.isfinite(lo))):
         raise OverflowError
     nz = hi != 0
-    lost = _TINY if np.any(nz & (np.abs(hi) < 2.0 ** -968)) or np.any((x != 0) & ~nz) else 0.0
-    return [hi, lo], lost
+    return [hi, lo], np.where((nz & (np.abs(hi) < 2.0 ** -968)) | ((x != 0) & ~nz), _TINY, 0.0)
 
 
 class Forms:
@@ -139,7 +140,10 @@ class Forms:
         except OverflowError:
             return None
         vecs = [[v for vs, _ in combo for v in vs] for combo in parts]
-        lost = np.array([sum(t for _, t in combo) for combo in parts])
+        lost = np.zeros((len(combos), self.d))
+        for j, combo in enumerate(parts):
+            for _, t in combo:
+                lost[j] += t
         K, q, d, p = max((len(v) for v in vecs), default=0), len(combos), self.d, self.p
         if K == 0:
             return [Bounded(np.zeros((p, 1)), np.zeros((p, 1)), units=self.units) for _ in combos]
@@ -163,10 +167,15 @@ class Forms:
                 value = np.ldexp(sum(R @ W[k] for R in self.readers for k in range(K)), back)
                 mag = self._abs_reader @ np.abs(W).sum(axis=0)
                 error = np.ldexp(1.01 * n * _U * mag + n * _TINY, back)
-            # what underflow took from the split terms reaches each entry through |R|
-            # (rounded up: a loss of 2^-1074 times a reach below one must not round to zero)
-            reach = np.ldexp(self._abs_reader.sum(axis=1), -self.er)
-            error = error + _product_up(reach[:, None], np.ldexp(lost, self.shift - self.ew)[None, :])
+            # what underflow took from the split terms reaches each entry through
+            # |R| in the coordinates that lost it (a reader that is zero there
+            # sees none of it); rounded up: each product of the sum may itself
+            # underflow, by at most the smallest subnormal
+            if np.any(lost):
+                R = np.ldexp(self._abs_reader, -self.er[:, None])
+                Lq = np.ldexp(lost, self.shift - self.ew).T
+                hits = (R > 0).astype(float) @ (Lq > 0).astype(float)
+                error = error + (R @ Lq) * (1 + 4 * (d + 2) * _U) + hits * _TINY
             if self.eps:
                 error = error + (2 + self.eps) * self.eps * (1 + 4 * n * _U) * self._magnitude(W)
         if not (np.all(np.isfinite(value)) and np.all(np.isfinite(error))):

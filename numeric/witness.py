@@ -45,12 +45,6 @@ def _column_exponents(X: np.ndarray) -> np.ndarray:
     return row_exponents(X.T) if X.size else np.zeros(X.shape[1], dtype=int)
 
 
-def _exact_scaling(X: np.ndarray, Y: np.ndarray, e) -> bool:
-    """Whether ``Y = X 2^e`` (entrywise, broadcast) lost nothing."""
-    with np.errstate(under="ignore"):
-        return bool(np.array_equal(np.ldexp(Y, -np.asarray(e)), X))
-
-
 def _balanced(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``A D``, ``D^-1 B`` for the power of two ``D`` per inner coordinate that
     brings column ``j`` of ``A`` and row ``j`` of ``B`` to the same size: the
@@ -112,11 +106,19 @@ def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]], units=None) -> tu
     scaled = [(np.ldexp(A, -re[:, None]), np.ldexp(B, -ce[None, :])) for A, B in terms]
     # scaling down is exact unless an entry lands among the subnormals: each
     # such entry of a factor (now at most one in size) then loses at most the
-    # smallest subnormal times the other factor's entry, at most one
-    lost = sum(A.shape[1] for (A, B), (As, Bs) in zip(terms, scaled)
-               if not (_exact_scaling(A, As, -re[:, None]) and _exact_scaling(B, Bs, -ce[None, :])))
+    # smallest subnormal times the other factor's entry, at most one -- and
+    # nothing where that entry is zero: the products an entry of S sums that
+    # a lost entry reaches are counted (a hidden coordinate's subnormal beside
+    # 2^900, against a zero, costs an exact zero nothing)
+    hits = np.zeros((m, c))
+    for (A, B), (As, Bs) in zip(terms, scaled):
+        with np.errstate(under="ignore"):
+            LA = (A != 0) & (np.abs(As) < 2.0 ** -1022) & (np.ldexp(As, re[:, None]) != A)
+            LB = (B != 0) & (np.abs(Bs) < 2.0 ** -1022) & (np.ldexp(Bs, ce[None, :]) != B)
+        if LA.any() or LB.any():
+            hits += LA.astype(float) @ (B != 0).astype(float) + (A != 0).astype(float) @ LB.astype(float)
     S = np.empty((m, c))
-    tiny = np.full(c, 2.0 * lost * 2.0 ** -1074)
+    tiny = 2.0 * hits * 2.0 ** -1074
     for j in range(c):
         out = rounded_dots([(A, np.broadcast_to(B[:, j], A.shape)) for A, B in scaled if A.shape[1]])
         if out is None:
@@ -124,8 +126,8 @@ def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]], units=None) -> tu
         if not len(out[0]):
             out = (np.zeros(m), 0.0)
         S[:, j] = out[0]
-        tiny[j] += out[1]
-    err = UNIT_ROUNDOFF * np.abs(S) + tiny[None, :]
+        tiny[:, j] += out[1]
+    err = UNIT_ROUNDOFF * np.abs(S) + tiny
     with np.errstate(over="ignore", under="ignore"):
         shift = re[:, None] + ce[None, :]
         if units is not None:

@@ -1007,3 +1007,21 @@ def test_a_fit_cut_at_a_rank_its_scaled_regressors_exceed_does_not_fail():
     assert _drops_a_direction(X, 2, m) and not _drops_a_direction(X, 3, m)
     r = inv.check("thm14", "hidden extremes", 0, 183)
     assert r["outcome"] in ("agree", "undecided") and not r["contradicted"], r
+
+
+def test_a_correctly_rounded_zero_beside_a_lost_subnormal_is_exact():
+    """``rounded_matmul`` scales each row by its largest entry: ``2^-1000``
+    beside ``2^1000`` is lost on the way. It costs the entries whose sum it
+    reaches (a partner that is not zero) at most the smallest subnormal each,
+    and an exact zero nothing: Lemma 8 on a model whose only context
+    coordinate no token reads (all log-odds exactly zero) was undecided on
+    ``0 = λ 0``."""
+    from allornone.numeric.witness import rounded_matmul
+    from allornone.theorems.engine import invariance as inv
+    A = np.array([[2.0 ** 1000, 2.0 ** -1000]])
+    S, err = rounded_matmul([(A, np.array([[0.0], [0.0]]))])
+    assert S[0, 0] == 0.0 and err[0, 0] == 0.0
+    S, err = rounded_matmul([(A, np.array([[0.0], [1.0]]))])
+    assert abs(S[0, 0] - 2.0 ** -1000) <= err[0, 0] and err[0, 0] > 0
+    r = inv.check("lem8", "hidden extremes", 0, 5)
+    assert r["outcome"] == "agree", r

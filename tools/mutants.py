@@ -731,6 +731,11 @@ REAL_MODEL_MUTANTS = [
            "    if False:\n",
            "a fit solved at a rank its scaled regressors exceed may still fail on its misfit",
            ("tests/test_float_soundness.py",)),
+    Mutant("rounded-products-pay-losses-beside-zeros", "numeric/witness.py",
+           "            hits += LA.astype(float) @ (B != 0).astype(float) + (A != 0).astype(float) @ LB.astype(float)\n",
+           "            hits += LA.astype(float) @ np.ones(B.shape) + np.ones(A.shape) @ LB.astype(float)\n",
+           "a correctly rounded product pays for a lost entry of a factor even where it multiplies a zero",
+           ("tests/test_float_soundness.py",)),
     Mutant("tiles-first-failure-merges-later-blocks", "numeric/logit_tiles.py",
            "        if first_failure and fail:\n            break\n", "",
            "the pass that ends at the first failure merges blocks after the failing one (their results depend "
