@@ -629,7 +629,7 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
         # no smaller than the rest of the product at its own scale (not zero at
         # theirs), and whether it fits is not known
         return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), {**detail, "why": "a target is within its error of zero"})
-    if rx[0] == rxy[0] and rx[0] < AX.shape[0] and _fit_contradicts(AX, BX, AY, BY, affine, tol, input_error):
+    if rx[0] == rxy[0] and rx[0] < AX.shape[0] and _fit_contradicts(AX, BX, AY, BY, affine, tol):
         # the ranks were decided in presentations that weigh the rows by their
         # own sizes, and the best fit in the given rows is certainly off the
         # tolerance: the rows' weights decided, not the claim
@@ -639,7 +639,7 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     return Decision(Truth.HOLDS if rx[0] == rxy[0] else Truth.FAILS, float(rxy[0] - rx[0]), (0.0, 0.0), detail)
 
 
-def _fit_contradicts(AX, BX, AY, BY, affine: bool, tol: Tolerance, input_error: float) -> bool:
+def _fit_contradicts(AX, BX, AY, BY, affine: bool, tol: Tolerance) -> bool:
     """Whether the best fit of ``Y`` by ``X``'s columns (and a constant column
     where ``affine``), taken exactly on the products correctly rounded
     (:func:`exact_residual`), leaves some column ``y`` farther than ``gap

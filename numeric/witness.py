@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from allornone.decision import Decision, Truth
-from allornone.numeric.linalg import UNIT_ROUNDOFF, largest_row_exponents, rounded_dots, row_exponents
+from allornone.numeric.linalg import (UNIT_ROUNDOFF, largest_row_exponents, rounded_dots, row_exponents,
+                                      scaled_with_error)
 
 __all__ = ["rounded_matmul", "Witness", "fit_witness"]
 
@@ -103,20 +104,20 @@ def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]], units=None) -> tu
     terms = [_balanced(A, B) for A, B in terms]
     re = largest_row_exponents([A for A, _ in terms], m)
     ce = largest_row_exponents([B.T for _, B in terms], c)
-    scaled = [(np.ldexp(A, -re[:, None]), np.ldexp(B, -ce[None, :])) for A, B in terms]
     # scaling down is exact unless an entry lands among the subnormals: each
     # such entry of a factor (now at most one in size) then loses at most the
     # smallest subnormal times the other factor's entry, at most one -- and
     # nothing where that entry is zero: the products an entry of S sums that
     # a lost entry reaches are counted (a hidden coordinate's subnormal beside
     # 2^900, against a zero, costs an exact zero nothing)
-    hits = np.zeros((m, c))
-    for (A, B), (As, Bs) in zip(terms, scaled):
-        with np.errstate(under="ignore"):
-            LA = (A != 0) & (np.abs(As) < 2.0 ** -1022) & (np.ldexp(As, re[:, None]) != A)
-            LB = (B != 0) & (np.abs(Bs) < 2.0 ** -1022) & (np.ldexp(Bs, ce[None, :]) != B)
-        if LA.any() or LB.any():
-            hits += LA.astype(float) @ (B != 0).astype(float) + (A != 0).astype(float) @ LB.astype(float)
+    scaled, hits = [], np.zeros((m, c))
+    for A, B in terms:
+        (As, LA), (BsT, LB) = scaled_with_error(A, re), scaled_with_error(B.T, ce)
+        scaled.append((As, BsT.T))
+        if LA is not None or LB is not None:
+            lost_A = np.zeros(A.shape) if LA is None else (LA > 0).astype(float)
+            lost_B = np.zeros(B.shape) if LB is None else (LB > 0).T.astype(float)
+            hits += lost_A @ (B != 0).astype(float) + (A != 0).astype(float) @ lost_B
     S = np.empty((m, c))
     tiny = 2.0 * hits * 2.0 ** -1074
     for j in range(c):
