@@ -160,7 +160,7 @@ def distances(a, b, progress: Callable[[int, int], None] | None = None, both_way
     not zero in both models. Below one,
     every entry is equal at ``rtol``; above ``gap``, that entry differs.
     ``entry_unbounded`` is True where some ``b`` was not finite (those entries
-    are then neither). ``entry_hold_ratio`` is the largest
+    are open). ``entry_hold_ratio`` is the largest
     ``(|L - L~| + b) / (resolution rtol max(|L|, |L~|))``: at most one, every
     entry is certainly equal at ``rtol`` whatever the rounding did.
     ``entries_open``: the entries where that ratio exceeds one, when there are
@@ -410,8 +410,10 @@ def _entry_ratio(acc: dict, La, Lb, D, i: int, n: int, rtol: float, resolution: 
         A += B
         M *= resolution * rtol
         # open: |D| + b > resolution rtol M (an exact zero by construction in both
-        # models, b = 0, is not; a NaN comes only from a bound flagged above)
-        mask = np.greater(A, M)
+        # models, b = 0, is not), or not comparable: a NaN comes only from a
+        # bound flagged above (0 times an infinite token norm), and such an
+        # entry is open too, to be settled as any other open entry is
+        mask = ~np.less_equal(A, M)
     count = int(np.count_nonzero(mask))
     if not count:
         return

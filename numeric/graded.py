@@ -649,8 +649,8 @@ def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
     ``exact()``: the open entries recomputed (:func:`_open_entries_equal`),
     asked only when the ratios leave the pair undecided: a recomputed entry
     certainly beyond ``gap rtol`` fails it (that entry is the witness), and
-    where every bound is finite, every open entry certainly within ``sqrt(gap)
-    rtol`` holds it."""
+    every open entry certainly within ``sqrt(gap) rtol`` holds it (an entry
+    whose bound was not finite is among the open ones)."""
     ratio = float(dist["entry_ratio"])
     witness = dict(dist["entry_witness"])
     unbounded = bool(dist.get("entry_unbounded"))
@@ -663,7 +663,7 @@ def _same_distribution(dist: dict, tol: Tolerance, exact=None) -> dict:
         answer, at = exact() if exact is not None else (None, None)
         if answer is False:
             verdict, ratio, witness = Truth.FAILS, at["ratio"], {"x": at["x"], "y": at["y"]}
-        elif answer is True and not unbounded:
+        elif answer is True:
             verdict = Truth.HOLDS
     return {"verdict": verdict.value, "ratio": ratio, "witness": witness}
 

@@ -638,7 +638,14 @@ def scaled_with_error(X: np.ndarray, e: np.ndarray, E: np.ndarray | None = None)
             bound = np.where(scale_rows(bound, -e) < E, np.nextafter(bound, np.inf), bound)
         if lost.any():
             loss = np.where(lost, _SUBNORMAL, 0.0)
-            bound = loss if bound is None else np.nextafter(bound + loss, np.inf)
+            if bound is not None:
+                # (a sum rounds only where both terms are nonzero: an exact zero
+                # bound stays zero, so an entry that lost nothing costs nothing)
+                both = (bound > 0) & lost
+                bound = bound + loss
+                bound = np.where(both, np.nextafter(bound, np.inf), bound)
+            else:
+                bound = loss
     return Xs, bound
 
 

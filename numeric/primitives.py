@@ -432,6 +432,16 @@ ROUNDED_ENTRIES = 1 << 12
 RECOMPUTED_CHUNK = 1 << 13
 
 
+def _live_terms(F: np.ndarray, G: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row ``i``, ``F[i]``, ``G[i]``, ``P[i]`` with zeros wherever the
+    other side is zero in that coordinate (``F[i, j]`` where ``G[i, j]`` and
+    ``P[i, j]`` both are): every product ``F[i, j] G[i, j]`` and ``F[i, j]
+    P[i, j]`` is unchanged, and so is each sum of them, exactly."""
+    used = (G != 0) | (P != 0)
+    read = F != 0
+    return np.where(used, F, 0.0), np.where(read, G, 0.0), np.where(read, P, 0.0)
+
+
 def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, at: tuple | None = None):
     r"""Entries of ``L`` and ``L~`` recomputed from the models' numbers and
     judged by :func:`entry_ratios`: the primitive behind every entrywise
@@ -446,7 +456,10 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
     (:data:`RECOMPUTED_CHUNK`), never all at once. Entry ``i`` of ``L`` is ``F[i]^T G[i] - F[i]^T
     P[i]``, formed as one sum of ``2d`` products.
 
-    **Scaling.** In each model, ``F[i]`` is scaled by the power of two that
+    **Scaling.** First each entry keeps only the coordinates where both its
+    sides are not zero (a term with a zero factor is an exact zero, so every
+    value is unchanged): a coordinate one side does not read sets no scale.
+    In each model, ``F[i]`` is then scaled by the power of two that
     brings its largest entry to ``[1/2, 1)``, and ``G[i]``, ``P[i]`` by one
     common power that does the same for the larger of them: no product leaves
     binary64, and two models in different units (``f -> 2^600 f``, ``g ->
@@ -504,6 +517,11 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
             else:
                 F, G = F[at[0][idx]], G[at[1][idx]]
                 P = np.broadcast_to(P.reshape(1, -1), G.shape)
+            # a term with a zero factor is an exact zero, whatever the other
+            # factor: each entry keeps only the coordinates both of its sides
+            # use, so that a coordinate of 2^950 that the other side does not
+            # read sets no scale (its product with 1 would underflow there)
+            F, G, P = _live_terms(F, G, P)
             ex = row_exponents(F)
             ey = fl.largest_row_exponents([G, P], G.shape[0])
             # entries a row spanning beyond binary64 lost on the way (each at most

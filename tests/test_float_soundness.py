@@ -12,6 +12,7 @@ import pytest
 from allornone.errors import ShapeError, VocabularyError
 from allornone.numeric import FloatModel
 from allornone.numeric import linalg as fl
+from allornone.numeric import primitives
 from allornone.numeric import relational as fr
 from allornone.numeric.scale import b5_twin, random_model
 from allornone.symbolic import ExactModel
@@ -1025,3 +1026,22 @@ def test_a_correctly_rounded_zero_beside_a_lost_subnormal_is_exact():
     assert abs(S[0, 0] - 2.0 ** -1000) <= err[0, 0] and err[0, 0] > 0
     r = inv.check("lem8", "hidden extremes", 0, 5)
     assert r["outcome"] == "agree", r
+
+
+def test_a_scaling_that_loses_a_subnormal_charges_only_that_entry():
+    """A token's subnormal beside ``2^930`` (and a declared error there) is lost
+    when its row is scaled by its largest entry; the bound of what the scaling
+    lost is that entry's, not every entry's. ``f`` reads none of those
+    coordinates: ``L = 0`` exactly, and ``k = 0`` is decided (a bound of
+    ``2^-1074`` on every entry had made ``L``'s zeros uncertain)."""
+    from allornone.numeric.linalg import scaled_with_error
+    F = np.array([[3.0, 0.0, 0.0], [-3.0, 0.0, 0.0]])
+    G0 = np.array([[0.0, -5e-324, 2.0 ** 930], [0.0, 0.0, 1.0]])
+    E0 = np.array([[0.0, 0.0, 2.0 ** 890], [0.0, 0.0, 0.0]])
+    _, bound = scaled_with_error(G0, np.array([931, 1]), E0)
+    assert bound[0, 1] > 0 and bound[0, 2] > 0
+    assert not bound[:, 0].any() and not bound[1].any()
+    assert primitives.product_rank(F, G0, None, E0)[:2] == (0, True)
+    m = FloatModel(F, np.array([[1.0, 0.0, 3.0], [1.0, -5e-324, 2.0 ** 930], [1.0, 0.0, 4.0]]))
+    assert exact_of(m).effective_complexity() == 0
+    assert (m.structure.k, m.structure.decided) == (0, True)

@@ -400,3 +400,23 @@ def test_a_graded_fit_reading_M_beside_a_token_far_from_the_others_is_decided(in
 
     r = inv.check("graded-thm14", "tokens far apart", 0, index)
     assert r["outcome"] == "agree", r
+
+
+def test_entries_whose_bound_overflows_are_recomputed_and_held():
+    """``f(x0)`` carries ``2^950`` and ``g(y1)`` ``2^960``, each in a coordinate
+    the other side does not read: the logits are those of the model without
+    them, exactly, but the dot products' bound ``|f| |g|`` overflows. Those
+    entries are open and recomputed on the coordinates both sides read (scaled
+    by the rows' largest entries, ``f(x0)^T g(y1) = 1`` would fall below the
+    subnormals): ``L = L~`` holds, and EL1--EL3 with it; a change of one part
+    in ``2^20`` still fails."""
+    F = np.array([[1.0, 2.0 ** 950, 0.0], [2.0, 0.0, 0.0], [-1.0, 3.0, 0.0]])
+    G = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 2.0 ** 960], [3.0, 0.0, 1.0]])
+    a, b = FloatModel(F, G), FloatModel(F[:, :1], G[:, :1])
+    assert thm5.same_distribution(ExactModel(_exact(F), _exact(G)), ExactModel(_exact(F[:, :1]), _exact(G[:, :1]))).holds
+    r = graded.compare(a, b)
+    assert r.distances["entry_unbounded"]
+    assert r.same_distribution["verdict"] == "holds"
+    assert set(r.el_verdicts.values()) == {"holds"}
+    c = FloatModel(F[:, :1] * (1 + 2.0 ** -20), G[:, :1])
+    assert graded.compare(a, c).same_distribution["verdict"] == "fails"
