@@ -615,6 +615,26 @@ def scale_rows(X: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.ldexp(X, -e[:, None])
 
 
+def live_coordinates(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB: np.ndarray | None = None):
+    """``(A, B, EA, EB)`` with every coordinate ``j`` that no product of ``A B^T``
+    reads set to zero in both factors (and in their entrywise error bounds):
+    column ``j`` of ``A`` or of ``B`` zero, with a zero bound where one is given,
+    makes every term ``A[i, j] B[l, j]`` of the exact product an exact zero.
+    The product is unchanged exactly; a coordinate that only one side uses
+    (``2^950`` in a coordinate no token reads) then sets no row's scale."""
+    dead_a = ~np.any(A, axis=0)
+    if EA is not None:
+        dead_a &= ~np.any(EA, axis=0)
+    dead_b = ~np.any(B, axis=0)
+    if EB is not None:
+        dead_b &= ~np.any(EB, axis=0)
+    keep = ~(dead_a | dead_b)
+    if keep.all():
+        return A, B, EA, EB
+    cut = (lambda X: None if X is None else np.where(keep[None, :], X, 0.0))
+    return cut(A), cut(B), cut(EA), cut(EB)
+
+
 def scaled_with_error(X: np.ndarray, e: np.ndarray, E: np.ndarray | None = None):
     """``(diag(2^-e) X, bound)``: the rows scaled, and an entrywise bound on
     how far they are from the exact ``diag(2^-e) X*``, where ``X`` is within

@@ -174,6 +174,9 @@ def product_rank(A: np.ndarray, B: np.ndarray, EA: np.ndarray | None = None, EB:
     n = B.shape[0]
     if 0 in (m, n, d):
         return 0, True, np.zeros(0), 0.0
+    # a coordinate one factor does not use (exactly, error bound included) adds
+    # exact zeros to every entry: it is dropped, so that it sets no row's scale
+    A, B, EA, EB = fl.live_coordinates(A, B, EA, EB)
     # rows of the factors first scaled by powers of two (the rank of the product
     # unchanged), so that the product neither overflows nor underflows; where a
     # row's small entries land among the subnormals (its large ones sit in

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from allornone.decision import Decision, Truth
-from allornone.numeric.linalg import (UNIT_ROUNDOFF, largest_row_exponents, rounded_dots, row_exponents,
-                                      scaled_with_error)
+from allornone.numeric.linalg import (UNIT_ROUNDOFF, largest_row_exponents, live_coordinates, rounded_dots,
+                                      row_exponents, scaled_with_error)
 
 __all__ = ["rounded_matmul", "Witness", "fit_witness"]
 
@@ -54,10 +54,14 @@ def _balanced(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     those of ``D'``), so a change of basis by powers of two cannot change a
     correctly rounded product or any decision taken on it. A coordinate whose
     scaling would not be exact (an entry pushed among the subnormals) is left
-    as it is."""
+    as it is. A coordinate that either factor does not use is set to zero in
+    both (:func:`~allornone.numeric.linalg.live_coordinates`)."""
     d = A.shape[1]
     if d == 0 or A.shape[0] == 0 or B.shape[1] == 0:
         return A, B
+    # (a coordinate one side does not use adds exact zeros: it sets no scale)
+    A, BT = live_coordinates(A, B.T)[:2]
+    B = BT.T
     ea, eb = _column_exponents(A), row_exponents(B)
     t = np.where(np.any(A, axis=0) & np.any(B, axis=1), (eb - ea) // 2, 0)
     if not np.any(t):

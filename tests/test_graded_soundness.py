@@ -420,3 +420,24 @@ def test_entries_whose_bound_overflows_are_recomputed_and_held():
     assert set(r.el_verdicts.values()) == {"holds"}
     c = FloatModel(F[:, :1] * (1 + 2.0 ** -20), G[:, :1])
     assert graded.compare(a, c).same_distribution["verdict"] == "fails"
+
+
+def test_coordinates_one_side_does_not_use_set_no_scale():
+    """Contexts carry ``2^980``, ``-3 2^950``, ``2^900`` and a subnormal in a
+    coordinate no token reads, tokens ``-2^930`` and a subnormal in one no
+    context uses: ``L`` is exactly that of the model without them, so every
+    graded verdict is too. Formed with each row scaled by its largest entry,
+    the ordinary logits fell below the subnormals and their error bound
+    (``2^-1074`` scaled back by ``2^1900``) left both undecided."""
+    F0 = np.array([[1.0], [2.0], [-1.0], [3.0], [0.0], [2.0], [5.0], [-2.0]])
+    G0 = np.array([[0.0], [1.0], [-2.0], [3.0]])
+    hide_f = np.array([[2.0 ** 980], [0.0], [-3 * 2.0 ** 950], [0.0], [5e-324], [2.0 ** 900], [0.0], [0.0]])
+    F = np.hstack([F0, hide_f, np.zeros((8, 1))])
+    G = np.hstack([G0, np.zeros((4, 1)), np.array([[0.0], [-2.0 ** 930], [5e-324], [7.0]])])
+    hidden, plain = FloatModel(F, G), FloatModel(F0, G0)
+    pairs = [(0, 4), (1, 5), (2, 6), (3, 7)]
+    want = graded.readout_linearity(plain, pairs, [(1, 0)], "M")["relationally_linear"]
+    assert want == "fails"
+    assert graded.readout_linearity(hidden, pairs, [(1, 0)], "M")["relationally_linear"] == want
+    want = graded.steering(plain, pairs, [(1, 0)])["steering"]
+    assert want == "fails" and graded.steering(hidden, pairs, [(1, 0)])["steering"] == want
