@@ -114,6 +114,13 @@ class Forms:
 
     def __init__(self, readers: list[np.ndarray], X: np.ndarray, base=(), input_error: float = 0.0,
                  zero_rows=()):
+        # a coordinate that no reader reads, or in which every row of X is zero,
+        # adds exact zeros to every form: dropped, it sets no scale (a hidden
+        # coordinate of 2^980 would push the others' splits among the subnormals)
+        live = np.any(X, axis=0) & np.any([np.any(R, axis=0) for R in readers], axis=0)
+        if not live.all():
+            X = np.where(live[None, :], X, 0.0)
+            readers = [np.where(live[None, :], R, 0.0) for R in readers]
         self.readers, self.base, self.eps = readers, list(base), float(input_error)
         self.p, self.d = readers[0].shape[0], X.shape[1]
         self.er = fl.largest_row_exponents(readers, readers[0].shape[0])

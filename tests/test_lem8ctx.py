@@ -123,3 +123,21 @@ def test_runner_nonvacuous():
     r = run(["lem8ctx"], trials=18, seed=4)["results"][0]
     assert r["verdict"] == "pass" and r["contradictions"] == 0
     assert r["sides"]["holds"] > 0 and r["sides"]["fails"] > 0
+
+
+def test_a_hidden_coordinate_sets_no_scale_for_zero_differences():
+    """``f`` carries ``2^985`` in a coordinate no token reads (and others
+    beside it), ``g`` a subnormal and ``-51683`` in coordinates no context
+    uses: the log-odds rows of contexts 4, 3 and 0 are equal, so
+    ``0 = 2 * 0`` holds exactly in ``M`` and on the rows. Scaled by that
+    coordinate, the ordinary entries split by ``λ = 2`` came near underflow,
+    and what that could lose left the exact zeros uncertain."""
+    s = Fraction(2) ** -1074
+    F = [[5, 0, 0, 0, 0, 0], [0, 0, 3, 0, 0, 2 ** 966], [-1, 0, 0, 0, 2 ** 935, 2 ** 923],
+         [1, 0, -2, 0, 2 ** 985, 0], [3, 0, -1, 0, -390271, 0]]
+    G = [[4, s, -5, -51683, 0, 0], [3, s, -3, 0, 0, 0]]
+    m = ExactModel(F, G)
+    inst = instance("hidden", m, (4, 3), (0, 3), 2)
+    ex, fl = RECORD.evaluate(inst, "exact"), RECORD.evaluate(inst, "float")
+    assert ex.atoms["parallel_M"].holds and ex.atoms["proportional_rows"].holds
+    assert all(fl.atoms[k].truth is ex.atoms[k].truth for k in ex.atoms)
