@@ -741,16 +741,18 @@ def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 EXACT_UNDERFLOW_TERMS = 1 << 16
 
 
-def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, float] | None:
+def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]], per_row: bool = False):
     """Correctly rounded ``sum_j sum_i A_j[k, i] B_j[k, i]`` for every row ``k``:
     each product split into its rounded value and its exact error (TwoProduct),
     the ``2 d`` terms summed exactly and rounded once (``math.fsum``). Returns the
     values and an absolute bound on what underflow may have lost (``0`` when no
-    product came near it), or None when an entry is too large to split (the
-    caller then keeps its ordinary bound). The error of each value is then at
-    most half an ulp of itself plus that bound -- however much the terms cancel,
-    which is what a plain dot product cannot offer."""
-    terms, tiny, near = [], 0.0, None
+    product came near it): one number for every row, or with ``per_row`` an
+    array, each row's own (a row none of whose products came near underflow
+    loses nothing, whatever the others do). None when an entry is too large to
+    split (the caller then keeps its ordinary bound). The error of each value
+    is then at most half an ulp of itself plus that bound -- however much the
+    terms cancel, which is what a plain dot product cannot offer."""
+    terms, tiny, near = [], None, None
     for A, B in pairs:
         if A.size and (np.max(np.abs(A)) >= _SPLIT_SAFE or np.max(np.abs(B)) >= _SPLIT_SAFE):
             return None
@@ -762,13 +764,15 @@ def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
             # loses at most the smallest subnormal
             flagged = np.any(_near_underflow(p, A, B), axis=1)
             if np.any(flagged):
-                tiny += 2 * A.shape[1] * 2.0 ** -1074
+                lost = np.where(flagged, 2 * A.shape[1] * 2.0 ** -1074, 0.0)
+                tiny = lost if tiny is None else tiny + lost
                 near = flagged if near is None else near | flagged
         terms += [p, e]
     if not terms:
-        return np.zeros(0), 0.0
+        return np.zeros(0), (np.zeros(0) if per_row else 0.0)
     T = np.hstack(terms)
     out = np.array([math.fsum(row) for row in T.tolist()], dtype=float)
+    tiny = np.zeros(out.size) if tiny is None else tiny
     if near is not None:
         rows = np.flatnonzero(near)
         width = sum(A.shape[1] for A, _ in pairs if A.ndim == 2)
@@ -779,14 +783,12 @@ def rounded_dots(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
             # subnormals (an exact product is a multiple of 2^-2148, not of
             # 2^-1074), by half the smallest subnormal at most (counted as one:
             # half of it is not a binary64 number)
-            tiny = 0.0
             for i in rows.tolist():
                 exact = sum((Fraction(float(a)) * Fraction(float(b))
                              for A, B in pairs if A.ndim == 2 for a, b in zip(A[i], B[i])), Fraction(0))
                 out[i] = float(exact)
-                if Fraction(float(out[i])) != exact:
-                    tiny = 2.0 ** -1074
-    return out, tiny
+                tiny[i] = 0.0 if Fraction(float(out[i])) == exact else 2.0 ** -1074
+    return out, (tiny if per_row else float(np.max(tiny, initial=0.0)))
 
 
 def _near_underflow(p: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -223,7 +223,25 @@ def _rank_of_product(A, B, EA, EB, tol):
             best = cand
         if best[0] == min(m, n):
             break
+    if best[1] and best[0] < min(m, n) and _loose_line(*out):
+        # a row or column within its own error of zero (a token's logits that
+        # cancel out of terms 2^60 larger, rounded in G - g(y_0)) was judged at
+        # the scale of the whole, which comes from the factors, not from it:
+        # its exact entries may be as large as that error, and whether they add
+        # a direction is not known
+        best = (best[0], False, *best[2:])
     return best
+
+
+def _loose_line(P: np.ndarray, E: np.ndarray) -> bool:
+    """Whether a row or column of ``P`` is within its own error of zero (no
+    entry above twice its row's or column's largest error, which is not zero):
+    :func:`_exponents` gives such a line the scale of the whole."""
+    for X, Y in ((P, E), (P.T, E.T)):
+        err = np.max(Y, axis=1, initial=0.0)
+        if np.any((err > 0) & ~(np.max(np.abs(X), axis=1, initial=0.0) > 2 * err)):
+            return True
+    return False
 
 
 def _frobenius(E: np.ndarray) -> float:
@@ -562,7 +580,7 @@ def recomputed_entries(a: tuple, b: tuple, tol: Tolerance = DEFAULT_TOLERANCE, a
         return hold, diff, lo, fail, unit
 
     def rounded(pairs):
-        out = fl.rounded_dots(pairs)
+        out = fl.rounded_dots(pairs, per_row=True)
         return None if out is None else (out[0], UNIT_ROUNDOFF * np.abs(out[0]) + out[1])
 
     # a chunk of entries at a time: every array here is (entries x d), and

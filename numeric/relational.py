@@ -522,12 +522,14 @@ def regress(model, pairs, FS, inputs, Y, y_scale: float, reading: str, y_error: 
         # been cut at the tolerance, and its misfit proves nothing
         dec = _undecided(dec)
     on_logits = False
-    if reading == "M" and (dec.undecided or not decided) and model.structure.decided:
-        # the same question without P_M: the fit on the logits of S decides it
-        # where the error of P_M leaves it open (both decisions are sound; they
-        # differ only in what they leave undecided)
+    if reading == "M" and model.structure.decided:
+        # the same question without P_M: the fit on the logits of S, where the
+        # claim lives. The error of P_M is bounded at the size of the raw rows,
+        # which a hidden coordinate of 2^980 makes far larger than the inputs
+        # it projects, and a fit through those inputs may then look decided
+        # either way: where the two differ, the logits decide (also "undecided")
         alt = regress_logits(model, pairs, Y, y_scale, y_error)
-        if alt is not None:
+        if alt is not None and (dec.undecided or not decided or alt.truth is not dec.truth):
             # (its rank, that of [F_S P_M, 1], is decided there too; Θ and the
             # rank reported stay those of the fit on P_M, undecided as they were)
             dec, on_logits = Decision(alt.truth, dec.residual, dec.tolerance, {**dec.detail, "on_logits": alt}), True
@@ -557,8 +559,9 @@ def _drops_a_direction(Xs, rank: int, model) -> bool:
 
 def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
     r"""Reading ``M``: whether ``Y`` fits ``[F_S P_M, 1]``, decided on
-    ``[L_S, 1]`` instead (``L_S = F_S G_0^T``, the logits of the contexts ``S``);
-    None when it cannot be formed.
+    ``[L_S, 1]`` instead (``L_S = F_S G_0^T``, the logits of the contexts ``S``):
+    a Decision, possibly undecided; None when it cannot be formed or the
+    rank of ``[L_S, 1]`` is undecided.
 
     Exactly, ``G_0 P_M f = G_0 f`` for every context (the logits see only the
     ``M``-component), so ``L_S = F_S B_M (B_M^T G_0^T)`` for a basis ``B_M`` of
@@ -607,7 +610,7 @@ def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
         size = max(model.backend.scale(Xs, Theta), y_scale)
         dec = model.tolerance.certain(float(np.abs(Xs @ Theta - Y).max()) if Y.size else 0.0, y_scale,
                                       extra + 64 * u * size)
-    return dec if not dec.undecided else None
+    return dec
 
 
 def largest_column_norm(A) -> float:

@@ -125,7 +125,7 @@ def rounded_matmul(terms: list[tuple[np.ndarray, np.ndarray]], units=None) -> tu
     S = np.empty((m, c))
     tiny = 2.0 * hits * 2.0 ** -1074
     for j in range(c):
-        out = rounded_dots([(A, np.broadcast_to(B[:, j], A.shape)) for A, B in scaled if A.shape[1]])
+        out = rounded_dots([(A, np.broadcast_to(B[:, j], A.shape)) for A, B in scaled if A.shape[1]], per_row=True)
         if out is None:
             return None
         if not len(out[0]):

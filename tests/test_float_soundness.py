@@ -1045,3 +1045,72 @@ def test_a_scaling_that_loses_a_subnormal_charges_only_that_entry():
     m = FloatModel(F, np.array([[1.0, 0.0, 3.0], [1.0, -5e-324, 2.0 ** 930], [1.0, 0.0, 4.0]]))
     assert exact_of(m).effective_complexity() == 0
     assert (m.structure.k, m.structure.decided) == (0, True)
+
+
+def test_a_token_whose_logits_cancel_out_of_rounded_terms_leaves_k_open():
+    """``g(y1)`` is ``2^60`` from the pivot in a direction ``f`` reads as
+    ``1 - 1``: its log-odds ``-3/4`` cancel out of terms ``2^60`` large, and
+    ``g(y1) - g(y0)`` is rounded. Formed, its column of ``L`` is ``0`` within
+    an error of ``3/4``, at the scale the factors give it (``2^-61`` of its
+    own): ``rank L = 2`` exactly, and calling it 1 at the tolerance of that
+    scale was wrong. Undecided now; the same model with the token moved onto
+    the pivot still has ``k = 1`` decided."""
+    F = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    G = np.array([[0.5, 0.25, 0.0], [2.0 ** 60, -(2.0 ** 60), 0.0], [0.5, 0.25, 1.0]])
+    m = FloatModel(F, G)
+    assert exact_of(m).effective_complexity() == 2
+    assert not m.structure.decided or m.structure.k == 2
+    r = primitives.log_odds_rank(F, *fl.difference_with_error(G, 0))
+    assert not r[1] or r[0] == 2
+    G2 = G.copy()
+    G2[1] = G2[0]
+    m2 = FloatModel(F, G2)
+    assert exact_of(m2).effective_complexity() == 1 and (m2.structure.k, m2.structure.decided) == (1, True)
+
+
+def test_an_exact_zero_of_a_rounded_product_keeps_no_error():
+    """One entry of a column whose products come near underflow, summed in
+    rationals and rounded, costs that entry the smallest subnormal; an entry of
+    the same column whose terms are all exact zeros (the pivot's logit) costs
+    nothing, so a rank decision does not see a column within its own error of
+    zero where the column is zero."""
+    from allornone.numeric.witness import rounded_matmul
+    A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    B = np.array([[0.0, 0.0], [2.0 ** -500, 0.0], [0.0, 2.0 ** 500], [2.0 ** -500, 2.0 ** 500]])
+    S, E = rounded_matmul([(A, B.T)])
+    assert not S[:, 0].any() and not E[:, 0].any()
+    assert primitives.product_rank(A, B)[:2] == (2, True)
+
+
+def test_a_twin_reading_m_is_decided_on_its_logits():
+    """The twin carries ``-1.26e294`` in a coordinate no token reads: its
+    projector ``P~_M`` is accurate to an angle of ``1e-15``, which at the size
+    of that coordinate puts ``1e279`` of error into the projected inputs, and
+    the fit through them had "failed" (a relative residual of 4.87) where the
+    exact fit holds. Reading ``M`` is decided on the logits of the contexts
+    wherever they can be formed, and where the two routes differ the logits
+    decide."""
+    from allornone.theorems.engine import invariance as inv
+    for index in (7, 55):
+        r = inv.check("thm14", "hidden extremes", 1, index)
+        assert r["outcome"] in ("agree", "undecided") and not r["contradicted"], r
+
+
+def test_el3_of_the_canonical_certificate_counts_its_maps_errors():
+    """Tokens carry ``2^56`` and more along ``(1, -1)``, which ``f`` does not
+    read, and ``g(y) - g(y_0)`` is rounded: the computed ``B*`` is off the
+    canonical one by what that rounding took from the coordinate ``f`` reads.
+    The computed pair satisfied EL3 to its own rounding, and EL3 was called
+    held; the canonical pair's EL3 fails. EL3 is a claim about ``A*, B*``:
+    their errors count for "holds" too."""
+    F = np.array([[3.0, 3.0]])
+    Ga = np.array([[-1.75, -0.375], [2.0 ** 56, -(2.0 ** 56)], [0.0, -1.0],
+                   [2.7606985387162255e+70, -2.7606985387162255e+70]])
+    Gb = np.array([[-1.75, -0.375], [-(2.0 ** 100), 2.0 ** 100], [0.0, -1.0], [-0.25, 0.875]])
+    fa, fb = FloatModel(F, Ga), FloatModel(F, Gb)
+    exact = thm5.el_certificate(exact_of(fa), exact_of(fb))
+    assert exact.el3.fails
+    got = thm5.el_certificate(fa, fb)
+    for name in ("el1", "el2", "el3"):
+        assert agrees(getattr(got, name), getattr(exact, name)), name
+    assert thm5.equivalence(fa, fb).verdict == "not equivalent"
