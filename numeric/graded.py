@@ -258,6 +258,10 @@ def _certificate(a, b, k: int, fa: Factored, fb: Factored) -> dict:
     return {"A": sA, "B": sB, "residuals": res}
 
 
+#: How an EL measure of :func:`compare` says that its verdict was decided by
+#: ``L = L~`` entry by entry (Theorem 5), not by the measure and its bounds.
+BY_DISTRIBUTION = "L = L~ entry by entry (Theorem 5)"
+
 #: What each EL verdict of :func:`compare` is decided on.
 EL_QUANTITIES = {"EL1": "sine of the largest angle between the context subspaces of L_k and L~_k",
                  "EL2": "sine of the largest angle between the token subspaces of L_k and L~_k",
@@ -514,7 +518,11 @@ def compare(a, b, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance", k:
     if k is None and cut == "tolerance" and sa.k_decided and sb.k_decided and sa.k == sb.k and \
             same["verdict"] == Truth.HOLDS.value:
         # L = L~ entry by entry, certainly at rtol: EL1-EL3 hold (Theorem 5),
-        # whatever the truncations' error bounds leave open
+        # whatever the truncations' error bounds leave open; each measure says
+        # so, since its own bounds need not show it
+        for n, v in verdicts.items():
+            if v != Truth.HOLDS.value:
+                measures[n]["decided_by"] = BY_DISTRIBUTION
         verdicts = {n: Truth.HOLDS.value for n in verdicts}
     if k is None and cut == "tolerance" and same["verdict"] != Truth.HOLDS.value and \
             set(verdicts.values()) == {Truth.HOLDS.value}:

@@ -441,3 +441,33 @@ def test_coordinates_one_side_does_not_use_set_no_scale():
     assert graded.readout_linearity(hidden, pairs, [(1, 0)], "M")["relationally_linear"] == want
     want = graded.steering(plain, pairs, [(1, 0)])["steering"]
     assert want == "fails" and graded.steering(hidden, pairs, [(1, 0)])["steering"] == want
+
+
+def test_el_verdicts_held_by_the_distribution_say_so():
+    """Two equivalent models whose truncations' error bounds leave EL1--EL3
+    open: ``L = L~`` entry by entry decides them (Theorem 5). Each measure
+    whose own bounds do not show "holds" says what decided it, and the line
+    of the comparison does not claim a measure below a bound it is not below."""
+    from allornone.theorems.engine.cli_models import equivalence_line
+    I2 = (np.array([[5., 2., -5., 5.], [2., 3., 1., 4.], [-4., -4., -3., 2.]]),
+          np.array([[-4., 5., 1., 3.], [-3., 3., 1., 1.], [-3., 2., 2., 1.], [-4., -1., 0., -5.], [-1., 5., 2., 3.],
+                    [-5., -2., -1., 3.], [-2., 5., -2., 5.]]),
+          np.array([[1.110888325e9, 1.0819471997658424e+273, -1.276545e6, 5.0, -8.0],
+                    [8.88710658e8, 1.6229207996487636e+273, -5.10615e5, 4.0, -6.0],
+                    [4.44355324e8, -2.1638943995316848e+273, 1.021229e6, 2.0, -56.0]]),
+          np.array([[255304.0, 9.2425952044279274e-273, 1.0, -5.6722846329853e13, 0.0],
+                    [255305.0, 5.5455571226567565e-273, 1.0, -5.6723068507519e13, 0.0],
+                    [510613.0, 3.697038081771171e-273, 2.0, -1.13446803548031e14, 0.0],
+                    [-4.0, -1.8485190408855855e-273, 0.0, 8.88710651e8, 0.0],
+                    [510615.0, 9.2425952044279274e-273, 2.0, -1.13447247903357e14, 0.0],
+                    [-255313.0, -3.697038081771171e-273, -1.0, 5.6724845928835e13, 0.0],
+                    [-510618.0, 9.2425952044279274e-273, -2.0, 1.13447914436357e14, 0.0]]))
+    a, b = FloatModel(I2[0], I2[1], 6), FloatModel(I2[2], I2[3], 6)
+    assert thm5.same_distribution(ExactModel(_exact(I2[0]), _exact(I2[1]), 6),
+                                  ExactModel(_exact(I2[2]), _exact(I2[3]), 6)).holds
+    g = graded.compare(a, b)
+    assert g.same_distribution["verdict"] == "holds" and set(g.el_verdicts.values()) == {"holds"}
+    loose = [n for n, m in g.el_measures.items() if not m["value"] <= m["bounds"][0]]
+    assert loose and all(g.el_measures[n].get("decided_by") == graded.BY_DISTRIBUTION for n in loose)
+    line = equivalence_line(g.to_json(), 1e-12)
+    assert line.startswith("equivalent (decided): L = L~ entry by entry"), line

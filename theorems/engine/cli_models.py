@@ -462,6 +462,12 @@ def _measured_line(g: dict, rtol: float, failing: list, tail: str, gap: float = 
         return (f"not equivalent (decided): {e} fails at k = {g['k']}: {ms[e]['quantity']} "
                 f"{ms[e]['value']:.3g} > {_bound(ms[e]['bounds'][1]):.3g}{tail}")
     if all(v == "holds" for v in ver.values()):
+        by = [e for e in ("EL1", "EL2", "EL3") if e in ms and ms[e].get("decided_by")]
+        if by:
+            # the measures' own bounds left these open: L = L~ decided them
+            return (f"equivalent (decided): L = L~ entry by entry at rtol {rtol:.3g}, so EL1-EL3 hold at "
+                    f"k = {g['k']} (Theorem 5; {', '.join(by)} alone undecided by {'its' if len(by) == 1 else 'their'}"
+                    f" measure){tail}")
         worst = max(ms, key=lambda e: ms[e]["value"])
         return (f"equivalent (decided): EL1-EL3 hold at k = {g['k']}, the largest measure {ms[worst]['value']:.3g} "
                 f"({worst}) <= its bound {ms[worst]['bounds'][0]:.3g} (rtol {rtol:.3g}){tail}")
