@@ -66,7 +66,7 @@ import numpy as np
 import scipy.linalg
 
 from allornone.decision import Decision, Truth
-from allornone.errors import NonFiniteValueError, ShapeError, UnrepresentableValueError
+from allornone.errors import AllOrNoneError, NonFiniteValueError, ShapeError, UnrepresentableValueError
 
 __all__ = [
     "UNIT_ROUNDOFF",
@@ -414,11 +414,12 @@ def singular_values(X: np.ndarray) -> np.ndarray | None:
         return None
 
 
-class Unresolved(np.linalg.LinAlgError):
+class Unresolved(np.linalg.LinAlgError, AllOrNoneError):
     """A float computation that cannot resolve its question: an SVD that no
     LAPACK driver brings to convergence, or an intermediate that left binary64.
     A decision resting on it is undecided (the float evaluation of a result
-    catches this and says so), never a traceback."""
+    catches this and says so); where a function has no undecided answer to
+    give, it is one of the package's errors, with its reason in one line."""
 
 
 def svd(X: np.ndarray, full_matrices: bool = False, compute_uv: bool = True):
@@ -1165,7 +1166,12 @@ def data_row_space(X: np.ndarray, E: np.ndarray | None = None,
     # rows of vt span the scaled row space; undo the column scaling, re-orthonormalise.
     # A coordinate in which every row is exactly zero is not in the row space at
     # all: its rounding noise must not survive the unscaling of the others.
-    B = np.ldexp(vt[:r], ec[None, :])
+    # (each row by one more power of two, which its span does not see, so that
+    # coordinates scaled 2^1000 apart do not overflow on the way back)
+    V = vt[:r]
+    with np.errstate(under="ignore", over="ignore"):
+        top = np.max(np.where(V != 0, np.frexp(V)[1] + ec[None, :], 0), axis=1)
+        B = np.ldexp(V, ec[None, :] - top[:, None])
     B[:, ~np.any(X, axis=0)] = 0.0
     B = _graded_orthonormal_rows(B)
     err = float(err + 8 * math.sqrt(d) * UNIT_ROUNDOFF)
@@ -1234,7 +1240,10 @@ def _row_space_residual_bound(X: np.ndarray, E: np.ndarray | None, B: np.ndarray
     if Xr.size * r > _POSTERIORI_MAX:
         return 1.0
     u = UNIT_ROUNDOFF
-    C = Xr @ B.T
+    with np.errstate(over="ignore", invalid="ignore"):
+        C = Xr @ B.T
+    if not np.all(np.isfinite(C)):
+        return 1.0      # (a basis that left binary64 on its way back to these coordinates: no bound but the trivial)
     dC = (d + 2) * u * float(np.linalg.norm(np.abs(Xr) @ np.abs(B.T)))   # |C - fl(C)|_F
     U, S, _ = svd(C)
     if S.size < r or S[-1] <= 0:

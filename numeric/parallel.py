@@ -181,7 +181,10 @@ class Forms:
             if np.any(lost):
                 R = np.ldexp(self._abs_reader, -self.er[:, None])
                 Lq = np.ldexp(lost, self.shift - self.ew).T
-                hits = (R > 0).astype(float) @ (Lq > 0).astype(float)
+                # (counted where something was lost, before the change of units:
+                # there the loss may itself underflow, and it is at most the
+                # smallest subnormal per product)
+                hits = (R > 0).astype(float) @ (lost.T > 0).astype(float)
                 error = error + (R @ Lq) * (1 + 4 * (d + 2) * _U) + hits * _TINY
             if self.eps:
                 error = error + (2 + self.eps) * self.eps * (1 + 4 * n * _U) * self._magnitude(W)

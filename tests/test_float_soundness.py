@@ -1114,3 +1114,48 @@ def test_el3_of_the_canonical_certificate_counts_its_maps_errors():
     for name in ("el1", "el2", "el3"):
         assert agrees(getattr(got, name), getattr(exact, name)), name
     assert thm5.equivalence(fa, fb).verdict == "not equivalent"
+
+
+def test_a_row_space_scaled_2_to_the_1000_apart_maps_back_finite():
+    """Token rows whose coordinates span ``2^-1070`` to ``2^1023``: the row space
+    is computed with its columns scaled to size one and mapped back, and the
+    basis overflowed on the way (every later SVD then raised). Each row of the
+    basis is brought back by one more power of two, which its span ignores."""
+    rows = [['-0x1.27b74p+18', '0x0.00000000003bep-1022', '0x0p+0', '-0x1.523cap+488', '0x0p+0', '0x0p+0', '0x1p+0',
+             '0x1.b769p+887', '0x0p+0', '0x1p+2'],
+            ['0x1p+1023', '0x0p+0', '0x0p+0', '0x0p+0', '0x0p+0', '0x0p+0', '0x1p+0', '0x0p+0', '0x0p+0', '0x1p+1'],
+            ['0x1p+1008', '-0x1.899e4p+18', '0x0p+0', '0x1.663d6p+614', '0x0p+0', '0x0p+0', '0x1.8p+1', '-0x1p+1017',
+             '0x0p+0', '0x0p+0'],
+            ['-0x0.0000000000121p-1022', '0x0p+0', '0x0p+0', '-0x1.2c58ap+19', '0x0p+0', '0x0p+0', '0x0p+0', '0x0p+0',
+             '0x0p+0', '0x1p+1'],
+            ['-0x1p+1007', '0x1.d2a58p+17', '0x0p+0', '0x0p+0', '0x0p+0', '0x0p+0', '-0x1p+0', '0x1.372c6p+690',
+             '0x0p+0', '0x1p+2'],
+            ['-0x1.93f58p+17', '0x1.eed26p+19', '0x0p+0', '-0x1.04a62p+627', '0x0p+0', '0x0p+0', '0x1.8p+1', '0x0p+0',
+             '0x0p+0', '0x1.8p+1']]
+    G = np.array([[float.fromhex(v) for v in r] for r in rows])
+    F = np.zeros((3, 10))
+    F[:, 6], F[:, 9] = [1.0, -1.0, 2.0], [1.0, 2.0, 0.5]
+    m = FloatModel(F, G, pivot=3)
+    s = m.structure
+    assert np.all(np.isfinite(s.basis_SG)) and np.all(np.isfinite(s.basis_SF))
+    assert not s.decided or s.k == exact_of(m).effective_complexity()
+
+
+def test_an_intercept_at_rows_of_2_to_the_1023_leaves_the_fit_to_the_products():
+    """Contexts carry ``±2^1023`` in a coordinate no token reads: the
+    regression's intercept, brought to the size of those rows, leaves binary64.
+    The fit is then decided on products of the model's numbers (the readouts
+    and the relational fit where they live), never a traceback."""
+    from allornone.theorems import thm14
+    H = Fraction(2) ** 1023
+    src = [0, 1, 2, -1, 3]
+    F = [[x, i % 3, H if i == 1 else 0] for i, x in enumerate(src)] + \
+        [[2 * x + 1, (i * i) % 5, -H if i == 2 else 0] for i, x in enumerate(src)]
+    e = ExactModel(F, [[0, 0, 0], [1, 0, 0]], 0)
+    f = e.to_float()
+    pairs = [(i, 5 + i) for i in range(5)]
+    for reading in ("M", "any"):
+        want = thm14.relational_linearity(e, pairs, [[1], [0], [0]], reading).decision
+        got = thm14.relational_linearity(f, pairs, [[1.0], [0.0], [0.0]], reading).decision
+        assert agrees(got, want), (reading, got)
+    assert agrees(thm14.linear_probing(f, pairs, 1, 0).decision, thm14.linear_probing(e, pairs, 1, 0).decision)

@@ -141,3 +141,25 @@ def test_a_hidden_coordinate_sets_no_scale_for_zero_differences():
     ex, fl = RECORD.evaluate(inst, "exact"), RECORD.evaluate(inst, "float")
     assert ex.atoms["parallel_M"].holds and ex.atoms["proportional_rows"].holds
     assert all(fl.atoms[k].truth is ex.atoms[k].truth for k in ex.atoms)
+
+
+def test_a_subnormal_ratio_does_not_make_zero_a_multiple_in_scaled_units():
+    """``u = 0`` and ``v = (0, 4)`` (log-odds rows), ``λ = 2^-1074``: not
+    parallel. The rows span ``2^-1060`` to ``2^955``, so the forms keep the
+    features unscaled and report values in units of ``2^1006``; what the split
+    of ``λ x`` lost (the smallest subnormal per coordinate) underflowed on the
+    way to those units, and ``0 = λ v`` was held as an exact zero."""
+    hexes = [['-0x1.4p-44', '0x1.0p-47', '0x1.4p-45', '-0x1.8p-45'], ['-0x1.8p-45', '0x1.8p-46', '0x1.8p-46', '-0x1.8p-45'],
+             ['-0x1.0p-45', '0x1.0p-46', '0x1.0p-46', '-0x1.0p-45'], ['-0x1.8p-315', '0x1.8p-316', '0x1.8p-316', '-0x1.8p-315'],
+             ['-0x1.0p+955', '0x1.0p+954', '0x1.0p+954', '-0x1.0p+955'],
+             ['-0x0.0000050000000p-1022', '0x0.0000008000000p-1022', '0x0.0000028000000p-1022',
+              '-0x0.0000030000000p-1022']]
+    F = [[Fraction(float.fromhex(v)) for v in row] for row in hexes]
+    G = [[-3 * 2 ** 47, -2 ** 48, -3 * 2 ** 47, 2 ** 47], [-2 ** 49, -2 ** 48, -5 * 2 ** 47, -2 ** 47]]
+    exact = ExactModel(F, G)
+    floats = exact.to_float()
+    lam = Fraction(1, 2 ** 1074)
+    for call in (lambda m, x: parallel_contexts(m, (0, 1), (1, 2), "M", x),
+                 lambda m, x: proportional_log_odds_rows(m, (0, 1), (1, 2), x)):
+        want, got = call(exact, lam), call(floats, float(lam))
+        assert not want.holds and not got.holds

@@ -40,6 +40,7 @@ instance by the proof step "all or none (reading M)".
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -303,9 +304,17 @@ def _regress(model, pairs, Y, y_scale: float, reading: str, y_error: float = 0.0
     :func:`allornone.numeric.relational.regress`)."""
     be = model.backend
     FS = model.F[[s for s, _ in pairs], :]
-    inputs = FS @ model.projector_M if reading == "M" else FS
     if not be.exact:
-        return fr.regress(model, pairs, FS, inputs, Y, y_scale, reading, y_error)
+        try:
+            inputs = FS @ model.projector_M if reading == "M" else FS
+            return fr.regress(model, pairs, FS, inputs, Y, y_scale, reading, y_error)
+        except fl.Unresolved as exc:
+            # regressors beyond binary64 (an intercept brought to rows of 2^1023):
+            # the regression decides nothing; the fit of products may still
+            d, c = model.d, Y.shape[1]
+            return (np.zeros((len(pairs), d + 1)), np.zeros((d + 1, c)),
+                    Decision(Truth.UNDECIDED, math.inf, (0.0, 0.0), {"why": str(exc)}), 0, False)
+    inputs = FS @ model.projector_M if reading == "M" else FS
     X = be.hstack(inputs, _ones(be, len(pairs)))
     rank, decided = be.rank(X)
     Theta = be.pinv(X, rank) @ Y
@@ -514,7 +523,10 @@ def relational_linearity(model, pairs, gamma, reading: str = "M", gamma_error: f
         if ok and not be.exact and not gamma_error and not gamma_in_N:
             # dim Γ_q is a rank of the readouts themselves, which no change of
             # basis moves; a fitted W of another rank saw P_Γ in a basis that hid a direction
-            dim = fr.input_dimension_on_readouts(model, pairs, reading=reading, **_functionals(model, gamma))
+            try:
+                dim = fr.input_dimension_on_readouts(model, pairs, reading=reading, **_functionals(model, gamma))
+            except fl.Unresolved:
+                dim, ok = None, False      # (its readouts beyond binary64: Γ_q's dimension is not known)
             ok = dim is None or dim == res.gamma_q.shape[1]
         res.decided = decided and ok and not unmapped
     return res
