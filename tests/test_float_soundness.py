@@ -1159,3 +1159,18 @@ def test_an_intercept_at_rows_of_2_to_the_1023_leaves_the_fit_to_the_products():
         got = thm14.relational_linearity(f, pairs, [[1.0], [0.0], [0.0]], reading).decision
         assert agrees(got, want), (reading, got)
     assert agrees(thm14.linear_probing(f, pairs, 1, 0).decision, thm14.linear_probing(e, pairs, 1, 0).decision)
+
+
+def test_el_equivalence_fails_where_the_distributions_certainly_differ():
+    """Coordinates of ``2^280`` to ``2^297`` no logit reads leave the
+    certificate's conditions open, while ``L != L~`` is certain at an entry:
+    by Theorem 5 no ``A``, ``B`` satisfy EL1--EL3, and the conjunction fails
+    (each condition keeps its own verdict)."""
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine import transforms as tf
+    _, inst = inv.transform_instance("thm5", "hidden extremes", 0, 19)
+    a, b = tf.realise_float(inst, "binary64").models
+    assert thm5.same_distribution(*inst.models).fails and thm5.same_distribution(a, b).fails
+    cert = thm5.el_certificate(a, b)
+    assert cert.decision.fails and cert.decision.detail.get("by") == "L != L~"
+    assert any(d.undecided for d in (cert.el1, cert.el2, cert.el3))

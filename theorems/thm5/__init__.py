@@ -29,7 +29,7 @@ EL1 and EL2 pin them down, so this decides ``~EL`` exactly.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -82,6 +82,9 @@ class Certificate:
     decided: bool
     errors: dict = field(default_factory=dict)
     """Float side: bounds on the errors of ``A*`` and ``B*`` (``"A"``, ``"B"``, spectral norm)."""
+    joint: Decision | None = None
+    """Float side: the conjunction of EL1--EL3 decided where it lives, on ``L = L~``
+    (this theorem), where the conditions themselves leave it open; None otherwise."""
 
     def __post_init__(self):
         # residuals measured on an undecided structure say nothing, either way:
@@ -96,8 +99,8 @@ class Certificate:
         d = Decision.all([self.el1, self.el2, self.el3])
         # residuals measured on an undecided structure say nothing, either way
         if not self.decided:
-            return Decision(Truth.UNDECIDED, d.residual, d.tolerance)
-        return d
+            d = Decision(Truth.UNDECIDED, d.residual, d.tolerance)
+        return self.joint if d.undecided and self.joint is not None else d
 
 
 def canonical_certificate(a, b):
@@ -148,8 +151,16 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, 
     (:func:`same_distribution`, each entry certainly within the tolerance):
     held there, they hold, each keeping its residual, with ``detail["by"]``
     saying so. ``ks``: the two ranks where the certificate's route decided
-    them (else the structures' are taken)."""
+    them (else the structures' are taken). Where the conjunction is left
+    open and ``L = L~`` certainly fails, no ``A``, ``B`` satisfy EL1--EL3
+    (this theorem, whatever the ranks): the conjunction fails (``joint``),
+    each condition keeping its own verdict."""
     els = (cert.el1, cert.el2, cert.el3)
+    if cert.decision.undecided:
+        dist = same_distribution(a, b) if dist is None else dist
+        if dist.fails:
+            cert = replace(cert, joint=Decision(Truth.FAILS, dist.residual, dist.tolerance,
+                                                {**dist.detail, "by": "L != L~"}))
     if not cert.decided or any(d.fails for d in els) or all(d.holds for d in els):
         return cert
     if (ks[0] != ks[1]) if ks is not None else (a.structure.k != b.structure.k):
@@ -159,7 +170,7 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, 
         return cert
     held = [d if d.holds else Decision(Truth.HOLDS, d.residual, d.tolerance, {**d.detail, "by": "L = L~"})
             for d in els]
-    return Certificate(cert.A, cert.B, *held, cert.decided, cert.errors)
+    return Certificate(cert.A, cert.B, *held, cert.decided, cert.errors, cert.joint)
 
 
 def el_certificate(a, b) -> Certificate:
