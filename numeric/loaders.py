@@ -343,9 +343,17 @@ def open_npz(path: Path):
     if not zipfile.is_zipfile(path):
         raise InputFormatError(f"{path}: not a .npz file (not a zip archive of .npy arrays)")
     try:
-        return np.load(path, allow_pickle=False)
+        archive = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise InputFormatError(f"{path}: not a readable .npz file ({exc})") from None
+    names = archive.zip.namelist()
+    if len(set(names)) != len(names):
+        # a zip may hold one name twice, and only the last copy would be read
+        twice = sorted({n for n in names if names.count(n) > 1})
+        archive.close()
+        raise InputFormatError(f"{path}: the archive holds {twice[0]!r} more than once; which copy is meant "
+                               "is not known")
+    return archive
 
 
 def _open(path: Path) -> dict:

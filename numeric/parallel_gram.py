@@ -131,8 +131,21 @@ def pair_indices(model, pairs: Sequence) -> np.ndarray:
     return np.array(out, dtype=np.intp).reshape(-1, 2)
 
 
+def _pow2_scaled(X: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` with each slice along ``axis`` (rows: ``axis=-1``; columns: ``axis=0``)
+    divided by the power of two of its largest entry, and those exponents: the
+    norms of the scaled slices neither overflow nor underflow (differences of
+    size ``2^-600`` square to zero unscaled, and their cosines are as defined
+    as any others'). A zero slice stays zero, with exponent 0."""
+    top = np.max(np.abs(X), axis=axis, keepdims=True, initial=0.0)
+    e = np.where(top > 0, np.frexp(top)[1], 0)
+    with np.errstate(under="ignore"):
+        return np.ldexp(X, -e), np.squeeze(e, axis=axis)
+
+
 def _unit(X: np.ndarray) -> np.ndarray:
     """Rows of ``X`` scaled to unit length; a zero row becomes NaN (its cosines are undefined)."""
+    X = _pow2_scaled(X, -1)[0]
     n = np.linalg.norm(X, axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, X / np.where(n > 0, n, 1.0), np.nan)
@@ -214,15 +227,19 @@ def category_cosines(model, pairs: Sequence, forms: Sequence[str] = FORMS,
 def _fits(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cosine, ``lambda`` and relative residual ``|u - lambda v| / |u|`` of the best
     ``u ~ lambda v``, column by column, with the conventions of ``graded._fit_parallel``
-    (a zero ``v``: NaN, 0, and a residual 1 unless ``u`` is zero too)."""
+    (a zero ``v``: NaN, 0, and a residual 1 unless ``u`` is zero too). Each
+    column is first divided by a power of two (:func:`_pow2_scaled`): the
+    cosine and the relative residual do not see it, ``lambda`` is scaled back."""
+    (U, eu), (V, ev) = _pow2_scaled(U, 0), _pow2_scaled(V, 0)
     nu = np.linalg.norm(U, axis=0)
     nv = np.linalg.norm(V, axis=0)
     dot = np.einsum("ij,ij->j", U, V)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
         lam = np.where(nv > 0, dot / np.where(nv > 0, nv, 1.0) ** 2, 0.0)
         lam = np.where(nu > 0, lam, 0.0)
         cos = np.clip(dot / (nu * nv), -1.0, 1.0)
         res = np.linalg.norm(U - lam * V, axis=0) / np.where(nu > 0, nu, 1.0)
+        lam = np.ldexp(lam, eu - ev)
     zero_v, zero_u = nv == 0, nu == 0
     cos = np.where(zero_v | zero_u, np.nan, cos)
     res = np.where(zero_v, np.where(zero_u, 0.0, 1.0), np.where(zero_u, 0.0, res))
@@ -311,7 +328,9 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
         vals["logodds"][1] = np.ldexp(vals["logodds"][1], scale[i] - scale[j])
     eps = np.finfo(float).eps * max(model.m, model.n, model.d)
     # what the computed L_k's error can move each angle (graded.parallel's allowance)
-    norms = np.linalg.norm(logodds, axis=0)
+    Ls, le = _pow2_scaled(logodds, 0)
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.ldexp(np.linalg.norm(Ls, axis=0), le)
     moved = angle_moved(norms[i], bounds[i]) + angle_moved(norms[j], bounds[j])
     v_n = _verdicts(vals["logodds"][2], tol, eps + moved) if spectra.k_decided else ["undecided"] * i.size
     # graded.parallel's exact-zero columns, each distinct token pair tested once

@@ -346,3 +346,24 @@ def test_make_reparam_refuses_a_target_that_is_not_the_same_distribution(tmp_pat
     _one_line_error(_run("make", "reparam", "--features", F, "--head", W, "--out", out),
                     "not the same distribution", "nothing was written")
     assert not out.exists()
+
+
+def test_an_archive_holding_a_member_twice_is_refused(tmp_path):
+    """A zip may hold one name twice (``np.load`` then reads the last copy):
+    which array is meant is not known, so the file is refused in one line."""
+    import io
+    import warnings
+    import zipfile
+
+    def npy(a):
+        buf = io.BytesIO()
+        np.save(buf, a)
+        return buf.getvalue()
+    path = tmp_path / "twice.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # (zipfile warns of the duplicate name it writes)
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("a.F.npy", npy(np.eye(2)))
+            z.writestr("a.G.npy", npy(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])))
+            z.writestr("a.F.npy", npy(np.zeros((2, 2))))
+    _one_line_error(_run("verify", str(path)), "more than once", "a.F.npy")

@@ -471,3 +471,19 @@ def test_el_verdicts_held_by_the_distribution_say_so():
     assert loose and all(g.el_measures[n].get("decided_by") == graded.BY_DISTRIBUTION for n in loose)
     line = equivalence_line(g.to_json(), 1e-12)
     assert line.startswith("equivalent (decided): L = L~ entry by entry"), line
+
+
+def test_a_fit_reading_m_does_not_fail_on_a_direction_the_solver_cut():
+    """Contexts A and B have rows of ``L`` ``2^-500`` of context C's; with each
+    regressor column at size one they differ only far below the solver's cut,
+    and the fit through the kept directions missed by 0.41 of the readouts.
+    The exact fit holds (its coefficients are ``2^500``): not "fails"."""
+    E = Fraction(2) ** 500
+    F, G = [[1, 0], [0, 1], [E, E]], [[0, 0], [1, 0], [0, 3]]
+    pairs, T = [(0, 2), (1, 0), (2, 2), (2, 2)], [(1, 2)]
+    m = FloatModel(np.array([[float(x) for x in r] for r in F]), np.array(G, dtype=float))
+    from allornone.theorems.engine import graded_queries as gq
+    from allornone.theorems.engine.record import Instance
+    exact = gq.exact_atoms("graded-thm14", Instance("x", (ExactModel(F, G),), {"pairs": pairs, "tokens": T}))
+    assert exact["rel_lin_T_M"].holds
+    assert graded.readout_linearity(m, pairs, T, "M")["relationally_linear"] in ("holds", UNDECIDED)

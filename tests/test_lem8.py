@@ -311,3 +311,22 @@ def test_a_presentation_a_thousand_binades_wide_is_decided_and_reported_in_its_o
         L = F @ G.T
         assert np.array_equal(np.ravel(odds.u), L[:, 4] - L[:, 1]) and odds.verdict == "proportional"
         assert not parallel(fm, (1, 0), (2, 3), "N", 2.0).decision.undecided
+
+
+def test_a_ratio_below_binary64_is_refused_not_flushed_to_zero():
+    """Token 4 duplicates token 1, so ``u = 0``, and ``v != 0``: ``u = λ v``
+    fails for every ``λ != 0``. A ``λ`` of ``2^-1100`` became ``0.0`` on the
+    float side, where ``0 = 0 v`` holds; it is refused there, in one line."""
+    from allornone.errors import UnrepresentableValueError
+    from allornone.numeric import FloatModel
+    from allornone.theorems import lem8
+    F, G = [[1, 0], [0, 1], [1, 1]], [[0, 0], [1, 0], [0, 1], [2, 1], [1, 0]]
+    exact, floats = ExactModel(F, G), FloatModel(np.array(F, float), np.array(G, float))
+    for lam in (Fraction(1, 2 ** 1100), Fraction(-1, 2 ** 1080), f"1/{2 ** 1075}"):
+        for call in (lambda m, x: lem8.parallel(m, (1, 4), (2, 0), "N", lam=x),
+                     lambda m, x: lem8.parallel(m, (1, 4), (2, 0), "raw", lam=x),
+                     lambda m, x: lem8.proportional_log_odds(m, (1, 4), (2, 0), lam=x)):
+            assert call(exact, lam).decision.fails
+            with pytest.raises(UnrepresentableValueError, match="below binary64's range"):
+                call(floats, lam)
+    assert lem8.parallel(floats, (1, 4), (2, 0), "N", lam=2.0 ** -1074).decision.undecided

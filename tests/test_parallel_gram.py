@@ -196,3 +196,25 @@ def test_a_hundred_thousand_pairs_of_pairs_take_seconds():
     c = category_cosines(model, pairs)
     assert time.perf_counter() - t < 10.0
     assert c.cos["logodds"].shape == (448, 448)
+
+
+def test_rows_of_tiny_differences_agree_with_graded_parallel():
+    """Token differences of size ``2^-600`` square to zero in a plain norm: two
+    orthogonal ones had read as parallel (residual 0) and two parallel ones,
+    of sizes 1 and ``2^-600``, as not (residual 1). Each column is scaled by a
+    power of two first, as ``graded.parallel`` does, and the study's cosines
+    of such differences are defined (model scaled ``2^600`` against ``2^-600``)."""
+    from allornone.numeric import graded
+    from allornone.numeric.parallel_gram import _unit, parallel_rows
+    t = 2.0 ** -600
+    F = np.array([[2.0 ** 600, 0.0], [0.0, 2.0 ** 600], [2.0 ** 600, 2.0 ** 600]])
+    G = np.array([[0.0, 0.0], [t, 0.0], [0.0, t], [1.0, 0.0], [0.0, 2 * t]])
+    m = FloatModel(F, G)
+    for (first, second), raw in ((((1, 0), (2, 0)), "fails"), (((3, 0), (1, 0)), "holds"),
+                                 (((2, 0), (4, 0)), "holds")):
+        row = parallel_rows(m, [(first, second)])[0]
+        g = graded.parallel(m, first, second)
+        assert row["parallel_raw"] == g["parallel_raw"] == raw, (first, second, row)
+        assert row["parallel_N"] == g["parallel_N"]
+    U = _unit(np.array([[t, 0.0], [t, t], [0.0, 0.0]]))
+    assert np.allclose(U[:2] @ U[:2].T, [[1.0, 0.5 ** 0.5], [0.5 ** 0.5, 1.0]]) and np.isnan(U[2]).all()

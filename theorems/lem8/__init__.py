@@ -49,7 +49,8 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from allornone.decision import Decision, Truth
-from allornone.errors import InputFormatError, NonFiniteValueError, ShapeError, VocabularyError
+from allornone.errors import (InputFormatError, NonFiniteValueError, ShapeError, UnrepresentableValueError,
+                              VocabularyError)
 from allornone.symbolic import linalg as ql
 from allornone.theorems.engine.logic import Predicate
 
@@ -283,6 +284,11 @@ def ratio_value(be, lam):
                                   "finite floats (the exact side takes it as a fraction)") from None
     if not math.isfinite(value):
         raise NonFiniteValueError(f"lambda is {value}; only finite numbers are allowed")
+    if value == 0.0 and Fraction(lam) != 0:
+        # (a ratio below the smallest subnormal would silently become 0: u = 0 v
+        # is another claim, which holds wherever u vanishes)
+        raise UnrepresentableValueError(f"lambda: {str(lam)[:40]} is below binary64's range, where it would be "
+                                        "0; the float side takes it as a float (the exact side as a fraction)")
     return value
 
 
