@@ -367,3 +367,10 @@ def test_an_archive_holding_a_member_twice_is_refused(tmp_path):
             z.writestr("a.G.npy", npy(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])))
             z.writestr("a.F.npy", npy(np.zeros((2, 2))))
     _one_line_error(_run("verify", str(path)), "more than once", "a.F.npy")
+
+
+def test_a_model_with_an_empty_name_is_refused(tmp_path):
+    """As in an ``.npz`` file: an empty name cannot be referred to."""
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"models": {"": {"F": [[1, 0]], "G": [[0, 0], [1, 0]]}}}))
+    _one_line_error(_run("verify", str(path)), "name is empty")

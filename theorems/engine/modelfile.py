@@ -229,6 +229,8 @@ def load_data(data: Any, exact: bool = True, prefix: str = "models.") -> tuple[d
     specs = data["models"]
     if not isinstance(specs, dict) or not specs:
         raise InputFormatError("models: expected a non-empty object mapping names to models")
+    if "" in specs:
+        raise InputFormatError("models: a model's name is empty (queries name their models)")
     models = {name: _model(name, spec, shared, exact, f"{prefix}{name}") for name, spec in specs.items()}
     queries = data.get("queries")
     if queries is not None and not isinstance(queries, list):
