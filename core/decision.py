@@ -125,6 +125,15 @@ class Decision:
             truth = Truth.UNDECIDED
         else:
             truth = Truth.HOLDS
+        if decisions and all(d.tolerance is not None for d in decisions):
+            # float: the residual and the bounds of one decision that gives the
+            # verdict, so that they read against each other (the largest
+            # residual beside another's bounds mixed units: "holds (residual
+            # 5e-13; holds <= 2e-308)"): the first that fails, or is undecided,
+            # or, all holding, the one nearest its bound
+            same = [d for d in decisions if d.truth is truth]
+            pick = same[0] if truth is not Truth.HOLDS else max(same, key=_share_of_bound)
+            return cls(truth, pick.residual, pick.tolerance)
         residual = max((d.residual for d in decisions), default=0)
         tolerances = [d.tolerance for d in decisions if d.tolerance is not None]
         return cls(truth, residual, tolerances[0] if tolerances else None)
@@ -135,3 +144,12 @@ class Decision:
         lo, hi = self.tolerance
         return (f"{self.truth.value} (residual {float(self.residual):.3g}; holds <= {lo:.3g}, "
                 f"fails > {hi:.3g})")
+
+
+def _share_of_bound(d: "Decision") -> float:
+    """How much of its "holds" bound a float decision's residual takes (0 for
+    an exact zero, infinite beyond a bound of zero)."""
+    r, lo = float(d.residual), float(d.tolerance[0])
+    if r == 0:
+        return 0.0
+    return r / lo if lo > 0 else float("inf")
