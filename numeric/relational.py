@@ -704,8 +704,19 @@ def _regressors(model, S, reading: str):
     y0 = fl.reference_token(G, model.pivot) if reading == "M" else model.pivot
     d, n = model.d, model.n
     if reading == "M":
-        return np.hstack([F[S], F[S]]), np.hstack([G, np.broadcast_to(-G[y0], G.shape)])
+        return np.hstack([F[S], F[S]]), _g0_pair(G, y0)
     return np.asarray(F[S], dtype=float), np.eye(d)
+
+
+def _g0_pair(G: np.ndarray, y0: int) -> np.ndarray:
+    """The rows ``[g(y), -g(y_0)]`` of every token but ``y_0``: against
+    ``[F, F]`` (or ``[I, I]``) their products are ``G_0``'s columns, each entry a
+    correctly rounded sum of the model's own numbers. The reference's own row
+    is left out: ``g_0(y_0)`` is zero by definition, whatever error the numbers
+    it would be computed from declare (as a pair it would be a line of the
+    product within its own error of zero, which decides no rank), and a zero
+    row or column changes no span."""
+    return np.delete(np.hstack([G, np.broadcast_to(-G[y0], G.shape)]), y0, axis=0)
 
 
 def _pair_rows(G: np.ndarray, pairs) -> np.ndarray:
@@ -815,7 +826,7 @@ def gamma_in_N(model, basis: np.ndarray):
     if r == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     eye = np.eye(d)
-    G0_pair = np.hstack([G, np.broadcast_to(-G[y0], G.shape)])
+    G0_pair = _g0_pair(G, y0)
     tol, eps = model.backend.tolerance, model.input_error
     in_SG = consistent(np.hstack([eye, eye]), G0_pair, eye, basis.T, tol, eps)
     if in_SG is None:

@@ -1174,3 +1174,15 @@ def test_el_equivalence_fails_where_the_distributions_certainly_differ():
     cert = thm5.el_certificate(a, b)
     assert cert.decision.fails and cert.decision.detail.get("by") == "L != L~"
     assert any(d.undecided for d in (cert.el1, cert.el2, cert.el3))
+
+
+def test_the_reference_tokens_zero_row_is_not_a_loose_line():
+    """Inputs rounded on the way in (integers beyond ``2^53``, declared error):
+    as the pair ``[g(y), -g(y_0)]``, the reference token's own row is
+    ``g(y_0) - g(y_0)``, exactly zero by definition but within a declared
+    error of zero -- a line that decides no rank, which left ``Γ ⊆ N`` and
+    every fit on products undecided. It is left out (a zero row changes no span)."""
+    from allornone.theorems.engine import invariance as inv
+    for index in (1, 16, 18):
+        r = inv.check("thm14", "integers beyond 2^53", 0, index)
+        assert r["outcome"] == "agree", r
