@@ -6,7 +6,7 @@ from functools import partial
 
 import numpy as np
 
-from allornone.errors import AllOrNoneError
+from allornone.errors import AllOrNoneError, InputFormatError
 from allornone.model import Backend, Model, Structure
 from allornone.numeric import linalg as fl
 from allornone.numeric import primitives
@@ -136,10 +136,10 @@ class FloatModel(Model):
     def __init__(self, F, G, pivot: int = 0, contexts=None, tokens=None,
                  tolerance: fl.Tolerance = fl.DEFAULT_TOLERANCE, input_error: float = 0.0):
         if not isinstance(tolerance, fl.Tolerance):
-            raise TypeError("tolerance must be an allornone.numeric.Tolerance")
+            raise InputFormatError("tolerance must be an allornone.numeric.Tolerance")
         if isinstance(input_error, bool) or not isinstance(input_error, (int, float)) or \
                 not 0 <= input_error < 1:
-            raise ValueError("input_error must be a number in [0, 1)")
+            raise InputFormatError("input_error must be a number in [0, 1)")
         self.tolerance = tolerance
         given = [F, G]
         for i, name in enumerate(("F", "G")):

@@ -277,3 +277,15 @@ def test_the_generators_refuse_bad_input_with_the_packages_errors():
     for bound in (-1, 0):
         with pytest.raises(InputFormatError, match="bound must be a positive integer"):
             gen.random_model(0, 3, 3, 2, bound=bound)
+
+
+@pytest.mark.parametrize("kw", [{"input_error": 1.5}, {"input_error": -1e-16}, {"input_error": float("nan")},
+                                {"tolerance": 1e-12}])
+def test_a_float_models_bad_options_are_package_errors(kw):
+    """A declared input error outside [0, 1) or a tolerance that is no
+    Tolerance: one of the package's errors, as every other bad input."""
+    import numpy as np
+    from allornone.errors import AllOrNoneError
+    from allornone.numeric import FloatModel
+    with pytest.raises(AllOrNoneError, match="input_error|tolerance"):
+        FloatModel(np.eye(2), np.eye(2), **kw)
