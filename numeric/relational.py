@@ -522,12 +522,14 @@ def regress(model, pairs, FS, inputs, Y, y_scale: float, reading: str, y_error: 
         # been cut at the tolerance, and its misfit proves nothing
         dec = _undecided(dec)
     on_logits = False
-    if reading == "M" and model.structure.decided:
+    if reading == "M" and model.structure.decided and (dec.undecided or not decided or rank < min(Xs.shape)):
         # the same question without P_M: the fit on the logits of S, where the
-        # claim lives. The error of P_M is bounded at the size of the raw rows,
-        # which a hidden coordinate of 2^980 makes far larger than the inputs
-        # it projects, and a fit through those inputs may then look decided
-        # either way: where the two differ, the logits decide (also "undecided")
+        # claim lives, asked where this fit is open or was solved at a rank it
+        # cut. The error of P_M is bounded at the size of the raw rows, which a
+        # hidden coordinate of 2^980 makes far larger than the inputs it
+        # projects: the directions under that error are cut, and the fit
+        # through the rest may look decided either way. Where the two differ,
+        # the logits decide (also "undecided")
         alt = regress_logits(model, pairs, Y, y_scale, y_error)
         if alt is not None and (dec.undecided or not decided or alt.truth is not dec.truth):
             # (its rank, that of [F_S P_M, 1], is decided there too; Θ and the
