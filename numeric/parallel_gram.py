@@ -60,6 +60,7 @@ import numpy as np
 import scipy.linalg
 
 from allornone.errors import InputFormatError
+from allornone.numeric import linalg as fl
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNDERFLOW, Tolerance
 
 __all__ = ["FORMS", "PairMetric", "pair_indices", "cosine_matrix", "mean_offdiagonal", "upper_values",
@@ -131,21 +132,24 @@ def pair_indices(model, pairs: Sequence) -> np.ndarray:
     return np.array(out, dtype=np.intp).reshape(-1, 2)
 
 
-def _pow2_scaled(X: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` with each slice along ``axis`` (rows: ``axis=-1``; columns: ``axis=0``)
-    divided by the power of two of its largest entry, and those exponents: the
-    norms of the scaled slices neither overflow nor underflow (differences of
+def _columns_scaled(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column of ``X`` divided by the power of two of its largest entry
+    (:func:`~allornone.numeric.linalg.row_exponents` of ``X^T``), and those
+    exponents: its norm then neither overflows nor underflows (differences of
     size ``2^-600`` square to zero unscaled, and their cosines are as defined
-    as any others'). A zero slice stays zero, with exponent 0."""
-    top = np.max(np.abs(X), axis=axis, keepdims=True, initial=0.0)
-    e = np.where(top > 0, np.frexp(top)[1], 0)
+    as any others'). A zero column stays zero, with exponent 0."""
+    e = fl.row_exponents(X.T)
     with np.errstate(under="ignore"):
-        return np.ldexp(X, -e), np.squeeze(e, axis=axis)
+        return fl.scale_rows(X.T, e).T, e
 
 
 def _unit(X: np.ndarray) -> np.ndarray:
-    """Rows of ``X`` scaled to unit length; a zero row becomes NaN (its cosines are undefined)."""
-    X = _pow2_scaled(X, -1)[0]
+    """Rows of ``X`` (last axis) scaled to unit length, each first by a power of
+    two of its own (:func:`_columns_scaled`'s reason); a zero row becomes NaN
+    (its cosines are undefined)."""
+    rows = X.reshape(-1, X.shape[-1])
+    with np.errstate(under="ignore"):
+        X = fl.scale_rows(rows, fl.row_exponents(rows)).reshape(X.shape)
     n = np.linalg.norm(X, axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, X / np.where(n > 0, n, 1.0), np.nan)
@@ -228,9 +232,9 @@ def _fits(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     """Cosine, ``lambda`` and relative residual ``|u - lambda v| / |u|`` of the best
     ``u ~ lambda v``, column by column, with the conventions of ``graded._fit_parallel``
     (a zero ``v``: NaN, 0, and a residual 1 unless ``u`` is zero too). Each
-    column is first divided by a power of two (:func:`_pow2_scaled`): the
+    column is first divided by a power of two (:func:`_columns_scaled`): the
     cosine and the relative residual do not see it, ``lambda`` is scaled back."""
-    (U, eu), (V, ev) = _pow2_scaled(U, 0), _pow2_scaled(V, 0)
+    (U, eu), (V, ev) = _columns_scaled(U), _columns_scaled(V)
     nu = np.linalg.norm(U, axis=0)
     nv = np.linalg.norm(V, axis=0)
     dot = np.einsum("ij,ij->j", U, V)
@@ -328,7 +332,7 @@ def parallel_rows(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, 
         vals["logodds"][1] = np.ldexp(vals["logodds"][1], scale[i] - scale[j])
     eps = np.finfo(float).eps * max(model.m, model.n, model.d)
     # what the computed L_k's error can move each angle (graded.parallel's allowance)
-    Ls, le = _pow2_scaled(logodds, 0)
+    Ls, le = _columns_scaled(logodds)
     with np.errstate(over="ignore", under="ignore"):
         norms = np.ldexp(np.linalg.norm(Ls, axis=0), le)
     moved = angle_moved(norms[i], bounds[i]) + angle_moved(norms[j], bounds[j])

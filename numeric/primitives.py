@@ -68,10 +68,15 @@ def _exponents(P: np.ndarray, E: np.ndarray) -> np.ndarray:
     whole matrix (scaling noise up would make it look as large as the rest;
     at the whole's scale it is zero or not at the tolerance on the product)."""
     top = np.max(np.abs(P), axis=1, initial=0.0)
-    err = np.max(E, axis=1, initial=0.0)
     e = row_exponents(P)
     whole = int(np.frexp(float(np.max(top, initial=0.0)))[1]) if top.size and np.max(top) > 0 else 0
-    return np.where(top > 2 * err, e, whole).astype(int)
+    return np.where(_within_own_error(P, E), whole, e).astype(int)
+
+
+def _within_own_error(P: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """Per row of ``P`` whether no entry is above twice the row's largest error
+    (a zero row too): the row cannot be told from zero at a scale of its own."""
+    return ~(np.max(np.abs(P), axis=1, initial=0.0) > 2 * np.max(E, axis=1, initial=0.0))
 
 
 def _equilibrated(P: np.ndarray, E: np.ndarray, rows_first: bool = True):
@@ -234,14 +239,10 @@ def _rank_of_product(A, B, EA, EB, tol):
 
 
 def _loose_line(P: np.ndarray, E: np.ndarray) -> bool:
-    """Whether a row or column of ``P`` is within its own error of zero (no
-    entry above twice its row's or column's largest error, which is not zero):
+    """Whether a row or column of ``P`` that is not exactly zero (its error is
+    not zero) is within its own error of zero (:func:`_within_own_error`):
     :func:`_exponents` gives such a line the scale of the whole."""
-    for X, Y in ((P, E), (P.T, E.T)):
-        err = np.max(Y, axis=1, initial=0.0)
-        if np.any((err > 0) & ~(np.max(np.abs(X), axis=1, initial=0.0) > 2 * err)):
-            return True
-    return False
+    return any(bool(np.any(_within_own_error(X, Y) & np.any(Y, axis=1))) for X, Y in ((P, E), (P.T, E.T)))
 
 
 def _frobenius(E: np.ndarray) -> float:
