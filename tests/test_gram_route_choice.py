@@ -191,6 +191,16 @@ def test_an_undecided_certificate_is_re_decided_only_when_automatic(phases, cert
     assert (phases.calls == ["el_certificate"]) is qr and got.source == ("qr" if qr else "gram")
 
 
+def test_no_qr_certificate_on_structures_it_leaves_undecided(phases):
+    # the QR route's certificate on an undecided structure is undecided
+    # throughout: it is not asked for, and the route's own is kept
+    phases.dist = Truth.FAILS
+    phases.cert = (True, Truth.UNDECIDED, Truth.UNDECIDED, Truth.UNDECIDED)
+    phases.models[1].__dict__["structure"] = SimpleNamespace(decided=False)
+    _, got, _ = gram.equivalence_parts(*phases.models, "auto")
+    assert phases.calls == [] and got.source == "gram"
+
+
 def test_the_module_switch_counts_as_the_route(phases, monkeypatch):
     phases.dist = Truth.UNDECIDED
     monkeypatch.setattr(gram, "ROUTE", "gram")

@@ -355,6 +355,11 @@ REAL_MODEL_MUTANTS = [
            "if auto and (cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided) \\\n",
            "if (cert.decided and Decision.all([cert.el1, cert.el2, cert.el3]).undecided) \\\n",
            "an undecided certificate re-decided by the QR route on the forced route too", _ROUTE),
+    Mutant("gram-qr-certificate-on-undecided-structures", "numeric/gram.py",
+           "if a.structure.decided and b.structure.decided:",
+           "if True:",
+           "the QR route's certificate asked for on structures it leaves undecided (undecided throughout)",
+           _ROUTE),
     # -- numeric/witness.py -----------------------------------------------------------------------------
     Mutant("witness-any-column", "numeric/witness.py", "holds = bool(np.all(bound <= rtol * scale",
            "holds = bool(np.any(bound <= rtol * scale", "a fit shown when one column fits", _WITNESS),
