@@ -94,7 +94,10 @@ def to_rational(value: Any, where: str = "value"):
     if isinstance(value, str):
         text = value.strip()
         try:
-            if any(c in text for c in ".eE") or text.lower() in {"nan", "inf", "-inf", "+inf"}:
+            # (Fraction also reads "1_0" and digits of other scripts, "\u0661": not
+            # the integers and fractions of ASCII digits that a rational's text is)
+            if any(c in text for c in ".eE_") or not text.isascii() or \
+                    text.lower() in {"nan", "inf", "-inf", "+inf"}:
                 raise ValueError
             frac = Fraction(text)
         except (ValueError, ZeroDivisionError):

@@ -52,7 +52,7 @@ def test_float_array_into_the_exact_side():
         ExactModel(np.array(F, dtype=float), G)
 
 
-@pytest.mark.parametrize("text", ["0.5", "nan", "inf", "1e3", "1/0", "three"])
+@pytest.mark.parametrize("text", ["0.5", "nan", "inf", "1e3", "1/0", "three", "1_0", "\u0661/2", "1/\u0968"])
 def test_float_strings_into_the_exact_side(text):
     with pytest.raises(NonRationalValueError, match=rf"G\[1\]\[0\]: '{text}' is not an exact rational"):
         ExactModel(F, [[0, 0], [text, 1], [3, 1]])

@@ -79,6 +79,8 @@ def _with(path, value):
 BAD = [
     (_with(["models", "a", "F", 2, 1], "0.5"), errors.NonRationalValueError, "models.a.F[2][1]"),
     (_with(["models", "a", "F", 2, 1], 0.5), errors.NonRationalValueError, "models.a.F[2][1]"),
+    # digits of another script, which Fraction reads: not a rational's text here
+    (_with(["models", "a", "F", 2, 1], "\u0661/2"), errors.NonRationalValueError, "models.a.F[2][1]"),
     (_with(["models", "a", "F", 2, 1], True), errors.InputFormatError, "models.a.F[2][1]"),
     (_with(["models", "a", "F", 2], [1]), errors.ShapeError, "models.a.F[2]"),
     (_with(["models", "a", "F"], [[1, 0, 0]]), errors.ShapeError, "models.a"),

@@ -96,7 +96,8 @@ def _entry(value, where: str, exact: bool):
                            "allowed")
             _check_digits(text, where)
             try:
-                if any(c in text for c in ".eE_ ") or not text:
+                # (ASCII digits only: Fraction also reads those of other scripts)
+                if any(c in text for c in ".eE_ ") or not text or not text.isascii():
                     raise ValueError
                 return Fraction(text)
             except ZeroDivisionError:
