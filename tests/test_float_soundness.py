@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from allornone.errors import ShapeError, VocabularyError
+from allornone.errors import InputFormatError, ShapeError, VocabularyError
 from allornone.numeric import FloatModel
 from allornone.numeric import linalg as fl
 from allornone.numeric import primitives
@@ -1174,6 +1174,28 @@ def test_el_equivalence_fails_where_the_distributions_certainly_differ():
     cert = thm5.el_certificate(a, b)
     assert cert.decision.fails and cert.decision.detail.get("by") == "L != L~"
     assert any(d.undecided for d in (cert.el1, cert.el2, cert.el3))
+
+
+def test_el_conditions_all_held_are_undecided_where_the_distributions_certainly_differ():
+    """A pivot ``2^195`` from every token, log-odds of ``2^136`` and ``2^135``
+    at one entry: each EL condition is judged at the size of the rows of
+    ``G_0`` and had held, but ``L != L~`` is certain (by half the entry) and
+    by Theorem 5 one of them at least is wrong (EL3, exactly). Each is
+    undecided; the conjunction fails."""
+    F = [[3.0, -3.0], [0.0, -2.0], [1.0, 1.0]]
+    G = [[3 * 2.0 ** 135, -2.0 ** 135], [2.0 ** 195, 0.0], [-3 * 2.0 ** 197, -2.0 ** 197]]
+    G2 = [[7 * 2.0 ** 134, -2.0 ** 134], [2.0 ** 195, 0.0], [-3 * 2.0 ** 197, -2.0 ** 197]]
+    exact = [ExactModel([[Fraction(v) for v in r] for r in F], [[Fraction(v) for v in r] for r in X], 1)
+             for X in (G, G2)]
+    want = thm5.el_certificate(*exact)
+    assert want.decision.fails and want.el3.fails
+    got = thm5.el_certificate(FloatModel(np.array(F), np.array(G), 1), FloatModel(np.array(F), np.array(G2), 1))
+    assert got.decision.fails and got.decision.detail.get("by") == "L != L~"
+    for d, e in zip((got.el1, got.el2, got.el3), (want.el1, want.el2, want.el3)):
+        assert d.undecided or d.truth == e.truth, (d, e)
+    with pytest.raises(InputFormatError, match="takes exact models"):
+        thm5.el_conditions_on_bases(FloatModel(np.array(F), np.array(G), 1),
+                                    FloatModel(np.array(F), np.array(G2), 1), got.A, got.B)
 
 
 def test_the_reference_tokens_zero_row_is_not_a_loose_line():

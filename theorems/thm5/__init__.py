@@ -34,6 +34,7 @@ from typing import Any
 
 
 from allornone.decision import Decision, Truth
+from allornone.errors import InputFormatError
 
 __all__ = ["same_distribution", "canonical_certificate", "el_certificate", "equivalence", "EquivalenceResult", "Certificate", "RECORD"]
 
@@ -154,14 +155,25 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, 
     them (else the structures' are taken). Where the conjunction is left
     open and ``L = L~`` certainly fails, no ``A``, ``B`` satisfy EL1--EL3
     (this theorem, whatever the ranks): the conjunction fails (``joint``),
-    each condition keeping its own verdict."""
+    each condition keeping its own verdict -- except where all three held,
+    which ``L = L~`` failing shows wrong for one at least: each is then
+    undecided."""
     els = (cert.el1, cert.el2, cert.el3)
-    if cert.decision.undecided:
+    held = cert.decided and all(d.holds for d in els)
+    if cert.decision.undecided or held:
         dist = same_distribution(a, b) if dist is None else dist
         if dist.fails:
-            cert = replace(cert, joint=Decision(Truth.FAILS, dist.residual, dist.tolerance,
-                                                {**dist.detail, "by": "L != L~"}))
-    if not cert.decided or any(d.fails for d in els) or all(d.holds for d in els):
+            joint = Decision(Truth.FAILS, dist.residual, dist.tolerance, {**dist.detail, "by": "L != L~"})
+            if held:
+                # EL1--EL3 all holding give L = L~ (this theorem): where L != L~ is
+                # certain, a "holds" was judged at a size that cannot see the
+                # difference (rows of G_0 as large as a pivot far from every token
+                # makes them, against log-odds far smaller) -- which one, is not known
+                return Certificate(cert.A, cert.B, *(Decision(Truth.UNDECIDED, d.residual, d.tolerance,
+                                                              {**d.detail, "by": "L != L~"}) for d in els),
+                                   cert.decided, cert.errors, joint)
+            cert = replace(cert, joint=joint)
+    if not cert.decided or any(d.fails for d in els) or held:
         return cert
     if (ks[0] != ks[1]) if ks is not None else (a.structure.k != b.structure.k):
         return cert
@@ -287,6 +299,12 @@ def el_conditions_on_bases(a, b, A, B) -> dict[str, Decision]:
     [False, True, False]
     """
     be = a.backend
+    if not be.exact:
+        # (a re-derivation for the proof steps, which run on exact instances: its
+        # residuals carry no bound of the computed projectors' errors, and a
+        # "holds" at the size of rows of G_0 says nothing of log-odds far smaller)
+        raise InputFormatError("el_conditions_on_bases takes exact models; float models are decided by "
+                               "el_certificate")
     sa, sb = a.structure, b.structure
     el1 = be.vanishes(a.F @ sa.P_M - b.F @ sb.P_M @ A.T, a.F, sa.P_M, b.F, sb.P_M, A.T)
     el2 = be.vanishes(a.G0 @ sa.P_N - b.G0 @ sb.P_N @ B.T, a.G0, sa.P_N, b.G0, sb.P_N, B.T)
