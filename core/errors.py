@@ -59,3 +59,55 @@ class UnknownHypothesisError(AllOrNoneError, KeyError):
 
     def __str__(self):
         return self.args[0]
+
+
+def parse_text(loads, text, what: str, kind: str = "JSON", **options):
+    """``loads(text, **options)`` (``json.loads``, ``tomllib.loads``) with every
+    way the text can be malformed as one :class:`InputFormatError` whose
+    message starts with ``what``: a syntax error, nesting deeper than Python's
+    recursion limit (the parsers recurse per level), an integer longer than
+    Python reads (``sys.get_int_max_str_digits``), bytes that are not UTF-8.
+    The package's own errors, raised by a hook such as ``object_pairs_hook``,
+    pass through.
+
+    >>> import json
+    >>> parse_text(json.loads, "[" * 100000 + "]" * 100000, "names.json")
+    Traceback (most recent call last):
+    ...
+    allornone.errors.InputFormatError: names.json: nested too deeply to be read as JSON
+    """
+    try:
+        return loads(text, **options)
+    except AllOrNoneError:
+        raise
+    except RecursionError:
+        raise InputFormatError(f"{what}: nested too deeply to be read as {kind}") from None
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:   # the parsers' own errors are ValueErrors, as is the digit limit
+        if "integer string conversion" in str(exc):
+            import sys
+
+            limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+            raise InputFormatError(f"{what}: an integer with more than {limit} digits, more than Python reads "
+                                   "(PYTHONINTMAXSTRDIGITS=0 lifts the limit)") from None
+        where = f" at line {exc.lineno} column {exc.colno}" if getattr(exc, "lineno", None) else ""
+        raise InputFormatError(f"{what}: not valid {kind} ({getattr(exc, 'msg', None) or exc}{where})") from None
+
+
+def file_problem(path) -> str:
+    """Why ``path``, not a regular file, cannot be read as one: missing, a
+    folder, or a device, pipe or socket (``/dev/zero`` has no end).
+
+    >>> file_problem("/"), file_problem("/no/such/thing"), file_problem("/dev/null")
+    ('a folder, not a file', 'no such file', 'not a regular file (a device, a pipe or a socket)')
+    """
+    import os
+
+    if os.path.isdir(path):
+        return "a folder, not a file"
+    if os.path.lexists(path) and not os.path.exists(path):
+        return "a broken link"
+    if os.path.exists(path):
+        return "not a regular file (a device, a pipe or a socket)"
+    return "no such file"

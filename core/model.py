@@ -23,6 +23,7 @@ from allornone.decision import Decision, Truth
 from allornone.errors import (
     ContextMismatchError,
     EmptyContextSetError,
+    InputFormatError,
     PivotError,
     RealisationMismatchError,
     ShapeError,
@@ -330,4 +331,18 @@ def _names(names, count: int, what: str, prefix: str) -> tuple[str, ...]:
         raise ShapeError(f"{len(names)} {what} names given for {count} rows")
     if len(set(names)) != len(names):
         raise ShapeError(f"{what} names are not unique")
+    for i, name in enumerate(names):
+        if not is_text(name):
+            raise InputFormatError(f"{what} name {i} ({name!r}) holds a lone surrogate: not text")
     return names
+
+
+def is_text(name: str) -> bool:
+    """Whether ``name`` can be written as UTF-8: a lone surrogate (``"\\ud800"``,
+    which JSON's escape of that name makes) is text no report, terminal or
+    JSON file in UTF-8 can hold."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

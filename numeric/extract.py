@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from allornone.errors import EmptyContextSetError, InputFormatError, NonFiniteValueError, ShapeError
+from allornone.errors import EmptyContextSetError, InputFormatError, NonFiniteValueError, ShapeError, file_problem
 
 __all__ = ["Extraction", "extract_checkpoint", "extract_module", "save_extraction", "read_texts",
            "INSTALL_HINT"]
@@ -215,7 +215,7 @@ def read_texts(texts) -> list[str]:
     if isinstance(texts, (str, os.PathLike)):
         path = Path(texts)
         if not path.is_file():
-            raise InputFormatError(f"--texts {path}: no such file")
+            raise InputFormatError(f"--texts {path}: {file_problem(path)}")
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

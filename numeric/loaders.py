@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from allornone.errors import InputFormatError, ShapeError
+from allornone.errors import InputFormatError, ShapeError, file_problem, parse_text
 from allornone.numeric.rows import RowSource, npy_header
 
 __all__ = ["split_spec", "load_array", "load_names", "load_head", "array_names", "array_shape", "available_memory",
@@ -246,11 +246,7 @@ def check_safetensors_header(path: Path, memory: bool = True) -> dict:
         if length > size - 8:
             raise InputFormatError(f"{path}: its header declares {_bytes(length)} of metadata, but the file holds "
                                    f"{_bytes(size - 8)} after the length: a truncated or damaged file")
-        try:
-            header = json.loads(fh.read(length))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputFormatError(f"{path}: not a readable .safetensors file (its header is not JSON: {exc})") \
-                from None
+        header = parse_text(json.loads, fh.read(length), f"{path}: not a readable .safetensors file, its header")
     if not isinstance(header, dict):
         raise InputFormatError(f"{path}: not a readable .safetensors file (its header is not a JSON object)")
     data = size - 8 - length
@@ -359,7 +355,7 @@ def open_npz(path: Path):
 def _open(path: Path) -> dict:
     """A mapping ``name -> loader`` for the arrays in ``path`` (read lazily)."""
     if not path.is_file():
-        raise InputFormatError(f"{path}: no such file")
+        raise InputFormatError(f"{path}: {file_problem(path)}")
     kind = _kind(path)
     if kind == "npy":
         _check_npy_file(path)
@@ -422,6 +418,10 @@ def _open_torch(path: Path) -> dict:
         state = torch.load(str(path), map_location="cpu", weights_only=True, mmap=mapped)
     except Exception as exc:  # torch raises many types (UnpicklingError, RuntimeError, MemoryError, ...)
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, (KeyError, IndexError, EOFError, ValueError)) and not mapped:
+            # (the legacy reader's errors on bytes that are no pickle -- KeyError: '174812789'
+            # -- name nothing a reader of the message could use)
+            text = f"damaged, or not a PyTorch file: {type(exc).__name__} {text}"
         raise InputFormatError(f"{path}: not a PyTorch state dict that loads with weights_only=True ({text})") \
             from None
     if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
@@ -509,7 +509,7 @@ def array_shape(spec: str) -> tuple | None:
     """
     path, key = split_spec(spec)
     if not path.is_file():
-        raise InputFormatError(f"{path}: no such file")
+        raise InputFormatError(f"{path}: {file_problem(path)}")
     kind = _kind(path)
     if kind == "npy":
         with open(path, "rb") as fh:
@@ -566,10 +566,7 @@ def _metadata_names(path: Path, key: str | None, what: str) -> list | None:
         return None
     if text is None:
         return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(f"{what} {path}:{key}: metadata entry is not JSON ({exc})") from None
+    return parse_text(json.loads, text, f"{what} {path}:{key}: metadata entry")
 
 
 def load_names(spec: str, count: int, what: str) -> list[str]:
@@ -582,12 +579,13 @@ def load_names(spec: str, count: int, what: str) -> list[str]:
         names = listed
     elif path.suffix.lower() in (".txt", ".json") and key is None:
         if not path.is_file():
-            raise InputFormatError(f"{what} {path}: no such file")
+            raise InputFormatError(f"{what} {path}: {file_problem(path)}")
         try:
             text = path.read_text(encoding="utf-8")
-            names = json.loads(text) if path.suffix.lower() == ".json" else text.splitlines()
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise InputFormatError(f"{what} {path}: not readable ({exc})") from None
+        names = parse_text(json.loads, text, f"{what} {path}") if path.suffix.lower() == ".json" else \
+            text.splitlines()
     else:
         arr = load_array(spec, what)
         if arr.ndim != 1 or arr.dtype.kind not in "US":

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import tokenize
 
 import numpy as np
 from allornone.errors import InputFormatError, NonFiniteValueError
@@ -77,8 +78,10 @@ def npy_header(fh, where: str) -> tuple:
             from numpy.lib import _format_impl  # the 3.0 header (UTF-8) has no public reader
 
             shape, fortran, dtype = _format_impl._read_array_header(fh, version)
-    except (ValueError, OSError, EOFError, SyntaxError, ImportError, AttributeError) as exc:
-        why = str(exc).splitlines()[0] if str(exc) else exc
+    except (ValueError, OSError, EOFError, SyntaxError, ImportError, AttributeError, RecursionError,
+            tokenize.TokenError) as exc:
+        # (NumPy tokenizes a header it reads as Python: an unclosed "{" is a TokenError)
+        why = exc.args[0] if isinstance(exc, tokenize.TokenError) else str(exc).splitlines()[0] if str(exc) else exc
         raise InputFormatError(f"{where}: not a readable .npy array ({why})") from None
     return shape, fortran, dtype, fh.tell()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from allornone.errors import AllOrNoneError, InputFormatError
+from allornone.errors import AllOrNoneError, InputFormatError, file_problem, parse_text
 from allornone.numeric.llv import SEED_MAX
 from allornone.numeric.study import NULL_DRAWS_MAX, StudyResult, _validate, run_study
 
@@ -101,15 +101,12 @@ def load_study(path) -> Study:
 
     path = Path(path)
     if not path.is_file():
-        raise InputFormatError(f"{path}: no such file")
+        raise InputFormatError(f"{path}: {file_problem(path)}")
     try:
-        data = _toml().loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputFormatError(f"{path}: not UTF-8 text ({exc})") from None
-    except Exception as exc:  # tomllib.TOMLDecodeError (tomli's on 3.10)
-        if type(exc).__name__ != "TOMLDecodeError":
-            raise
-        raise InputFormatError(f"{path}: not valid TOML ({exc})") from None
+    data = parse_text(_toml().loads, text, str(path), "TOML")
     base = path.parent
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:

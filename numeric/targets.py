@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from allornone.errors import InputFormatError, ShapeError
+from allornone.errors import InputFormatError, NonFiniteValueError, ShapeError
 
 __all__ = ["Target", "reparametrise", "twin", "perturb", "log_odds_gap", "fold_bias", "KINDS"]
 
@@ -254,7 +254,11 @@ def perturb(X, W, b, token: int, amount: float, context: int | None = None) -> T
         return Target(np.hstack([X, np.ones((X.shape[0], 1))]), np.hstack([W, amount * e[:, None]]), None,
                       {**info, "what": "folded bias"})
     moved = b.copy()
-    moved[token] += amount
+    with np.errstate(over="ignore"):
+        moved[token] += amount
+    if not np.isfinite(moved[token]):
+        raise NonFiniteValueError(f"--amount {amount:g}: the bias of token {token} moved by it, "
+                                  f"{float(b[token]):g} + {amount:g}, is beyond binary64")
     return Target(X.copy(), W.copy(), moved, {**info, "what": "bias"})
 
 
@@ -275,6 +279,10 @@ def log_odds_gap(X, W, b, X2, W2, b2, pivot: int = 0) -> tuple[float, tuple[int,
     worst, where = 0.0, (0, 0)
     for i in range(0, F.shape[0], step):
         diff = np.abs(F[i:i + step] @ G0.T - F2[i:i + step] @ G20.T)
+        if not np.isfinite(diff).all():
+            # (an overflow, or inf - inf: NaN, which no comparison below would see)
+            j = int(np.flatnonzero(~np.isfinite(diff))[0])
+            return float("inf"), (i + j // diff.shape[1], j % diff.shape[1])
         j = int(np.argmax(diff))
         if diff.flat[j] > worst:
             worst, where = float(diff.flat[j]), (i + j // diff.shape[1], j % diff.shape[1])

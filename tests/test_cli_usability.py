@@ -260,6 +260,37 @@ def test_a_long_command_off_a_terminal_names_its_phase_once_it_has_run_a_while(m
     assert capsys.readouterr().err == ""
 
 
+def test_a_long_phase_off_a_terminal_is_named_again_while_it_runs(monkeypatch, capfd):
+    """One phase that goes on (an exact computation on large rationals, in
+    FLINT with the interpreter's lock held) is named again each
+    STILL_SECONDS, "still running", by a watcher process: a log is never
+    silent for longer, even while no thread of the command can run."""
+    import time
+
+    import flint
+
+    from allornone.theorems.engine import cli
+
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.1)
+    monkeypatch.setattr(cli, "STILL_SECONDS", 0.5)
+    # one FLINT call of well over a second: a product of integer matrices of 10^5-digit entries
+    A = flint.fmpz_mat(12, 12, [flint.fmpz(7) ** 120000 + i for i in range(144)])
+    with cli._PlainPhases("verify") as say:
+        say("query 1 of 1: compare")
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 1.3:
+            A * A
+        say("done")
+    lines = capfd.readouterr().err.strip().splitlines()
+    said = [line.split(": ", 1)[1] for line in lines]
+    # (the command's own line may come late, when FLINT lets its timer run)
+    assert said[-1] == "done" and "query 1 of 1: compare (still running)" in said and \
+        set(said[:-1]) <= {"query 1 of 1: compare", "query 1 of 1: compare (still running)"}, lines
+    assert all(line.startswith("verify [") for line in lines), lines
+    time.sleep(0.6)             # the watcher ended with the command: nothing more
+    assert capfd.readouterr().err == ""
+
+
 def test_a_square_head_refused_for_another_reason_is_one_line(runner, tmp_path):
     """A 1 x 1 head is square and has one token: the error alone, no warning
     about its orientation before it."""

@@ -162,7 +162,7 @@ def test_names_are_read_from_safetensors_metadata(tmp_path):
     assert list(model.tokens) == ["a", "é", "<x>"] and list(model.contexts) == ["c0", "c1"]
     with pytest.raises(ShapeError, match="2 names for 3 rows"):
         load_names(f"{path}:contexts", 3, "--contexts")
-    with pytest.raises(InputFormatError, match="metadata entry is not JSON"):
+    with pytest.raises(InputFormatError, match="metadata entry: not valid JSON"):
         load_names(f"{path}:broken", 2, "--tokens")
     with pytest.raises(InputFormatError, match="no array 'absent'"):
         load_names(f"{path}:absent", 2, "--tokens")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -14,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from allornone.errors import AllOrNoneError, InputFormatError
+from allornone.errors import AllOrNoneError, InputFormatError, NonFiniteValueError, parse_text
 from allornone.theorems import get_record, records
 
 # Off a terminal (logs, CI) rich would wrap at 80 columns; reports read better wider. Printed text
@@ -604,9 +605,10 @@ def _parallel_queries(specs) -> list:
     out = []
     for spec in specs:
         try:
-            q = json.loads(spec)
-        except json.JSONDecodeError as exc:
-            raise click.BadParameter(f"{spec!r} is not JSON ({exc.msg})", param_hint="'--parallel'") from None
+            q = parse_text(json.loads, spec, repr(spec) if len(spec) <= 80 else f"{spec[:40]!r}...")
+        except InputFormatError as exc:
+            raise click.BadParameter(str(exc).replace(": not valid JSON", " is not JSON"), param_hint="'--parallel'") \
+                from None
         if not (isinstance(q, list) and len(q) == 2 and all(isinstance(p, list) and len(p) == 2 for p in q)):
             raise click.BadParameter(f"{spec!r}: expected two token pairs [[a, b], [c, e]]",
                                      param_hint="'--parallel'")
@@ -616,12 +618,49 @@ def _parallel_queries(specs) -> list:
 
 #: Seconds after which a command off a terminal starts to report its phases.
 QUIET_SECONDS = 2.0
+#: Off a terminal, a phase that has run this many seconds since it was last
+#: named is named again, with the time: one exact computation on large
+#: rationals may take minutes, and a log must show it is under way.
+STILL_SECONDS = 30.0
+
+# The watcher of _PlainPhases, a process of its own: an exact computation runs
+# in FLINT with the interpreter's lock held, and no thread of this process
+# could print while it does. Its stdin gives it "?PHASE" (a phase begun, not
+# printed) or "=PHASE" (printed now); it names the phase again, "still
+# running", each STILL seconds that pass without either, once QUIET have
+# passed, and ends when its stdin closes (the command done, or gone).
+_WATCHER = r"""
+import sys, threading, time
+name, quiet, still, t0 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), time.monotonic()
+state = {"phase": None, "named": t0}
+lock, done = threading.Lock(), threading.Event()
+def read():
+    try:
+        for raw in sys.stdin.buffer:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            with lock:
+                state["phase"] = line[1:]
+                if line[:1] == "=":
+                    state["named"] = time.monotonic()
+    finally:
+        done.set()
+threading.Thread(target=read, daemon=True).start()
+while not done.wait(still / 4):
+    with lock:
+        now = time.monotonic()
+        if state["phase"] is not None and now - t0 >= quiet and now - state["named"] >= still:
+            state["named"] = now
+            sys.stderr.write(f"{name} [{now - t0 + float(sys.argv[4]):.1f} s]: {state['phase']} (still running)\n")
+            sys.stderr.flush()
+"""
 
 
 class _PlainPhases:
     """:func:`_progress` off a terminal: the phase under way is printed once
     the command has run for :data:`QUIET_SECONDS` (by a timer, so a long phase
-    that began earlier is named too), and every later phase as it begins."""
+    that began earlier is named too), every later phase as it begins, and a
+    phase again, "still running", each :data:`STILL_SECONDS` it goes on (by
+    a watcher process: see ``_WATCHER``)."""
 
     def __init__(self, name: str):
         import threading
@@ -631,12 +670,22 @@ class _PlainPhases:
         self.start, self.phase, self.shown, self.loud = self.clock(), None, None, False
         self.timer = threading.Timer(QUIET_SECONDS, self._wake)
         self.timer.daemon = True
+        self.watcher = None
+
+    def _tell(self, mark: str) -> None:
+        if self.watcher is not None:
+            try:
+                self.watcher.stdin.write(f"{mark}{self.phase}\n")
+                self.watcher.stdin.flush()
+            except (OSError, ValueError):   # the watcher gone: its lines are a courtesy
+                self.watcher = None
 
     def _print(self) -> None:
         if self.phase is not None and self.phase != self.shown:
             self.shown = self.phase
             err_console.print(f"{self.name} [{self.clock() - self.start:.1f} s]: {self.phase}", markup=False,
                               soft_wrap=True, highlight=False)
+            self._tell("=")
 
     def _wake(self) -> None:
         with self.lock:
@@ -644,6 +693,15 @@ class _PlainPhases:
             self._print()
 
     def __enter__(self):
+        try:
+            # (-S -E: no site packages to import, no environment to read: a start of milliseconds)
+            self.watcher = subprocess.Popen([sys.executable, "-S", "-E", "-c", _WATCHER, self.name,
+                                             str(QUIET_SECONDS), str(STILL_SECONDS),
+                                             str(self.clock() - self.start)],
+                                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                                            encoding="utf-8", errors="replace")
+        except OSError:
+            self.watcher = None
         self.timer.start()
         return self.say
 
@@ -652,9 +710,18 @@ class _PlainPhases:
             self.phase = msg
             if self.loud:
                 self._print()
+            if self.phase != self.shown:
+                self._tell("?")
 
     def __exit__(self, *exc):
         self.timer.cancel()
+        if self.watcher is not None:
+            # its last line, if any, before whatever the command prints next
+            try:
+                self.watcher.stdin.close()
+                self.watcher.wait(timeout=5)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                self.watcher.kill()
         return False
 
 
@@ -1052,7 +1119,8 @@ def make(kind, features, head, bias, head_layout, out_path, seed, condition, ext
         raise click.UsageError("make perturb needs --token and --amount")
     for spec in (features, head, bias):
         if spec and Path(split_spec(spec)[0]).resolve() == Path(out_path).resolve():
-            raise click.BadParameter("is an input file; the target would overwrite it", param_hint="'--out'")
+            raise click.BadParameter(f"{str(out_path)!r} is an input file; the target would overwrite it",
+                                     param_hint="'--out'")
     tol = DEFAULT_TOLERANCE if rank_rtol is None else Tolerance(DEFAULT_TOLERANCE.rtol, DEFAULT_TOLERANCE.gap,
                                                                  rank_rtol)
     model, _ = _load(features, head, bias, pivot, contexts_spec, tokens_spec, tol, layout=head_layout)
@@ -1089,7 +1157,13 @@ def make(kind, features, head, bias, head_layout, out_path, seed, condition, ext
             moved = ("every other token's log-odds move by " + f"{-amount:g} (it is the pivot)" if tok == pivot
                      else f"every log-odds of {name!r} moves by {amount:g}")
             what = f"the bias of token {name!r} moved by {amount:g}{' (folded in)' if b is None else ''}: {moved}"
-    gap, (x, y) = targets.log_odds_gap(X, W, b, t.features, t.weight, t.bias, pivot)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gap, (x, y) = targets.log_odds_gap(X, W, b, t.features, t.weight, t.bias, pivot)
+    if not math.isfinite(gap):
+        # a target no command reads back: its log-odds, or their difference from the head's, leave binary64
+        raise NonFiniteValueError(f"make {kind}: the target's log-odds or their difference from the head's are "
+                                  f"not finite in binary64 (at context {model.contexts[x]!r}, token "
+                                  f"{model.tokens[y]!r}); nothing was written")
     scale = float(np.abs(np.asarray(model.log_odds())).max()) if model.m * model.n <= 1 << 24 else None
     if kind != "perturb" and scale and not gap <= _SAME_DISTRIBUTION * scale:
         # reparam and twin promise the same distribution up to rounding; this one is not

@@ -18,7 +18,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from allornone.errors import AllOrNoneError, InputFormatError
+from allornone.errors import AllOrNoneError, InputFormatError, file_problem
 from allornone.theorems.engine.cli import _json_path, _phases, console, err_console, main, write_json
 
 #: ``extract`` warns when the head does not reproduce the model's logits to this (relative).
@@ -124,7 +124,7 @@ def extract(model_dir, texts, layer, batch_size, device, padding_side, max_lengt
     if Path(texts).is_dir():
         raise click.BadParameter(f"{texts!r} is a folder, not a file", param_hint="'--texts'")
     if not Path(texts).is_file():
-        raise click.BadParameter(f"{texts!r}: no such file", param_hint="'--texts'")
+        raise click.BadParameter(f"{texts!r}: {file_problem(texts)}", param_hint="'--texts'")
     if out == Path(texts).resolve() or Path(model_dir).resolve() in out.parents:
         raise click.BadParameter("would overwrite an input (the texts, or a file in the checkpoint)",
                                  param_hint="'--out'")

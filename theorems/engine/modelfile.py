@@ -23,7 +23,10 @@ from allornone.errors import (
     NonFiniteValueError,
     NonRationalValueError,
     ShapeError,
+    file_problem,
+    parse_text,
 )
+from allornone.model import is_text
 
 
 FORMAT = "allornone/1"
@@ -232,6 +235,9 @@ def load_data(data: Any, exact: bool = True, prefix: str = "models.") -> tuple[d
         raise InputFormatError("models: expected a non-empty object mapping names to models")
     if "" in specs:
         raise InputFormatError("models: a model's name is empty (queries name their models)")
+    for name in specs:
+        if not is_text(name):
+            raise InputFormatError(f"models: the name {name!r} holds a lone surrogate: not text")
     models = {name: _model(name, spec, shared, exact, f"{prefix}{name}") for name, spec in specs.items()}
     queries = data.get("queries")
     if queries is not None and not isinstance(queries, list):
@@ -268,10 +274,7 @@ def _read_npz(path: Path) -> dict:
             if key == "queries":
                 if arr.ndim != 0 or arr.dtype.kind != "U":
                     raise InputFormatError("queries: expected one string holding a JSON list")
-                try:
-                    data["queries"] = json.loads(str(arr), parse_constant=float)
-                except json.JSONDecodeError as exc:
-                    raise InputFormatError(f"queries: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                data["queries"] = parse_text(json.loads, str(arr), "queries", parse_constant=float)
                 continue
             name, dot, field = key.rpartition(".")
             if not dot or field not in _MODEL_KEYS - {"description"}:
@@ -381,7 +384,7 @@ def load_file(path) -> tuple[dict, list | None, str]:
     """``(models, queries, realisation)`` from a JSON or ``.npz`` file."""
     path = Path(path)
     if not path.is_file():
-        raise InputFormatError(f"{path}: no such file")
+        raise InputFormatError(f"{path}: {file_problem(path)}")
     if path.suffix.lower() == ".npy" or _starts_with(path, b"\x93NUMPY"):
         raise InputFormatError(f"{path}: a single .npy array, not a model file; use .npz: "
                                "numpy.savez(\"mine.npz\", **{\"a.F\": F, \"a.G\": G, \"a.pivot\": 0})")
