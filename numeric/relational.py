@@ -577,7 +577,9 @@ def regress_logits(model, pairs, Y, y_scale: float, y_error: float = 0.0):
         return None
     u = fl.UNIT_ROUNDOFF
     FS = model.F[[s for s, _ in pairs], :]
-    D, E = fl.two_sum(model.G, -model.G[model.pivot][None, :])   # G_0 = D + E exactly
+    # (against the reference token: the same column span, L[:, y] - L[:, ref])
+    ref = _reference_in_logits(FS, model.G, model.pivot)
+    D, E = fl.two_sum(model.G, -model.G[ref][None, :])   # G - g(ref) = D + E exactly
     n = D.shape[0]
     L = np.empty((FS.shape[0], n))
     tiny = np.zeros(n)
@@ -703,11 +705,32 @@ def _regressors(model, S, reading: str):
     pivot: the column space with the constant column is the same, and no token
     far from the others inflates it."""
     F, G = np.asarray(model.F), np.asarray(model.G)
-    y0 = fl.reference_token(G, model.pivot) if reading == "M" else model.pivot
-    d, n = model.d, model.n
+    d = model.d
     if reading == "M":
-        return np.hstack([F[S], F[S]]), _g0_pair(G, y0)
+        return np.hstack([F[S], F[S]]), _g0_pair(G, _reference_in_logits(F[S], G, model.pivot))
     return np.asarray(F[S], dtype=float), np.eye(d)
+
+
+#: Contexts whose logits choose the reference token of a fit reading ``M``.
+REFERENCE_CONTEXTS = 64
+
+
+def _reference_in_logits(FS: np.ndarray, G: np.ndarray, pivot: int) -> int:
+    """:func:`~allornone.numeric.linalg.reference_token` among the tokens'
+    logits in (at most :data:`REFERENCE_CONTEXTS` of) the contexts ``FS``: the
+    columns ``L[S, y]`` share ``-F_S g(y_0)``, and where the pivot is far from
+    the other tokens *in what the contexts read* that common part drowns the
+    rest of every column in its rounding. Measured in ``G``'s coordinates
+    instead, a balancing of the coordinates (or any change of basis) can make
+    a far pivot look near. Any reference gives the regressors' span, so the
+    choice moves no verdict, only how much of it rounding leaves decided."""
+    rows = FS[np.unique(np.linspace(0, FS.shape[0] - 1, min(FS.shape[0], REFERENCE_CONTEXTS)).astype(int))] \
+        if FS.shape[0] else FS
+    with np.errstate(over="ignore", invalid="ignore"):
+        Z = np.asarray(G, dtype=float) @ np.asarray(rows, dtype=float).T
+    if not Z.size or not np.all(np.isfinite(Z)):
+        return fl.reference_token(G, pivot)
+    return fl.reference_token(Z, pivot)
 
 
 def _g0_pair(G: np.ndarray, y0: int) -> np.ndarray:
@@ -823,12 +846,14 @@ def gamma_in_N(model, basis: np.ndarray):
     too large to be formed correctly rounded."""
     from allornone.numeric.primitives import consistent
 
-    F, G, y0 = np.asarray(model.F), np.asarray(model.G), model.pivot
+    F, G = np.asarray(model.F), np.asarray(model.G)
     d, r = model.d, basis.shape[1]
     if r == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     eye = np.eye(d)
-    G0_pair = _g0_pair(G, y0)
+    # SG, ker L and so N are spanned by differences against any token: against a
+    # pivot far from every other one, the rounded differences lose the rest
+    G0_pair = _g0_pair(G, fl.reference_token(G, model.pivot))
     tol, eps = model.backend.tolerance, model.input_error
     in_SG = consistent(np.hstack([eye, eye]), G0_pair, eye, basis.T, tol, eps)
     if in_SG is None:
@@ -874,8 +899,9 @@ def meet_N_dimension(model, basis: np.ndarray):
     (m, d), n, r = model.F.shape, model.G.shape[0], basis.shape[1]
     if (d + n) * (r + n + m) * 2 * d > ROUNDED_LIMIT:
         return None     # (checked before the factors are built: they would not fit a model at scale)
-    F, y0 = np.asarray(model.F, dtype=float), model.pivot
-    G0, E0 = fl.difference_with_error(np.asarray(model.G, dtype=float), y0, model.input_error)
+    F, G = np.asarray(model.F, dtype=float), np.asarray(model.G, dtype=float)
+    # (against the reference token: the same spans, and ranks, as against the pivot)
+    G0, E0 = fl.difference_with_error(G, fl.reference_token(G, model.pivot), model.input_error)
     eps = model.input_error
     EF = eps * np.abs(F) if eps else np.zeros_like(F)
     EB = eps * np.abs(basis) if eps else np.zeros_like(basis)

@@ -82,3 +82,58 @@ def test_rows_of_log_odds_differences_do_not_look_parallel_beside_a_far_pivot(pi
     assert r.verdict == "not proportional"
     want = [float(v) for v in em.log_odds().to_fraction_rows()[0]]
     assert np.array_equal(np.ravel(r.u), want)
+
+
+@pytest.mark.parametrize("P", [60, 100, 300])
+def test_gamma_in_N_does_not_depend_on_a_far_pivot(P):
+    """``SG = N = R^2`` whatever the pivot; against a pivot ``2^P`` from the
+    other tokens every rounded difference ``g(y) - g(y_0)`` lies along one
+    direction, and ``Γ ⊆ SG`` had been decided *fails* (ranks 1 and 2)."""
+    from allornone.theorems import thm14
+    fm, ex = _pair([[1, 0], [0, 1], [1, 1]], [[2 ** P, -2 ** P], [1, 0], [0, 1], [1, 1]], 0)
+    for gamma in ([[1], [0]], [[1, 0], [0, 1]]):
+        assert thm14.gamma_in_N(ex, gamma).holds
+        assert thm14.gamma_in_N(fm, np.array(gamma, dtype=float)).holds
+    from allornone.numeric import relational as fr
+    assert fr.meet_N_dimension(fm, np.eye(2)) == (2, True)
+
+
+# a pivot 2^101 from the other tokens in what the contexts read, and a context
+# coordinate (3) no token reads: balanced by powers of two, the pivot no longer
+# looks far in G's coordinates, yet every column of L[S, :] against it is the
+# common -F_S g(y_0) and its rounding
+_FAR_F = [[0, 2, 0, 0, 3], [-3, -2, 0, 5, 2], [3, -2, 0, -2, -1], [3, -1, 0, 2, -2], [2, -2, 0, -4, -1],
+          [-7, 7, 0, -2, 7], [-8, 4, 0, 5, -1], [4, -11, 0, -1, 5], [6, -10, 0, 0, 3], [3, -9, 0, -2, 3]]
+_FAR_G = [[-3, 0, -4, 0, 3], [-3, -1, -1, 0, -1], [3, -2, 1, 0, 0], [-2, -3, 0, 0, 2],
+          [2 ** 101, -2 ** 101, 3, 0, 2 ** 100], [0, -3, -2, 0, 3]]
+
+
+def test_fits_reading_M_do_not_depend_on_a_far_pivot():
+    """The regressors ``[L_S, 1]`` (exact rank 4, unit-column singular values
+    down to 0.28 against a near token) had been decided of rank 2 against the
+    far pivot, and every fit reading ``M`` *failed* where it holds."""
+    from allornone.theorems import thm14
+    from allornone.theorems.thm14 import tokens
+    fm, ex = _pair(_FAR_F, _FAR_G, 4)
+    pairs = [(i, i + 5) for i in range(5)]
+    gamma = [[1], [0], [0], [0], [0]]
+    want = thm14.relational_linearity(ex, pairs, gamma, "M").decision
+    got = thm14.relational_linearity(fm, pairs, np.array(gamma, dtype=float), "M").decision
+    assert want.holds and got.holds, got
+    assert thm14.relational_linearity(fm, pairs, tokens([(4, 2)]), "M").decision.holds
+    assert thm14.linear_probing(ex, pairs, 4, 2, "M").decision.holds
+    assert thm14.linear_probing(fm, pairs, 4, 2, "M").decision.holds
+    assert thm14.log_odds_criterion(fm, pairs, tokens([(4, 2)])).decision.holds
+
+
+def test_the_fit_on_the_logits_does_not_depend_on_a_far_pivot():
+    """The fit reading ``M`` on the logits of the contexts (the route that
+    decides where the fit through ``P_M`` is open) takes them against the
+    reference token too: against the far pivot it *failed* (residual 3.9)."""
+    from allornone.numeric import relational as fr
+    fm, _ = _pair(_FAR_F, _FAR_G, 4)
+    pairs = [(i, i + 5) for i in range(5)]
+    FT = np.asarray(fm.F)[[t for _, t in pairs]]
+    Y = FT[:, [0]]
+    got = fr.regress_logits(fm, pairs, Y, float(np.abs(Y).max()))
+    assert got is not None and got.holds, got
