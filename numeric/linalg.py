@@ -304,27 +304,45 @@ def col_norms(X: np.ndarray) -> np.ndarray:
 MEDIAN_SAMPLE = 1025
 
 
-def _centre(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _centre(G: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The coordinatewise median of (at most :data:`MEDIAN_SAMPLE` evenly spaced)
-    rows of ``G``, and the distances of those rows to it (largest coordinate
-    difference): a few tokens far from the rest move neither."""
+    rows of ``G``, each coordinate's unit (the median distance of those rows to
+    it in that coordinate; where that is zero, the smallest nonzero one; where
+    every row has the median, infinite: no variation to lose) and the distances
+    of those rows to the median (:func:`_distances`): a few tokens far from
+    the rest move none of them.
+
+    Distances are measured coordinate by coordinate in those units, since the
+    rounding of ``g(y)_j - g(y_0)_j`` loses what tokens differ by in that one
+    coordinate, relative to ``|g(y_0)_j|``: a pivot ``2^100`` from tokens
+    clustered within ``2^-100`` of each other in one coordinate is far, even
+    where another coordinate spreads every token by units (a coordinate no
+    context reads, say)."""
     n = G.shape[0]
     idx = np.unique(np.linspace(0, n - 1, min(n, MEDIAN_SAMPLE)).astype(int))
     S = np.asarray(G[idx], dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         med = np.median(S, axis=0)
-        far = np.max(np.abs(S - med), axis=1)
-    return med, np.where(np.isfinite(far), far, np.inf)
+        dev = np.abs(S - med)
+        unit = np.median(dev, axis=0)
+        smallest = np.min(np.where(dev > 0, dev, np.inf), axis=0, initial=np.inf)
+        unit = np.where(unit > 0, unit, smallest)
+    return med, unit, _distances(S, med, unit)
 
 
-def _distances(G: np.ndarray, med: np.ndarray, rows=None) -> np.ndarray:
-    """Largest coordinate difference of rows of ``G`` to ``med``, a block of rows
-    at a time (no copy of ``G``)."""
+def _distances(G: np.ndarray, med: np.ndarray, unit: np.ndarray, rows=None) -> np.ndarray:
+    """Largest coordinate difference of rows of ``G`` to ``med``, each
+    coordinate in its ``unit`` (:func:`_centre`), a block of rows at a time
+    (no copy of ``G``)."""
     rows = np.arange(G.shape[0]) if rows is None else np.asarray(rows)
     out = np.empty(rows.size)
     for lo in range(0, rows.size, 4096):
-        with np.errstate(over="ignore", invalid="ignore"):
-            out[lo:lo + 4096] = np.max(np.abs(np.asarray(G[rows[lo:lo + 4096]], dtype=float) - med), axis=1)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            dev = np.abs(np.asarray(G[rows[lo:lo + 4096]], dtype=float) - med)
+            # (a coordinate without variation, unit inf, moves no distance; one off it by
+            # any amount in a coordinate whose tokens all agree is as far as can be)
+            ratio = np.where(dev > 0, dev / unit, 0.0)
+            out[lo:lo + 4096] = np.max(ratio, axis=1, initial=0.0)
     return np.where(np.isfinite(out), out, np.inf)
 
 
@@ -347,8 +365,8 @@ def central_token(G: np.ndarray) -> int:
     """
     if G.shape[0] == 0:
         return 0
-    med, _ = _centre(G)
-    return int(np.argmin(_distances(G, med)))
+    med, unit, _ = _centre(G)
+    return int(np.argmin(_distances(G, med, unit)))
 
 
 #: A pivot whose ``g`` is farther than this many times the typical token's from
@@ -373,10 +391,10 @@ def reference_token(G: np.ndarray, pivot: int) -> int:
     """
     if G.shape[0] == 0:
         return pivot
-    med, far = _centre(G)
-    if _distances(G, med, [pivot])[0] <= OUTLIER * float(np.median(far)):
+    med, unit, far = _centre(G)
+    if _distances(G, med, unit, [pivot])[0] <= OUTLIER * float(np.median(far)):
         return int(pivot)
-    return int(np.argmin(_distances(G, med)))
+    return int(np.argmin(_distances(G, med, unit)))
 
 
 def norm2(X: np.ndarray) -> float:

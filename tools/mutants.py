@@ -966,6 +966,10 @@ REAL_MODEL_MUTANTS = [
            "    ref = _reference_in_logits(FS, model.G, model.pivot)\n", "    ref = model.pivot\n",
            "the fit reading M on the logits takes them against a pivot far from every token",
            ("tests/test_pivot_invariance.py",)),
+    Mutant("reference-distance-in-one-scale", "numeric/linalg.py",
+           "            ratio = np.where(dev > 0, dev / unit, 0.0)\n", "            ratio = dev\n",
+           "a pivot's distance from the median measured in one scale for every coordinate (a spread coordinate hides "
+           "one where the tokens cluster)", ("tests/test_pivot_invariance.py",)),
     Mutant("gamma-in-n-against-the-given-pivot", "numeric/relational.py",
            "    G0_pair = _g0_pair(G, fl.reference_token(G, model.pivot))\n", "    G0_pair = _g0_pair(G, model.pivot)\n",
            "Γ ⊆ N decided on differences against a pivot 2^60 from every other token",
