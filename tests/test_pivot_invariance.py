@@ -156,3 +156,27 @@ def test_a_pivot_far_in_one_coordinate_is_far():
     # (dim SG, its small coordinates 2^-100 beside the unread one's units in
     # every row, may stay open; k is not decided wrong)
     assert fm.effective_complexity() == 3 or not fm.structure.decided
+
+
+def test_an_undecided_probe_is_carried_undecided_not_refused():
+    """A pivot ``2^60 e_2`` along a coordinate no context reads: the probe a
+    fit implies is undecided on the float side (it holds exactly). A
+    transport whose premise is undecided runs and says undecided; it raised
+    ``TransportError`` ("does not hold") as for a probe that fails."""
+    from allornone.theorems import thm14
+    F = [[1, -1, 0], [-2, 3, 0], [3, 2, 0], [-2, 2, 0], [0, -1, 0], [-2, -1, 0], [12, -4, 0], [0, 1, 0],
+         [10, -4, 0], [0, -2, 0]]
+    G = [[3, 1, -3], [0, 1, 2], [3, -1, 0], [0, 3, -2], [3, 3, -8], [0, 0, -2 ** 60]]
+    D = [Fraction(1, 8), Fraction(2 ** 27), Fraction(1)]
+    fa, ea = _pair(F, G, 5)
+    fb, eb = _pair([[Fraction(v) * D[j] for j, v in enumerate(r)] for r in F],
+                   [[Fraction(v) / D[j] for j, v in enumerate(r)] for r in G], 5)
+    pairs = [(i, i + 5) for i in range(5)]
+    fit = thm14.relational_linearity(fa, pairs, np.eye(3))
+    probe = thm14.implied_probe(fa, fit, 1, 5)
+    exact = thm14.implied_probe(ea, thm14.relational_linearity(ea, pairs, [[1, 0, 0], [0, 1, 0], [0, 0, 1]]), 1, 5)
+    assert exact.holds and not probe.decision.fails
+    carried = thm14.transport_probe(fa, fb, probe, pairs)
+    assert carried.holds or carried.decision.undecided
+    if probe.decision.undecided:
+        assert carried.decision.undecided

@@ -970,6 +970,10 @@ REAL_MODEL_MUTANTS = [
            "            ratio = np.where(dev > 0, dev / unit, 0.0)\n", "            ratio = dev\n",
            "a pivot's distance from the median measured in one scale for every coordinate (a spread coordinate hides "
            "one where the tokens cluster)", ("tests/test_pivot_invariance.py",)),
+    Mutant("transport-undecided-probe-raises", "theorems/thm14/__init__.py",
+           "    if probe.decision.fails:\n        raise TransportError(f\"the probe to transport does not hold",
+           "    if not probe.holds:\n        raise TransportError(f\"the probe to transport does not hold",
+           "an undecided probe refused by the transport, as one that fails", ("tests/test_pivot_invariance.py",)),
     Mutant("gamma-in-n-against-the-given-pivot", "numeric/relational.py",
            "    G0_pair = _g0_pair(G, fl.reference_token(G, model.pivot))\n", "    G0_pair = _g0_pair(G, model.pivot)\n",
            "Γ ⊆ N decided on differences against a pivot 2^60 from every other token",

@@ -992,12 +992,17 @@ def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe
     input transport ``w~ = P~_M~ A*^T w``, ``c~ = c``, and checked there.
 
     Raises :class:`NotEquivalentError` unless ``L = L~`` and
-    :class:`TransportError` unless the probe fits; where ``w ∈ M`` fails too, and
-    where it is undecided the transported fit is."""
+    :class:`TransportError` where the probe does not fit; where ``w ∈ M`` fails
+    too, and where either is undecided (float side) the transported fit is."""
     _check_result(model, probe, Probe, "probe")
     cert = _equivalent_certificate(model, twin, certificate)
-    if not probe.holds:
+    if probe.decision.fails:
         raise TransportError(f"the probe to transport does not hold ({probe.decision})")
+    if probe.w is None and probe.decision.undecided:
+        # an undecided probe with no w to carry: the carried one is undecided too
+        pairs = _check_pairs(twin, pairs)
+        fit = Decision(Truth.UNDECIDED, float("inf"), (0.0, 0.0), {"why": "the probe to transport is undecided"})
+        return Probe(fit, probe.tokens, None, probe.c, fit.residual, applicable=probe.applicable, reading="M")
     if probe.w is None:
         raise TransportError("the probe was decided without its w, c (on the ranks of products): "
                              "nothing to transport")
@@ -1007,7 +1012,9 @@ def transport_probe(model, twin, probe: Probe, pairs, certificate=None) -> Probe
         # a probe fitted (or implied) reading M has its exact w in M by
         # construction: the computed w carries the fit's errors
         in_M = _implied(in_M, probe.decision)
-    sure = _premise(in_M, "the probe reads outside M (w ∉ M): the input transport does not carry it")
+    # (a probe that is itself undecided is carried as any undecided premise is: its fit, undecided)
+    sure = _premise(in_M, "the probe reads outside M (w ∉ M): the input transport does not carry it") and \
+        probe.holds
     pairs = _check_pairs(twin, pairs)
     a, b = probe.tokens
     with np.errstate(over="ignore", invalid="ignore"):
