@@ -71,10 +71,11 @@ def parse_text(loads, text, what: str, kind: str = "JSON", **options):
     pass through.
 
     >>> import json
-    >>> parse_text(json.loads, "[" * 100000 + "]" * 100000, "names.json")
-    Traceback (most recent call last):
-    ...
-    allornone.errors.InputFormatError: names.json: nested too deeply to be read as JSON
+    >>> try:
+    ...     parse_text(json.loads, "[" * 100000 + "]" * 100000, "names.json")
+    ... except InputFormatError as exc:
+    ...     print(exc)
+    names.json: nested too deeply to be read as JSON
     """
     try:
         return loads(text, **options)
