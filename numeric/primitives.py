@@ -663,60 +663,7 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     # to be trusted against the other
     if not (rx[1] and rxy[1]) or rxy[0] < rx[0]:
         return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), detail)
-    if rx[0] < AX.shape[0] and _unresolved_column(AY, BY, input_error):
-        # a target is fitted at its own size, which scaling it cannot change: one
-        # that its rounding cannot tell from zero, though not exactly zero, is
-        # no smaller than the rest of the product at its own scale (not zero at
-        # theirs), and whether it fits is not known
-        return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0), {**detail, "why": "a target is within its error of zero"})
-    if rx[0] == rxy[0] and rx[0] < AX.shape[0] and _fit_contradicts(AX, BX, AY, BY, affine, tol):
-        # the ranks were decided in presentations that weigh the rows by their
-        # own sizes, and the best fit in the given rows is certainly off the
-        # tolerance: the rows' weights decided, not the claim
-        return Decision(Truth.UNDECIDED, 0.0, (0.0, 0.0),
-                        {**detail, "why": "the ranks agree at the tolerance, but the least-squares fit's residual "
-                                          "in the given rows is certainly beyond it"})
     return Decision(Truth.HOLDS if rx[0] == rxy[0] else Truth.FAILS, float(rxy[0] - rx[0]), (0.0, 0.0), detail)
-
-
-def _fit_contradicts(AX, BX, AY, BY, affine: bool, tol: Tolerance) -> bool:
-    """Whether the best fit of ``Y`` by ``X``'s columns (and a constant column
-    where ``affine``), taken exactly on the products correctly rounded
-    (:func:`exact_residual`), leaves some column ``y`` farther than ``gap
-    rtol |y|`` from that span, a few units of its rounding aside.
-
-    A veto, never a verdict: the ranks of :func:`consistent` are decided in
-    presentations scaled row by row, where a row of size ``2^300`` weighs
-    nothing beside the others, so both can agree at the tolerance while the fit
-    in the given rows is far off (a hidden coordinate of ``2^980`` beside
-    ordinary ones left a relative residual of 0.57 called consistent). Its
-    "True" turns a "holds" into undecided, which is never wrong; False
-    (nothing shown, or a fit too large to take exactly) leaves the ranks'
-    verdict as it is."""
-    X, Y = _rounded_product(AX, BX), _rounded_product(AY, BY)
-    if X is None or Y is None:
-        return False
-    X, Y = X[0], Y[0]
-    if affine:
-        X = np.hstack([X, np.ones((X.shape[0], 1))])
-    out = exact_residual(X, Y)
-    if out is None:
-        return False
-    R = out[0]
-    nR, nY = (np.array([fl.norm_fro(c) for c in M.T]) for M in (R, Y))
-    return bool(np.any(nR > tol.gap * tol.rtol * nY + 8 * UNIT_ROUNDOFF * nY * max(X.shape)))
-
-
-def _unresolved_column(A: np.ndarray, B: np.ndarray, input_error: float) -> bool:
-    """Whether a column of ``A B^T`` (correctly rounded, with its error bound)
-    is neither certainly nonzero in some entry nor exactly zero."""
-    out = _rounded_product(A, B, _declared_factor(A, input_error), _declared_factor(B, input_error))
-    if out is None:
-        return False
-    P, E = out
-    certain = np.any(np.abs(P) > E, axis=0)
-    zero = np.all((P == 0) & (E == 0), axis=0)
-    return bool(np.any(~certain & ~zero))
 
 
 def _declared_factor(X: np.ndarray, input_error: float) -> np.ndarray | None:
