@@ -280,3 +280,20 @@ def test_a_context_zero_in_one_model_and_tiny_in_the_other_is_recomputed_at_its_
     assert graded.compare(a, b).same_distribution["verdict"] == "holds"
     c = FloatModel(np.array([[t, t + 2.0 ** -1030], [1.0, 2.0]]), G2)
     assert graded.compare(b, c).same_distribution["verdict"] == "fails"
+
+
+def test_the_same_numbers_under_a_declared_error_are_not_called_equivalent():
+    """One model twice, each declaring an input error of ``1e-15``, with one
+    logit that cancels to ``1e-16`` of its terms: no logit differs (ratio 0),
+    yet the models the numbers stand for may differ there beyond the
+    tolerance of that logit, so ``L = L~`` is undecided. EL1-EL3, measured
+    against ``sigma_1``, hold at the tolerance and must not stand: they are
+    undecided where ``L = L~`` is not certain, not only where it fails."""
+    rng = np.random.default_rng(0)
+    F, G = rng.standard_normal((30, 4)), rng.standard_normal((12, 4))
+    g0 = G[1] - G[0]
+    F[0] = F[0] - (F[0] @ g0) / (g0 @ g0) * g0
+    r = graded.compare(FloatModel(F, G, input_error=1e-15), FloatModel(F.copy(), G.copy(), input_error=1e-15))
+    assert r.same_distribution["verdict"] == "undecided" and r.same_distribution["ratio"] <= 1.0
+    assert all(m["value"] < m["bounds"][0] for m in r.el_measures.values())    # each measure alone would hold
+    assert "holds" not in r.el_verdicts.values()
