@@ -66,9 +66,9 @@ def parse_text(loads, text, what: str, kind: str = "JSON", **options):
     way the text can be malformed as one :class:`InputFormatError` whose
     message starts with ``what``: a syntax error, nesting deeper than Python's
     recursion limit (the parsers recurse per level), an integer longer than
-    Python reads (``sys.get_int_max_str_digits``), bytes that are not UTF-8.
-    The package's own errors, raised by a hook such as ``object_pairs_hook``,
-    pass through.
+    Python reads (``sys.get_int_max_str_digits``; its line and column named),
+    bytes that are not UTF-8. An :class:`InputFormatError` raised by a hook
+    (``object_pairs_hook``) gets ``what`` before its message.
 
     >>> import json
     >>> try:
@@ -79,21 +79,34 @@ def parse_text(loads, text, what: str, kind: str = "JSON", **options):
     """
     try:
         return loads(text, **options)
-    except AllOrNoneError:
-        raise
+    except InputFormatError as exc:
+        raise InputFormatError(f"{what}: {exc}") from None
     except RecursionError:
         raise InputFormatError(f"{what}: nested too deeply to be read as {kind}") from None
     except UnicodeDecodeError as exc:
         raise InputFormatError(f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except ValueError as exc:   # the parsers' own errors are ValueErrors, as is the digit limit
         if "integer string conversion" in str(exc):
-            import sys
-
-            limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
-            raise InputFormatError(f"{what}: an integer with more than {limit} digits, more than Python reads "
-                                   "(PYTHONINTMAXSTRDIGITS=0 lifts the limit)") from None
+            raise InputFormatError(f"{what}: {_long_integer_place(text)}") from None
         where = f" at line {exc.lineno} column {exc.colno}" if getattr(exc, "lineno", None) else ""
         raise InputFormatError(f"{what}: not valid {kind} ({getattr(exc, 'msg', None) or exc}{where})") from None
+
+
+def _long_integer_place(text) -> str:
+    """Where in ``text`` the first integer longer than Python reads lies, and its length."""
+    import re
+    import sys
+
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    match = re.search(r"\d{%d,}" % (limit + 1), text) if limit else None
+    if match is None:  # pragma: no cover - the parsers raise this ValueError only for such literals
+        return f"a number is too long to be read; at most {limit} digits are read"
+    line = text.count("\n", 0, match.start()) + 1
+    column = match.start() - text.rfind("\n", 0, match.start())
+    return (f"line {line} column {column}: an integer with {len(match.group())} digits; at most {limit} digits "
+            "are read (PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
 
 
 def file_problem(path) -> str:

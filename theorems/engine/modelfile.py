@@ -350,17 +350,6 @@ def _float_rows(arr, key: str):
     return arr.astype(np.float64, copy=False) if arr.dtype.kind == "f" and arr.dtype.itemsize <= 8 else arr
 
 
-def _long_integer_place(text: str) -> str:
-    limit = _digit_limit()
-    match = re.search(r"\d{%d,}" % (limit + 1), text)
-    if match is None:  # pragma: no cover - json raises this ValueError only for such literals
-        return "a number is too long to be read"
-    line = text.count("\n", 0, match.start()) + 1
-    column = match.start() - text.rfind("\n", 0, match.start())
-    return (f"line {line} column {column}: an integer with {len(match.group())} digits; at most {limit} digits "
-            "are read (PYTHONINTMAXSTRDIGITS=0 lifts the limit)")
-
-
 def _starts_with(path: Path, magic: bytes) -> bool:
     try:
         with open(path, "rb") as fh:
@@ -395,16 +384,6 @@ def load_file(path) -> tuple[dict, list | None, str]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputFormatError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
-    try:
-        data = json.loads(text, parse_constant=lambda c: float(c), object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        raise InputFormatError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
-            from None
-    except RecursionError:
-        raise InputFormatError(f"{path}: nested too deeply to be a model file") from None
-    except InputFormatError as exc:
-        raise InputFormatError(f"{path}: {exc}") from None
-    except ValueError:  # an integer literal longer than Python reads (sys.get_int_max_str_digits)
-        raise InputFormatError(f"{path}: {_long_integer_place(text)}") from None
+    data = parse_text(json.loads, text, str(path), parse_constant=lambda c: float(c), object_pairs_hook=_unique_keys)
     models, queries = load_data(data, exact=True)
     return models, queries, "exact"
