@@ -169,9 +169,8 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, 
                 # certain, a "holds" was judged at a size that cannot see the
                 # difference (rows of G_0 as large as a pivot far from every token
                 # makes them, against log-odds far smaller) -- which one, is not known
-                return Certificate(cert.A, cert.B, *(Decision(Truth.UNDECIDED, d.residual, d.tolerance,
-                                                              {**d.detail, "by": "L != L~"}) for d in els),
-                                   cert.decided, cert.errors, joint)
+                return replace(cert, joint=joint, **{n: _by(d, Truth.UNDECIDED, "L != L~") for n, d in
+                                                     zip(_EL, els)})
             cert = replace(cert, joint=joint)
     if not cert.decided or any(d.fails for d in els) or held:
         return cert
@@ -180,9 +179,15 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, 
     dist = same_distribution(a, b) if dist is None else dist
     if not dist.holds:
         return cert
-    held = [d if d.holds else Decision(Truth.HOLDS, d.residual, d.tolerance, {**d.detail, "by": "L = L~"})
-            for d in els]
-    return Certificate(cert.A, cert.B, *held, cert.decided, cert.errors, cert.joint)
+    return replace(cert, **{n: d if d.holds else _by(d, Truth.HOLDS, "L = L~") for n, d in zip(_EL, els)})
+
+
+_EL = ("el1", "el2", "el3")
+
+
+def _by(d: Decision, truth: Truth, why: str) -> Decision:
+    """``d`` with the verdict of what it is tied to (``detail["by"] = why``), its residual and bounds kept."""
+    return Decision(truth, d.residual, d.tolerance, {**d.detail, "by": why})
 
 
 def el_certificate(a, b) -> Certificate:
