@@ -138,18 +138,22 @@ def _columns_scaled(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     exponents: its norm then neither overflows nor underflows (differences of
     size ``2^-600`` square to zero unscaled, and their cosines are as defined
     as any others'). A zero column stays zero, with exponent 0."""
-    e = fl.row_exponents(X.T)
+    scaled, e = _rows_scaled(X.T)
+    return scaled.T, e
+
+
+def _rows_scaled(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_columns_scaled` of the rows."""
+    e = fl.row_exponents(X)
     with np.errstate(under="ignore"):
-        return fl.scale_rows(X.T, e).T, e
+        return fl.scale_rows(X, e), e
 
 
 def _unit(X: np.ndarray) -> np.ndarray:
     """Rows of ``X`` (last axis) scaled to unit length, each first by a power of
     two of its own (:func:`_columns_scaled`'s reason); a zero row becomes NaN
     (its cosines are undefined)."""
-    rows = X.reshape(-1, X.shape[-1])
-    with np.errstate(under="ignore"):
-        X = fl.scale_rows(rows, fl.row_exponents(rows)).reshape(X.shape)
+    X = _rows_scaled(X.reshape(-1, X.shape[-1]))[0].reshape(X.shape)
     n = np.linalg.norm(X, axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, X / np.where(n > 0, n, 1.0), np.nan)
