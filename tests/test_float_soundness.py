@@ -1198,6 +1198,31 @@ def test_el_conditions_all_held_are_undecided_where_the_distributions_certainly_
                                     FloatModel(np.array(F), np.array(G2), 1), got.A, got.B)
 
 
+def test_el_conditions_failing_are_undecided_where_the_distributions_certainly_agree():
+    """A token ``2^-51`` from the pivot beside three equal tokens: ``k = 2``
+    exactly, but the second singular value is ``4e-17`` of the first and both
+    models' ranks are called 1 at the tolerance. The second model is the first
+    under ``diag(1, 2)``, an exact change of basis, so ``L = L~`` certainly
+    holds; each model's rank-one subspaces are those of its own coordinates,
+    which the change of basis moves, and EL2, EL3 had *failed* (residual 0.16)
+    for an exactly equivalent pair. By Theorem 5 they are undecided, and the
+    conjunction holds with ``L = L~``."""
+    u = 2.0 ** -52
+    F = np.array([[1.0, 0.0], [0.0, 1.0]])
+    G = np.array([[1.0, 2 - 2 * u], [2.0, 0.0], [2.0, 0.0], [2.0, 0.0], [1.0, 2.0]])
+    Fb, Gb = F * [1.0, 2.0], G / [1.0, 2.0]
+    exact = [ExactModel([[Fraction(v) for v in r] for r in X.tolist()], [[Fraction(v) for v in r] for r in Y.tolist()])
+             for X, Y in ((F, G), (Fb, Gb))]
+    want = thm5.equivalence(*exact)
+    assert want.verdict == "equivalent" and want.certificate.decision.holds
+    got = thm5.equivalence(FloatModel(F, G), FloatModel(Fb, Gb))
+    assert got.verdict == "equivalent"
+    cert = got.certificate
+    assert not any(d.fails for d in (cert.el1, cert.el2, cert.el3)), cert
+    assert cert.decision.holds and cert.decision.detail.get("by") == "L = L~"
+    assert thm5.el_certificate(FloatModel(F, G), FloatModel(Fb, Gb)).decision.holds
+
+
 def test_the_reference_tokens_zero_row_is_not_a_loose_line():
     """Inputs rounded on the way in (integers beyond ``2^53``, declared error):
     as the pair ``[g(y), -g(y_0)]``, the reference token's own row is

@@ -157,7 +157,8 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, 
     (this theorem, whatever the ranks): the conjunction fails (``joint``),
     each condition keeping its own verdict -- except where all three held,
     which ``L = L~`` failing shows wrong for one at least: each is then
-    undecided."""
+    undecided. Dually, a condition failing where ``L = L~`` certainly holds
+    (ranks decided and equal) is undecided, and the conjunction holds."""
     els = (cert.el1, cert.el2, cert.el3)
     held = cert.decided and all(d.holds for d in els)
     if cert.decision.undecided or held:
@@ -172,13 +173,22 @@ def _tied(a, b, cert: Certificate, dist: Decision | None = None, ks: tuple[int, 
                 return replace(cert, joint=joint, **{n: _by(d, Truth.UNDECIDED, "L != L~") for n, d in
                                                      zip(_EL, els)})
             cert = replace(cert, joint=joint)
-    if not cert.decided or any(d.fails for d in els) or held:
+    if not cert.decided or held:
         return cert
     if (ks[0] != ks[1]) if ks is not None else (a.structure.k != b.structure.k):
         return cert
     dist = same_distribution(a, b) if dist is None else dist
     if not dist.holds:
         return cert
+    if any(d.fails for d in els):
+        # L = L~ gives EL1--EL3 (this theorem): a condition failing beside it was
+        # judged on a structure whose ranks were called at the tolerance (a
+        # singular value 1e-16 of the largest counted as zero, and the subspaces
+        # kept are those of each model's own coordinates, which a change of basis
+        # moves): that one is undecided, and the conjunction is L = L~'s
+        joint = Decision(Truth.HOLDS, dist.residual, dist.tolerance, {**dist.detail, "by": "L = L~"})
+        return replace(cert, joint=joint, **{n: _by(d, Truth.UNDECIDED, "L = L~") if d.fails else d
+                                             for n, d in zip(_EL, els)})
     return replace(cert, **{n: d if d.holds else _by(d, Truth.HOLDS, "L = L~") for n, d in zip(_EL, els)})
 
 
