@@ -46,17 +46,28 @@ _U = fl.UNIT_ROUNDOFF
 _BLOCK = 1 << 21
 
 
-def _scaled_pair(a, b, own: bool = False):
+def _scaled_pair(a, b, own: bool = False, relative: bool = False):
     """Both models' ``F`` and ``G_0`` (with subtraction errors), rows scaled by
     common powers of two; also the exponents. With ``own``, each model's ``F``
     (and ``G_0``) is first scaled as a whole by its own power of two, and the
     whole-matrix exponents ``(eFa, eFb, eGa, eGb)`` are returned too: the EL
     relations then hold for the scaled matrices with ``A`` times
     ``2^(eFb - eFa)``, so two models in very different units (``f -> 2^300 f``)
-    are compared at one size."""
+    are compared at one size.
+
+    With ``relative``, the first model is first brought to the second's units
+    as the same model, ``f -> 2^t f``, ``g_0 -> 2^-t g_0`` (``t`` returned last;
+    0 where that scaling would not be exact): a map ``A`` with ``F = F~ A^T``,
+    ``G~_0 = G_0 A`` becomes ``2^t A``, ranks unchanged. A subnormal context
+    against one of ``2^160`` puts ``A`` near ``2^-1200``, and the common row
+    scaling sends the subnormal row to zero: every solution had been called
+    singular."""
     G0a, E0a = fl.difference_with_error(a.G, a.pivot, a.input_error)
     G0b, E0b = fl.difference_with_error(b.G, b.pivot, b.input_error)
     Fa, Fb = a.F, b.F
+    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0
+    if t:
+        Fa, G0a, E0a = np.ldexp(Fa, t), np.ldexp(G0a, -t), np.ldexp(E0a, -t)
     whole = (0, 0, 0, 0)
     if own:
         whole = (fl._exponent(Fa), fl._exponent(Fb), fl._exponent(G0a), fl._exponent(G0b))
@@ -67,7 +78,7 @@ def _scaled_pair(a, b, own: bool = False):
     sc = fl.scale_rows
     out = (Fa, Fb, sc(G0a, ey + whole[2]), sc(G0b, ey + whole[3]), sc(E0a, ey + whole[2]), sc(E0b, ey + whole[3]),
            ex, ey)
-    return out + (whole,) if own else out
+    return out + (whole,) * own + (t,) * relative
 
 
 def same_distribution(a, b) -> Decision:
@@ -609,7 +620,8 @@ def linear_identification(a, b) -> FloatIdentification:
     tol = a.backend.tolerance
     d = a.d
     sa, sb = a.structure, b.structure
-    Fa, Fb, Ga, Gb, Ea, Eb, _, _ = _scaled_pair(a, b)
+    # (A in the units of _scaled_pair's relative shift t: 2^t times the model's)
+    Fa, Fb, Ga, Gb, Ea, Eb, _, _, t = _scaled_pair(a, b, relative=True)
     c = 8 * _U * math.sqrt(max(Fa.shape[0], Ga.shape[0], d)) + 2 * max(a.input_error, b.input_error)
     rF, rG = sb.basis_SF.shape[0], sa.basis_SG.shape[0]
     decided = (sa.decided and sb.decided)
@@ -721,10 +733,29 @@ def linear_identification(a, b) -> FloatIdentification:
         s = np.linalg.svd(A, compute_uv=False)
         s_eq, n_eq, _ = _equilibrated_singular_values(A, noise)
         if s[-1] > tol.gap * (noise + fl.svd_noise(d, s[0])) or s_eq[-1] > tol.gap * n_eq:
-            return FloatIdentification(Decision(Truth.HOLDS, consistent.residual, consistent.tolerance), A,
-                                       "an invertible solution was found")
+            held = Decision(Truth.HOLDS, consistent.residual, consistent.tolerance)
+            if t and not _exactly_scaled(A, -t):
+                return FloatIdentification(held, None, "an invertible solution was found, in units 2^{} "
+                                                       "times the models' (in theirs its entries leave binary64)".format(t))
+            return FloatIdentification(held, np.ldexp(A, -t), "an invertible solution was found")
     return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
                                "an invertible solution exists by the rank formula, but none was found clear of rounding")
+
+
+def _exactly_scaled(X: np.ndarray, t: int) -> bool:
+    """Whether ``X 2^t`` is exact and finite (no entry over- or underflows)."""
+    with np.errstate(over="ignore"):
+        Y = np.ldexp(X, t)
+    return bool(np.all(np.isfinite(Y)) and np.array_equal(np.ldexp(Y, -t), X))
+
+
+def _units_shift(Fa: np.ndarray, Fb: np.ndarray, Ga: np.ndarray, Ea: np.ndarray) -> int:
+    """The power of two ``t`` bringing ``Fa`` to ``Fb``'s size, where ``Fa 2^t``,
+    ``Ga 2^-t`` and ``Ea 2^-t`` are exact (else 0)."""
+    t = fl._exponent(Fb) - fl._exponent(Fa) if Fa.size and Fb.size else 0
+    if t and _exactly_scaled(Fa, t) and _exactly_scaled(Ga, -t) and _exactly_scaled(Ea, -t):
+        return t
+    return 0
 
 
 def _equilibrated_singular_values(M: np.ndarray, noise: float) -> tuple[np.ndarray, float, float]:

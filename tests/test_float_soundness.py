@@ -347,9 +347,14 @@ ROT_B = ([[-258393.0, 0.0, 258393.0], [631682.0, -1.0, -631682.0], [1720819.0, 2
 
 
 def test_theorem5_with_a_rotated_hidden_component_is_not_decided_wrongly():
+    from allornone.numeric import equivalence as feq
+
     a, b = FloatModel(*ROT_A, pivot=4), FloatModel(*ROT_B, pivot=4)
     assert thm5.el_certificate(exact_of(a), exact_of(b)).decision.holds
     assert not thm5.el_certificate(a, b).decision.fails
+    # the conditions as the certificate's residuals judge them, before L = L~ is
+    # consulted (which would leave a failing one undecided)
+    assert not thm5._of_float(feq.el_certificate(a, b)).decision.fails
 
 
 def test_without_the_original_coordinates_bound_the_rotated_twin_is_decided_wrongly(monkeypatch):
@@ -358,9 +363,11 @@ def test_without_the_original_coordinates_bound_the_rotated_twin_is_decided_wron
     # conditions are judged against a projector error 1e4 times too small
     from allornone.numeric import linalg as numeric_linalg
 
+    from allornone.numeric import equivalence as feq
+
     monkeypatch.setattr(numeric_linalg, "_row_space_residual_bound", lambda *args: 0.0)
     a, b = FloatModel(*ROT_A, pivot=4), FloatModel(*ROT_B, pivot=4)
-    assert thm5.el_certificate(a, b).decision.fails
+    assert thm5._of_float(feq.el_certificate(a, b)).decision.fails
 
 
 # -- relational linearity and steering: zero decisions under propagated errors -------
@@ -516,13 +523,18 @@ def _contexts_apart(seed: int):
     return exact, floats
 
 
-def _certificates_apart():
-    """``(exact, float)`` EL certificates of the pairs of :func:`_contexts_apart`."""
+def _certificates_apart(raw: bool = False):
+    """``(exact, float)`` EL certificates of the pairs of :func:`_contexts_apart`;
+    ``raw``: the float conditions as their residuals judge them, before
+    ``L = L~`` is consulted (which leaves a failing one undecided)."""
+    from allornone.numeric import equivalence as feq
+
     for seed in range(24):
         pair = _contexts_apart(seed)
         if pair is not None:
             (ea, eb), (fa, fb) = pair
-            yield thm5.el_certificate(ea, eb), thm5.el_certificate(fa, fb)
+            yield thm5.el_certificate(ea, eb), (thm5._of_float(feq.el_certificate(fa, fb)) if raw
+                                                else thm5.el_certificate(fa, fb))
 
 
 def test_contexts_scaled_far_apart_keep_the_equivalence_certificate():
@@ -530,12 +542,13 @@ def test_contexts_scaled_far_apart_keep_the_equivalence_certificate():
     one; done in two steps, a context the whole scaling pushed among the
     subnormals lost bits on the way and EL1/EL3 were decided *fails* on an
     equivalent pair. In one step every verdict agrees with the exact one."""
-    decided = 0
-    for ce, cf in _certificates_apart():
-        for name in ("el1", "el2", "el3"):
-            assert agrees(getattr(cf, name), getattr(ce, name)), name
-        decided += not cf.el1.undecided
-    assert decided >= 6
+    for raw in (False, True):
+        decided = 0
+        for ce, cf in _certificates_apart(raw):
+            for name in ("el1", "el2", "el3"):
+                assert agrees(getattr(cf, name), getattr(ce, name)), name
+            decided += not cf.el1.undecided
+        assert decided >= 6
 
 
 def test_in_two_steps_the_scaled_contexts_lose_the_certificate(monkeypatch):
@@ -551,7 +564,7 @@ def test_in_two_steps_the_scaled_contexts_lose_the_certificate(monkeypatch):
 
     monkeypatch.setattr(feq, "common_scaled", two_steps)
     wrong = sum(any(not agrees(getattr(cf, n), getattr(ce, n)) for n in ("el1", "el2", "el3"))
-                for ce, cf in _certificates_apart())
+                for ce, cf in _certificates_apart(raw=True))
     assert wrong >= 1
 
 
@@ -1221,6 +1234,32 @@ def test_el_conditions_failing_are_undecided_where_the_distributions_certainly_a
     assert not any(d.fails for d in (cert.el1, cert.el2, cert.el3)), cert
     assert cert.decision.holds and cert.decision.detail.get("by") == "L = L~"
     assert thm5.el_certificate(FloatModel(F, G), FloatModel(Fb, Gb)).decision.holds
+
+
+def test_linear_identification_across_units_far_apart():
+    """A subnormal context against one of ``2^160`` (``G_0 = G~_0 = 0``): an
+    invertible ``A`` with ``f = A f~`` exists, of size ``2^-1200``, below
+    binary64. Rounded to zero beside the other model's rows it had made every
+    solution singular ("fails"); the first model is now brought to the
+    second's units (the same model), and the map is found there."""
+    from allornone.theorems import cor6
+    cases = [(np.array([[-5.43230922487e-312, -5.43230922487e-312]]), np.array([[-2.0, -1.0]] * 3),
+              np.array([[-68719476736.0, -1.461501637330903e+48]]), np.array([[-3.6734198463196485e-40, 0.0]] * 3)),
+             (np.array([[2.0 ** -1040, 3 * 2.0 ** -1050]]), np.array([[1.0, 0.0], [1.0, 0.0]]),
+              np.array([[2.0 ** 100, 5.0]]), np.array([[0.0, 7.0], [0.0, 7.0]]))]
+    for Fa, Ga, Fb, Gb in cases:
+        want = cor6.linear_identification(*(ExactModel([[Fraction(v) for v in r] for r in X.tolist()],
+                                                       [[Fraction(v) for v in r] for r in Y.tolist()])
+                                            for X, Y in ((Fa, Ga), (Fb, Gb))))
+        assert want.decision.holds
+        got = cor6.linear_identification(FloatModel(Fa, Ga), FloatModel(Fb, Gb))
+        assert got.decision.holds, got
+        assert got.A is None and "units 2^" in got.reason
+    # within binary64 the map is handed back in the models' units
+    Fa, Fb = np.array([[3.0, 1.0]]), np.array([[2.0 ** 300, 5.0]])
+    G = np.zeros((2, 2))
+    got = cor6.linear_identification(FloatModel(Fa, G), FloatModel(Fb, G))
+    assert got.decision.holds and np.allclose(got.A @ Fb[0], Fa[0], rtol=1e-12)
 
 
 def test_the_reference_tokens_zero_row_is_not_a_loose_line():

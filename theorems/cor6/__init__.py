@@ -78,7 +78,7 @@ def equivalence(a, b) -> Corollary6Result:
     ident = linear_identification(a, b)
     res = Corollary6Result(thm5.VERDICTS[dist.truth], hyps, all(d.holds for d in hyps.values()),
                            identification=ident, witness=dist.detail.get("witness"))
-    if ident.decision.holds:
+    if ident.decision.holds and ident.A is not None:
         res.A = ident.A
         res.A_inv_T = ident.A.inv().T if a.exact else _inv_T_float(ident.A)
     return res
