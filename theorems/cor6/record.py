@@ -6,7 +6,7 @@ import random
 
 from sympy import And, Equivalent
 
-from allornone.decision import Decision
+from allornone.decision import Decision, Truth
 from allornone.symbolic import generators as gen
 from allornone.symbolic.model import ExactModel
 from allornone.theorems import thm5
@@ -151,8 +151,12 @@ def _step_identifies(models, params) -> StepOutcome:
         return StepOutcome.not_applicable("needs the hypotheses and L = L~")
     be = a.backend
     ident = cor6.linear_identification(a, b)
-    if not ident.decision.holds:
-        return StepOutcome(ident.decision, {"reason": ident.reason})
+    if not ident.decision.holds or ident.A is None:
+        # (a map found in other units, whose entries leave binary64 in the
+        # models' own, is not handed back: there is nothing to check here)
+        return StepOutcome(ident.decision if ident.A is not None else
+                           Decision(Truth.UNDECIDED, ident.decision.residual, ident.decision.tolerance),
+                           {"reason": ident.reason})
     A = ident.A
     # the A returned is checked against the claim itself, row by row:
     # f(x) = A f~(x) and g_0(y) = A^{-T} g~_0(y), i.e. F^T = A F~^T and G~_0 = G_0 A
