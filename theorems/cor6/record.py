@@ -154,7 +154,7 @@ def _step_identifies(models, params) -> StepOutcome:
     if not ident.decision.holds or ident.A is None:
         # (a map found in other units, whose entries leave binary64 in the
         # models' own, is not handed back: there is nothing to check here)
-        return StepOutcome(ident.decision if ident.A is not None else
+        return StepOutcome(ident.decision if not ident.decision.holds else
                            Decision(Truth.UNDECIDED, ident.decision.residual, ident.decision.tolerance),
                            {"reason": ident.reason})
     A = ident.A
