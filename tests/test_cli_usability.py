@@ -239,10 +239,10 @@ def test_help_explains_the_table(runner, command, needles):
         assert needle in r.stdout, needle
 
 
-def test_a_long_command_off_a_terminal_names_its_phase_once_it_has_run_a_while(monkeypatch, capsys):
+def test_a_long_command_off_a_terminal_names_its_phase_once_it_has_run_a_while(monkeypatch, capfd):
     """Off a terminal a quick command stays silent; once it has run for
-    QUIET_SECONDS the phase under way is printed (by a timer: the phase may
-    have begun before), then each later phase as it begins."""
+    QUIET_SECONDS the phase under way is printed (by the watcher process: the
+    phase may have begun before), then each later phase as it begins."""
     import time
 
     from allornone.theorems.engine import cli
@@ -251,13 +251,41 @@ def test_a_long_command_off_a_terminal_names_its_phase_once_it_has_run_a_while(m
     with cli._PlainPhases("compare") as say:
         say("quick")
         say("long")
-        time.sleep(0.5)
+        time.sleep(0.8)
         say("next")
-    lines = capsys.readouterr().err.strip().splitlines()
+    lines = capfd.readouterr().err.strip().splitlines()
     assert [line.split(": ", 1)[1] for line in lines] == ["long", "next"], lines
     with cli._PlainPhases("compare") as say:
         say("only")
-    assert capsys.readouterr().err == ""
+    time.sleep(0.3)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_phase_begun_with_the_lock_held_is_named_after_the_quiet_seconds(monkeypatch, capfd):
+    """A phase begun where no thread of the command can run (a file read, an
+    exact computation in FLINT, from the start) is named once QUIET_SECONDS
+    have passed, not only STILL_SECONDS later: reading a file of exact models
+    had left a log silent for 23 s."""
+    import time
+
+    import flint
+
+    from allornone.theorems.engine import cli
+
+    monkeypatch.setattr(cli, "QUIET_SECONDS", 0.2)
+    monkeypatch.setattr(cli, "STILL_SECONDS", 30.0)
+    # one FLINT call of a second or more, the lock held throughout
+    A = flint.fmpz_mat(16, 16, [flint.fmpz(7) ** 120000 + i for i in range(256)])
+    with cli._PlainPhases("verify") as say:
+        say("reading the models")
+        t0 = time.perf_counter()
+        A * A
+        took = time.perf_counter() - t0
+        lines = capfd.readouterr().err.strip().splitlines()
+    assert [line.split(": ", 1)[1] for line in lines] == ["reading the models"], lines
+    # named while the call ran, not when it let a thread of the command run again
+    at = float(lines[0].split("[", 1)[1].split(" s]", 1)[0])
+    assert at < max(0.6, took / 2), (at, took)
 
 
 def test_a_long_phase_off_a_terminal_is_named_again_while_it_runs(monkeypatch, capfd):

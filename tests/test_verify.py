@@ -196,3 +196,26 @@ def test_relational_query_with_tokens(tmp_path, reading, pairs, verdict):
     code, rep = verify_file(path, _console(tmp_path))
     (fitem,) = rep["queries"][0]["results"]
     assert fitem["verdict"] == verdict and fitem["from_log_odds"] == verdict
+
+
+def test_rationals_within_the_digit_limit_are_verified_and_reported_whole(tmp_path):
+    """Entries of 3,000 digits are read (Python reads 4,300); the residuals and
+    log-odds derived from them have more, and writing them as text had raised
+    "Exceeds the limit" (a traceback, no report). They are written whole, and
+    the limit stands again after."""
+    import sys
+
+    big = "7" * 3000
+    data = {"format": "allornone/1",
+            "models": {"a": {"F": [[f"1/{big}", 0], [0, 1], [1, 1]], "G": [[0, 0], [1, 0], [0, 1]]},
+                       "b": {"F": [[f"2/{'3' * 3000}", 0], [0, 1], [1, 1]], "G": [[0, 0], [1, 0], [0, 1]]}}}
+    path, out = tmp_path / "m.json", tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    result = CliRunner().invoke(main, ["verify", str(path), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    thm5 = next(r for q in report["queries"] for r in q["results"] if r["result"] == "thm5")
+    assert thm5["verdict"] == "not equivalent"
+    assert max(len(v) for v in thm5["residuals"].values()) > 4300
+    assert getattr(sys, "get_int_max_str_digits", lambda: 0)() == limit

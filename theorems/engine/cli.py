@@ -626,31 +626,35 @@ STILL_SECONDS = 30.0
 # The watcher of _PlainPhases, a process of its own: an exact computation runs
 # in FLINT with the interpreter's lock held, and no thread of this process
 # could print while it does. Its stdin gives it "?PHASE" (a phase begun, not
-# printed) or "=PHASE" (printed now); it names the phase again, "still
-# running", each STILL seconds that pass without either, once QUIET have
-# passed, and ends when its stdin closes (the command done, or gone).
+# printed) or "=PHASE" (printed now); once QUIET have passed it names a phase
+# the command could not (reading a file, the lock held from the start), and
+# names the phase again, "still running", each STILL seconds that pass without
+# either; it ends when its stdin closes (the command done, or gone).
 _WATCHER = r"""
 import sys, threading, time
 name, quiet, still, t0 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), time.monotonic()
-state = {"phase": None, "named": t0}
+state = {"phase": None, "named": t0, "shown": False}
 lock, done = threading.Lock(), threading.Event()
 def read():
     try:
         for raw in sys.stdin.buffer:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             with lock:
-                state["phase"] = line[1:]
-                if line[:1] == "=":
+                state["phase"], state["shown"] = line[1:], line[:1] == "="
+                if state["shown"]:
                     state["named"] = time.monotonic()
     finally:
         done.set()
 threading.Thread(target=read, daemon=True).start()
-while not done.wait(still / 4):
+while not done.wait(min(quiet, still) / 4):
     with lock:
         now = time.monotonic()
-        if state["phase"] is not None and now - t0 >= quiet and now - state["named"] >= still:
-            state["named"] = now
-            sys.stderr.write(f"{name} [{now - t0 + float(sys.argv[4]):.1f} s]: {state['phase']} (still running)\n")
+        if state["phase"] is None or now - t0 < quiet:
+            continue
+        if not state["shown"] or now - state["named"] >= still:
+            again = " (still running)" if state["shown"] else ""
+            state["named"], state["shown"] = now, True
+            sys.stderr.write(f"{name} [{now - t0 + float(sys.argv[4]):.1f} s]: {state['phase']}{again}\n")
             sys.stderr.flush()
 """
 
@@ -690,7 +694,9 @@ class _PlainPhases:
     def _wake(self) -> None:
         with self.lock:
             self.loud = True
-            self._print()
+            if self.watcher is None:
+                # (else the watcher names it: it can while this process cannot)
+                self._print()
 
     def __enter__(self):
         try:

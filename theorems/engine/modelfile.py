@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import contextlib
 import re
 import sys
 from fractions import Fraction
@@ -120,6 +121,21 @@ def _entry(value, where: str, exact: bool):
 def _digit_limit() -> int:
     """Python's limit on the digits of an integer read from text (0: none)."""
     return getattr(sys, "get_int_max_str_digits", lambda: 0)()
+
+
+@contextlib.contextmanager
+def unlimited_digits():
+    """Python's limit on writing an integer as text lifted while the block runs
+    (numbers derived from a file's rationals may have more digits than any of
+    them), and restored after."""
+    limit = _digit_limit()
+    if limit:
+        sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        if limit:
+            sys.set_int_max_str_digits(limit)
 
 
 def _check_digits(text: str, where: str) -> None:

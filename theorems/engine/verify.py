@@ -44,7 +44,7 @@ from allornone.errors import (
 )
 
 from allornone.theorems.engine.modelfile import (FLOAT_LIMIT, FORMAT, _err, _matrix, _object, _show, dumps,  # noqa: F401
-                                              load_data, load_file)
+                                              load_data, load_file, unlimited_digits)
 
 __all__ = ["FORMAT", "QUERY_KINDS", "load_file", "load_data", "verify_data", "verify_file", "dumps",
            "failed_hypotheses", "failed_hypotheses_text"]
@@ -467,7 +467,9 @@ def verify_models(models: dict, raw_queries: list | None, realisation: str, full
     than :data:`CERTIFICATE_ENTRIES` entries are summarised unless ``full``;
     ``progress(message)`` is told which query runs."""
     report: dict = {"format": FORMAT, "realisation": realisation, "models": {}, "queries": []}
-    for name, m in models.items():
+    for j, (name, m) in enumerate(models.items()):
+        if progress is not None:
+            progress(f"structure of model {j + 1} of {len(models)} ({name!r}: k, M, N)")
         s = m.structure
         report["models"][name] = {"m": m.m, "n": m.n, "d": m.d, "pivot": m.pivot, "k": m.effective_complexity(),
                                   "dim_M": int(s.basis_M.shape[1]), "dim_N": int(s.basis_N.shape[1]),
@@ -521,10 +523,19 @@ def verify_file(path, console, full: bool = False, progress=None) -> tuple[int, 
     (exit code, JSON payload). Exit code 1 when an ``expect`` of the file is not
     met or a result's statement fails exactly; bad files raise. Large
     certificates are summarised unless ``full``."""
+    if progress is not None:
+        progress("reading the models")
+    models, queries, realisation = load_file(path)
+    # (the file's integers are refused beyond Python's limit on reading them; the
+    # residuals and certificates derived from them may be longer, and are written whole)
+    with unlimited_digits():
+        return _report(path, models, queries, realisation, console, full, progress)
+
+
+def _report(path, models, queries, realisation, console, full, progress) -> tuple[int, dict]:
     from rich.markup import escape
     from rich.table import Table
 
-    models, queries, realisation = load_file(path)
     report = verify_models(models, queries, realisation, full, progress)
     report["file"] = str(path)
     # the file name on a line of its own: a table title would wrap a long path
