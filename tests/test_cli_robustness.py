@@ -655,3 +655,21 @@ def test_a_memory_limit_that_is_no_number_of_bytes_is_one_line(tmp_path, monkeyp
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert lines[0].startswith("error: ALLORNONE_MEMORY_LIMIT=") and "expected a number of bytes" in lines[0]
+
+
+def test_a_defect_of_the_package_is_one_line_with_its_own_exit_status(monkeypatch):
+    """An exception that is no input error (a defect of the package) is still
+    one line, exit status 3, naming the exception; ALLORNONE_TRACEBACK=1 lets
+    it through with its traceback."""
+    from allornone.theorems.engine import verify as verify_module
+
+    def broken(*args, **kwargs):
+        raise ValueError("a planted defect\nover two lines")
+    monkeypatch.setattr(verify_module, "verify_file", broken)
+    result = CliRunner().invoke(main, ["verify", "whatever.json"])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 3 and len(lines) == 1, result.output
+    assert lines[0].startswith("error: internal error (ValueError: a planted defect over two lines)")
+    assert "Traceback" not in result.output and "ALLORNONE_TRACEBACK=1" in lines[0]
+    result = CliRunner().invoke(main, ["verify", "whatever.json"], env={"ALLORNONE_TRACEBACK": "1"})
+    assert isinstance(result.exception, ValueError)

@@ -113,6 +113,18 @@ class _Group(click.Group):
             # the loaders refuse what would not fit before reading it; this is the net below them
             why = f" ({exc})" if str(exc) else ""
             _fail(RuntimeError(f"out of memory{why}: what was asked for is larger than this machine can hold"))
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as exc:
+            # the net below everything: a defect of this package, not of the input,
+            # is still one line (exit 3), and the traceback is there for whoever asks
+            if os.environ.get("ALLORNONE_TRACEBACK"):
+                raise
+            what = " ".join(str(exc).split())
+            err_console.print(f"error: internal error ({type(exc).__name__}{': ' + what if what else ''}); a defect "
+                              "of allornone, not of the input: ALLORNONE_TRACEBACK=1 shows where it arose",
+                              markup=False, emoji=False, highlight=False, soft_wrap=True)
+            sys.exit(3)
 
     command_class = _Command
 
