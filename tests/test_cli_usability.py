@@ -328,3 +328,19 @@ def test_a_square_head_refused_for_another_reason_is_one_line(runner, tmp_path):
     assert r.exit_code == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "at least 2 tokens" in lines[0], r.stderr
+
+
+def test_a_zero_difference_in_the_parallelism_table_has_no_cosine(runner, tmp_path):
+    """A token against itself is a zero difference: parallel to any other
+    (lambda = 0), with no angle. Its cosine is '-' in the table and null in
+    the JSON report, not "nan" beside "holds"."""
+    rng = np.random.default_rng(3)
+    np.savez(tmp_path / "a.npz", features=rng.standard_normal((12, 4)), weight=rng.standard_normal((6, 4)))
+    out = tmp_path / "r.json"
+    r = runner.invoke(main, ["analyse", "--features", f"{tmp_path}/a.npz:features", "--head",
+                             f"{tmp_path}/a.npz:weight", "--parallel", "[[1, 1], [3, 4]]", "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.stdout.splitlines() if "vs" in line)
+    assert "nan" not in row and row.split()[3::3] == ["-", "-"] and row.split()[5] == "holds", row
+    rows = json.loads(out.read_text())["parallel"]
+    assert rows[0]["cos_logodds"] is None and rows[0]["parallel_N"] == "holds"

@@ -277,6 +277,9 @@ Columns of the parallelism table (--parallel):
   parallel_raw
   (the JSON's cos_N is a third cosine, of P_N(g(a) - g(b)) and P_N(g(c) -
   g(e)) in R^d, which a change of basis changes; it is not printed)
+  A zero difference (a token against itself, or two tokens with equal
+  rows) is parallel to any other (lambda = 0) and has no angle: its
+  cosine is printed '-' (null in the JSON).
 """
 
 COMPARE_ROWS = SPECTRA_ROWS + """
@@ -834,6 +837,10 @@ def _spectra_table(title: str, sp, features: int | None = None) -> Table:
     return t
 
 
+def _cosine(value: float) -> str:
+    return f"{value:.4f}" if math.isfinite(value) else "-"
+
+
 def _parallel_table(title: str, rows: list) -> Table:
     t = Table(title=escape(title), box=box.SIMPLE_HEAD, pad_edge=False)
     for col in ("pairs", "cos_logodds", "residual_logodds", "parallel_N", "cos_raw", "residual_raw",
@@ -841,8 +848,9 @@ def _parallel_table(title: str, rows: list) -> Table:
         t.add_column(col, justify="left" if col == "pairs" else "right")
     for r in rows:
         (a, b), (c, e) = r["tokens"]
-        t.add_row(escape(f"{a!r}-{b!r} vs {c!r}-{e!r}"), f"{r['cos_logodds']:.4f}", f"{r['residual_logodds']:.2g}",
-                  r["parallel_N"], f"{r['cos_raw']:.4f}", f"{r['residual_raw']:.2g}", r["parallel_raw"])
+        # (a zero difference -- a token against itself -- has no angle: "-")
+        t.add_row(escape(f"{a!r}-{b!r} vs {c!r}-{e!r}"), _cosine(r["cos_logodds"]), f"{r['residual_logodds']:.2g}",
+                  r["parallel_N"], _cosine(r["cos_raw"]), f"{r['residual_raw']:.2g}", r["parallel_raw"])
     return t
 
 
