@@ -337,6 +337,18 @@ def _names(names, count: int, what: str, prefix: str) -> tuple[str, ...]:
     return names
 
 
+def shown(name: str) -> str:
+    r"""``name`` as a line of output may hold it: characters that are not
+    printable (controls, a right-to-left override that would turn the rest of
+    the terminal line around) escaped as Python writes them, the rest as they
+    are.
+
+    >>> shown("model \u202e1"), shown("naïve")
+    ('model \\u202e1', 'naïve')
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 def is_text(name: str) -> bool:
     """Whether ``name`` can be written as UTF-8: a lone surrogate (``"\\ud800"``,
     which JSON's escape of that name makes) is text no report, terminal or

@@ -56,6 +56,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from allornone.errors import AllOrNoneError, InputFormatError
+from allornone.model import shown
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric.llv import SEED_MAX
 from allornone.numeric.parallel_gram import (FORMS, PairMetric, batch_cosines, mean_offdiagonal,
@@ -614,7 +615,7 @@ def run_study(models: Mapping, pairs: Mapping[str, Sequence], tokens: Sequence |
         def each(i):
             finished.append(i)
             a, b = pair_list[i]
-            say(f"  {len(finished)} of {len(pair_list)} pairs: {names[a]} and {names[b]}")
+            say(f"  {len(finished)} of {len(pair_list)} pairs: {shown(names[a])} and {shown(names[b])}")
         per_pair = runner.map(pair_distances, [(payloads[i], payloads[j], (has_bias[names[i]], has_bias[names[j]]),
                                                 int(llv_triples), int(seed), tol) for i, j in pair_list], each)
     finally:

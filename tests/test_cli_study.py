@@ -136,3 +136,16 @@ def test_a_plot_that_cannot_be_written_leaves_the_other_outputs_unwritten(folder
              "--plot", folder / "plots")
     assert r.exit_code == 2 and "is a folder" in r.stderr, r.output
     assert not (folder / "r.json").exists() and not (folder / "r.md").exists()
+
+
+def test_model_names_that_are_not_printable_are_escaped(folder):
+    """A model named with a right-to-left override (U+202E) would turn the rest
+    of each terminal line it is printed on around: it is escaped as token
+    names are, in the tables and in the progress lines; the JSON report keeps
+    the name as given."""
+    (folder / "study.toml").write_text(GOOD.replace('name = "a"', 'name = "a\\u202e"'))
+    out = folder / "r.json"
+    r = _run(folder / "study.toml", "--null", 10, "--json", out)
+    assert r.exit_code == 0, r.output
+    assert "\u202e" not in r.output and "a\\u202e" in r.stdout
+    assert json.loads(out.read_text())["models"][0] == "a\u202e"

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from allornone.errors import AllOrNoneError, InputFormatError, file_problem
+from allornone.model import shown
 from allornone.theorems.engine.cli import _json_path, _phases, console, err_console, main, write_json
 
 #: ``extract`` warns when the head does not reproduce the model's logits to this (relative).
@@ -216,7 +217,7 @@ def distances_table(distances: list, details: list | None = None) -> Table:
         if k_undecided(label):
             k += UNDECIDED_K
             marked = True
-        t.add_row(escape(d["a"]), escape(d["b"]), _pair(d["kl_mean"]), _num(d["js_mean"]), _num(d["tv_mean"]),
+        t.add_row(escape(shown(d["a"])), escape(shown(d["b"])), _pair(d["kl_mean"]), _num(d["js_mean"]), _num(d["tv_mean"]),
                   _num(d["max_abs_log_odds_diff"]), _num(d["centred_log_odds_distance"]),
                   _num(d["llv_distance"]), k, ccs)
     if marked:
@@ -254,7 +255,7 @@ def parallelism_table(parallelism: list) -> Table:
     for p in parallelism:
         first = True
         for name, v in p["models"].items():
-            t.add_row(escape(f"{p['category']} ({p['pairs']})") if first else "", escape(name),
+            t.add_row(escape(f"{p['category']} ({p['pairs']})") if first else "", escape(shown(name)),
                       _num(v["cos_logodds_mean"], ".4f"), _num(v["p_value"]), _num(v["cos_centred_mean"], ".4f"),
                       _num(v["p_value_centred"]), _num(v["cos_raw_mean"], ".4f"),
                       _num(p["agreement"], ".3f") if first else "", _num(p["agreement_p_value"]) if first else "")
@@ -343,7 +344,8 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
     with _phases("study") as say:
         result = s.run(null_draws=null_draws, seed=seed, scheduler=scheduler, progress=lambda msg: say(msg))
     for line in result.summary:
-        console.print(line, markup=False, soft_wrap=True)
+        # (a model's name is the user's text: what is not printable, escaped)
+        console.print(shown(line), markup=False, soft_wrap=True)
     print_table(distances_table(result.distances, result.details))
     print_table(parallelism_table(result.parallelism))
     console.print(f"null: {result.null['draws']} draws, seed {result.null['seed']}; {result.elapsed_s:.2f} s",
