@@ -271,7 +271,8 @@ def _offline():
 def _quiet(transformers):
     """transformers' own progress bars and loading reports off while loading: a
     caller shows its own progress, and a checkpoint that does not fill the model
-    is refused in one line by :func:`_check_loading_info` instead."""
+    is refused in one line by :func:`_check_loading_info` (or, for weights of
+    another shape, :func:`_shape_mismatch`) instead."""
     logging = transformers.utils.logging
     shown = logging.is_progress_bar_enabled()
     verbosity = logging.get_verbosity()
@@ -457,6 +458,8 @@ def extract_checkpoint(model_dir, texts, layer: str | int = "final", batch_size:
     max_length : int, optional
         Longest context in tokens; default the model's window (its
         ``max_position_embeddings``) or the tokenizer's ``model_max_length``.
+        Longer contexts are cut on the left; a ``max_length`` above the
+        model's positions is refused.
 
     Returns
     -------
@@ -469,7 +472,11 @@ def extract_checkpoint(model_dir, texts, layer: str | int = "final", batch_size:
     ------
     InputFormatError
         For a missing directory, one that holds no loadable causal language
-        model or tokenizer, an unreadable text file, a bad option, or when
+        model or no tokenizer (refused before the model is loaded), weights of
+        another shape than its config.json gives (named, with both shapes), an
+        unreadable text file, a context that gives no tokens or a token id
+        beyond the model's input embedding (checked before the model runs), a
+        ``max_length`` above the model's positions, a bad option, or when
         PyTorch or transformers is not installed.
     EmptyContextSetError
         When the text file is empty or all blank.
@@ -496,7 +503,7 @@ def extract_checkpoint(model_dir, texts, layer: str | int = "final", batch_size:
     contexts = read_texts(texts)
     torch, transformers = _require()
     dev = _device(torch, device)
-    model, tokenizer = _load_checkpoint(torch, transformers, path, dtype)
+    model, tokenizer = _load_checkpoint(torch, transformers, path, dtype, max_length)
     model.to(dev)
     head = model.get_output_embeddings()
     if head is None or not torch.is_tensor(getattr(head, "weight", None)):
@@ -505,39 +512,32 @@ def extract_checkpoint(model_dir, texts, layer: str | int = "final", batch_size:
     options, bias = _head_weight(torch, head, int(head.weight.shape[-1]), n)
     weight = options[0]
 
-    if tokenizer.pad_token is None:
-        # any id the model knows will do: padded positions are masked out and never read
-        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token or tokenizer.bos_token or \
-            tokenizer.convert_ids_to_tokens(0)
+    embedding_rows = _input_rows(model)
+    _choose_pad_token(tokenizer, embedding_rows)
     if padding_side is not None:
         tokenizer.padding_side = padding_side
     tokenizer.truncation_side = "left"  # the end of a context is what the next token follows
-    window = [v for v in (max_length, getattr(model.config, "max_position_embeddings", None),
-                          getattr(tokenizer, "model_max_length", None))
+    positions = _positions(model.config)
+    window = [v for v in (max_length, positions, getattr(tokenizer, "model_max_length", None))
               if isinstance(v, int) and 0 < v < 10 ** 9]
     limit = max_length or (min(window) if window else None)
+    with _quiet(transformers):  # no warning about the contexts longer than the window: they are counted
+        truncated = _check_tokens(tokenizer, contexts, limit, embedding_rows, path)
     import inspect
 
     takes_positions = "position_ids" in inspect.signature(model.forward).parameters
     final = layer == "final"
     capture = _Capture(head)
-    rows, devs, scales, truncated = [], [], [], 0
+    rows, devs, scales = [], [], []
     if progress is not None:
         progress(0, len(contexts))  # loaded: what follows is the contexts
     try:
         with torch.inference_mode():
             for start in range(0, len(contexts), batch_size):
                 batch = contexts[start:start + batch_size]
-                if limit is not None:
-                    lengths = [len(ids) for ids in tokenizer(batch)["input_ids"]]
-                    truncated += sum(k > limit for k in lengths)
                 enc = tokenizer(batch, return_tensors="pt", padding=True, truncation=limit is not None,
                                 max_length=limit)
                 ids, mask = enc["input_ids"].to(dev), enc["attention_mask"].to(dev)
-                empty = (mask.sum(dim=1) == 0).nonzero()
-                if len(empty):
-                    i = start + int(empty[0])
-                    raise InputFormatError(f"context {i} ({contexts[i]!r}) gives no tokens")
                 kwargs = {"input_ids": ids, "attention_mask": mask, "use_cache": False, "return_dict": True}
                 if takes_positions:
                     # what generate() passes: with left padding the first real token must sit at position 0
@@ -591,7 +591,7 @@ def _safetensors_errors() -> tuple:
     return (SafetensorError,)
 
 
-def _load_checkpoint(torch, transformers, path: Path, dtype: str):
+def _load_checkpoint(torch, transformers, path: Path, dtype: str, max_length: int | None = None):
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
 
@@ -606,22 +606,173 @@ def _load_checkpoint(torch, transformers, path: Path, dtype: str):
         if type(config) not in MODEL_FOR_CAUSAL_LM_MAPPING:
             raise InputFormatError(f"--model {path}: not a causal language model (model type "
                                    f"{getattr(config, 'model_type', '?')!r} has no causal-LM head in transformers)")
+        positions = _positions(config)
+        if max_length is not None and positions is not None and max_length > positions:
+            # a position beyond the window has no embedding: refused, where a context is only cut to fit
+            raise InputFormatError(f"--max-length {max_length}: the model has {positions} positions (config.json); "
+                                   f"give at most {positions}, or leave it out to cut each context to the window")
+        # the tokenizer first: it is cheap to load, and a folder without one fails before the model loads
+        _check_tokenizer_files(path)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, trust_remote_code=False)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputFormatError(f"--model {path}: cannot load its tokenizer ({_first_line(exc)})") from None
+        if isinstance(tokenizer, bool) or not callable(tokenizer):
+            raise InputFormatError(f"--model {path}: no tokenizer in the folder")
         try:
             model, info = AutoModelForCausalLM.from_pretrained(
                 where, local_files_only=True, trust_remote_code=False, output_loading_info=True,
                 dtype="auto" if dtype == "auto" else getattr(torch, dtype))
         except (OSError, ValueError, KeyError, RuntimeError, *_safetensors_errors()) as exc:
             # a weights file cut short or empty is the safetensors reader's own error type
+            if "ignore_mismatched_sizes" in str(exc):
+                # transformers' own message points to a report it logs, which is not shown here
+                raise InputFormatError(_shape_mismatch(torch, path, config)) from None
             raise InputFormatError(f"--model {path}: cannot load the model ({_first_line(exc)})") from None
         _check_loading_info(path, info)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, trust_remote_code=False)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise InputFormatError(f"--model {path}: cannot load its tokenizer ({_first_line(exc)})") from None
-    if isinstance(tokenizer, bool) or not callable(tokenizer):
-        raise InputFormatError(f"--model {path}: no tokenizer in the directory")
     model.eval()
     return model, tokenizer
+
+
+#: Files transformers builds a tokenizer from. From a folder with none of them it builds an empty
+#: tokenizer of the config's model type without a word, and every context would give no tokens.
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "merges.txt",
+                    "special_tokens_map.json", "added_tokens.json")
+
+
+def _check_tokenizer_files(path: Path) -> None:
+    """Refuse a checkpoint folder that holds no tokenizer, before its model is loaded."""
+    try:
+        names = [p.name for p in path.iterdir() if p.is_file()]
+    except OSError as exc:
+        raise InputFormatError(f"--model {path}: cannot list the folder ({_first_line(exc)})") from None
+    if not any(name in _TOKENIZER_FILES or name.endswith((".model", ".tiktoken")) for name in names):
+        raise InputFormatError(f"--model {path}: no tokenizer in the folder (no tokenizer.json, "
+                               "tokenizer_config.json or vocabulary file); save the model's tokenizer there "
+                               "with save_pretrained")
+
+
+def _positions(config) -> int | None:
+    """The number of positions the model embeds (its window), where its config gives one."""
+    for name in ("max_position_embeddings", "n_positions", "n_ctx"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10 ** 9:
+            return value
+    return None
+
+
+def _input_rows(model) -> int | None:
+    """The rows of the model's input embedding: the ids it can read."""
+    try:
+        embedding = model.get_input_embeddings()
+    except (NotImplementedError, AttributeError):
+        return None
+    rows = getattr(embedding, "num_embeddings", None)
+    if not isinstance(rows, int):
+        weight = getattr(embedding, "weight", None)
+        rows = int(weight.shape[0]) if getattr(weight, "ndim", 0) == 2 else None
+    return rows
+
+
+def _choose_pad_token(tokenizer, rows: int | None) -> None:
+    """A padding token the model can embed. Any such id will do: padded positions
+    are masked out and never read, but they are still looked up in the embedding."""
+    def fits(token) -> bool:
+        if token is None:
+            return False
+        i = tokenizer.convert_tokens_to_ids(token)
+        return isinstance(i, int) and 0 <= i and (rows is None or i < rows)
+
+    if fits(tokenizer.pad_token):
+        return
+    for token in (tokenizer.eos_token, tokenizer.unk_token, tokenizer.bos_token):
+        if fits(token):
+            tokenizer.pad_token = token
+            return
+    tokenizer.pad_token = tokenizer.convert_ids_to_tokens(0)
+
+
+def _check_tokens(tokenizer, contexts: list[str], limit: int | None, rows: int | None, path: Path,
+                  chunk: int = 1024) -> int:
+    """Tokenise every context as the run will, before the model runs: refuse one
+    that gives no tokens or an id beyond the model's input embedding (a
+    tokenizer that is not the model's), and count those cut to ``limit``."""
+    truncated = 0
+    for start in range(0, len(contexts), chunk):
+        batch = contexts[start:start + chunk]
+        kept = tokenizer(batch, truncation=limit is not None, max_length=limit)["input_ids"]
+        if limit is not None:
+            truncated += sum(len(ids) > limit for ids in tokenizer(batch)["input_ids"])
+        for j, ids in enumerate(kept):
+            i = start + j
+            if len(ids) == 0:
+                raise InputFormatError(f"context {i} ({contexts[i]!r}) gives no tokens")
+            top = max(int(t) for t in ids)
+            if rows is not None and top >= rows:
+                raise InputFormatError(f"--model {path}: context {i} ({contexts[i]!r}) gives token id {top}, but "
+                                       f"the model's input embedding has {rows} rows (ids 0 .. {rows - 1}); is the "
+                                       "tokenizer in the folder the model's?")
+    return truncated
+
+
+def _checkpoint_shapes(torch, path: Path) -> dict[str, tuple[int, ...]]:
+    """The shape of every tensor in the checkpoint's weight files, read from the
+    safetensors headers (or a PyTorch state dict) without reading the weights."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in sorted(path.glob("*.safetensors")):
+        try:
+            with open(file, "rb") as fh:
+                size = int.from_bytes(fh.read(8), "little")
+                if not 0 < size <= 100 * 2 ** 20:
+                    continue
+                header = json.loads(fh.read(size))
+            shapes.update({k: tuple(int(x) for x in v["shape"]) for k, v in header.items()
+                           if k != "__metadata__" and isinstance(v, dict)})
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    if not shapes:
+        for file in sorted(path.glob("pytorch_model*.bin")):
+            try:
+                state = torch.load(file, map_location="meta", weights_only=True)
+            except Exception:  # noqa: BLE001 - any unreadable file just gives no shapes
+                continue
+            if isinstance(state, dict):
+                shapes.update({str(k): tuple(v.shape) for k, v in state.items() if torch.is_tensor(v)})
+    return shapes
+
+
+def _shape_mismatch(torch, path: Path, config) -> str:
+    """One line naming the checkpoint's weights whose shape differs from the
+    model its config.json describes: how many, and one with both shapes."""
+    from transformers import AutoModelForCausalLM
+
+    found = []
+    try:
+        with torch.device("meta"):  # shapes only: a config of any size allocates nothing
+            model = AutoModelForCausalLM.from_config(config, trust_remote_code=False)
+        expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        prefix = getattr(model, "base_model_prefix", "") or ""
+        for key, shape in sorted(_checkpoint_shapes(torch, path).items()):
+            # a checkpoint saved from the bare base model lacks the prefix the causal-LM model adds
+            for name in (key, f"{prefix}.{key}", key.removeprefix(f"{prefix}.")):
+                if name in expected:
+                    if expected[name] != shape:
+                        found.append((key, shape, expected[name]))
+                    break
+    except Exception:  # noqa: BLE001 - the message below still says what is wrong
+        found = []
+    if not found:
+        return (f"--model {path}: the checkpoint's weights have other shapes than the model its config.json "
+                "describes; was config.json edited, or written for another model?")
+
+    def show(shape):
+        return " x ".join(map(str, shape)) if shape else "a scalar"
+
+    key, ours, theirs = found[0]
+    many = len(found) != 1
+    return (f"--model {path}: {len(found)} weight{'s' if many else ''} of the checkpoint {'have' if many else 'has'} "
+            f"another shape than config.json gives (e.g. {key}: {show(ours)} in the checkpoint, {show(theirs)} "
+            "from config.json); was config.json edited, or written for another model?")
 
 
 # -- any module ----------------------------------------------------------------------

@@ -129,6 +129,52 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, texts, case, words):
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+def _tiny_gpt2(folder, tokenizer=True, **config):
+    """A random-init GPT-2 with 16 positions, and the fixtures' tokenizer unless told otherwise."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(**{"vocab_size": 1000, "n_positions": 16, "n_embd": 32, "n_layer": 1,
+                                     "n_head": 2, "bos_token_id": 0, "eos_token_id": 0, **config})
+    transformers.GPT2LMHeadModel(cfg).save_pretrained(folder)
+    if tokenizer:
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            (folder / name).write_bytes((SEED0 / name).read_bytes())
+    return folder
+
+
+@pytest.mark.parametrize("case, words", [
+    ("small vocabulary", ["gives token id", "the model's input embedding has 900 rows"]),
+    ("beyond the window", ["--max-length 100000", "the model has 16 positions", "at most 16"]),
+    ("no tokenizer", ["no tokenizer in the folder"]),
+    ("edited width", ["weights of the checkpoint have another shape than config.json gives",
+                      "in the checkpoint", "from config.json"]),
+])
+def test_a_checkpoint_that_does_not_fit_is_one_line(tmp_path, texts, case, words):
+    _hf()
+    folder, extra = tmp_path / "model", []
+    if case == "small vocabulary":
+        _tiny_gpt2(folder, vocab_size=900)  # the fixture contexts give ids up to 999
+    elif case == "beyond the window":
+        _tiny_gpt2(folder)
+        extra = ["--max-length", 100000]
+    elif case == "no tokenizer":
+        _tiny_gpt2(folder, tokenizer=False)
+    else:
+        import json
+
+        _tiny_gpt2(folder)
+        config = json.loads((folder / "config.json").read_text())
+        config["n_embd"] = 64
+        (folder / "config.json").write_text(json.dumps(config))
+    out = tmp_path / "out.npz"
+    r = _run("--model", folder, "--texts", texts, "--out", out, *extra)
+    _one_line_error(r, *words)
+    assert "model loaded" not in r.stderr  # refused before the model runs (or loads)
+    assert not out.exists()
+
+
 def test_extract_is_listed_in_the_help():
     r = CliRunner().invoke(main, ["--help"])
     assert "extract" in r.output and "study" in r.output

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -268,14 +269,117 @@ def test_directories_that_hold_no_causal_language_model(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "vit"}))
     with pytest.raises(InputFormatError, match="not a causal language model"):
         ext.extract_checkpoint(tmp_path, ["x"])
-    (tmp_path / "config.json").write_text((SEED0 / "config.json").read_text())
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((SEED0 / name).read_bytes())
     with pytest.raises(InputFormatError, match="cannot load the model"):
-        ext.extract_checkpoint(tmp_path, ["x"])  # a config without weights
+        ext.extract_checkpoint(tmp_path, ["x"])  # a config and a tokenizer without weights
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(InputFormatError, match="unreadable config.json"):
         ext.extract_checkpoint(tmp_path, ["x"])
     with pytest.raises(InputFormatError, match="--device"):
         ext.extract_checkpoint(SEED0, ["x"], device="nodevice")
+
+
+# -- checkpoints that do not fit their tokenizer, window or config -----------------------
+
+def _tiny_gpt2(folder: Path, tokenizer: bool = True, **config) -> Path:
+    """A random-init GPT-2 (1 layer, width 32, 16 positions) saved in ``folder``,
+    with the fixtures' 1000-token tokenizer unless told otherwise."""
+    torch, transformers = _hf()
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(**{"vocab_size": 1000, "n_positions": 16, "n_embd": 32, "n_layer": 1,
+                                     "n_head": 2, "bos_token_id": 0, "eos_token_id": 0, **config})
+    transformers.GPT2LMHeadModel(cfg).save_pretrained(folder)
+    if tokenizer:
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            (folder / name).write_bytes((SEED0 / name).read_bytes())
+    return folder
+
+
+def _never_run(monkeypatch):
+    """Makes running any GPT-2 a test failure: what is refused must be refused before."""
+    _, transformers = _hf()
+
+    def forward(*args, **kwargs):
+        raise AssertionError("the model was run")
+
+    monkeypatch.setattr(transformers.GPT2LMHeadModel, "forward", forward)
+
+
+def test_a_tokenizer_id_beyond_the_models_embedding_is_refused_before_running(tmp_path, monkeypatch):
+    _, transformers = _hf()
+    folder = _tiny_gpt2(tmp_path / "small", vocab_size=900)
+    tok = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    lines = _lines()[:40]
+    low = [line for line in lines if max(tok(line)["input_ids"]) < 900][:3]
+    high = next(line for line in lines if max(tok(line)["input_ids"]) >= 900)
+    top = max(tok(high)["input_ids"])
+    # every id below 900 runs: the head has 900 rows
+    ex = ext.extract_checkpoint(folder, low, batch_size=3)
+    assert (ex.m, ex.n) == (3, 900) and ex.max_abs_deviation <= LOGIT_ATOL
+    _never_run(monkeypatch)
+    with pytest.raises(InputFormatError, match=rf"context 1 .*gives token id {top}\b.*embedding has 900 rows"):
+        ext.extract_checkpoint(folder, [low[0], high], batch_size=1)
+
+
+def test_a_padding_token_beyond_the_models_embedding_is_replaced(tmp_path):
+    # the end-of-text token the padding falls back on is id 0; a padding token of id 999 would
+    # index past a 900-row embedding at the padded positions, which are masked and never read
+    _hf()
+    folder = _tiny_gpt2(tmp_path / "small", vocab_size=900)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    vocab = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]
+    config["pad_token"] = next(t for t, i in vocab.items() if i == 999)
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    lines = ["Return the value", "Open the file and read it"]
+    batched = ext.extract_checkpoint(folder, lines, batch_size=2)
+    alone = ext.extract_checkpoint(folder, lines, batch_size=1)
+    np.testing.assert_allclose(batched.features, alone.features, rtol=0, atol=1e-5)
+
+
+def test_max_length_beyond_the_models_window_is_refused(tmp_path, monkeypatch):
+    folder = _tiny_gpt2(tmp_path / "rand")
+    long = " ".join(_lines()[:3])
+    ex = ext.extract_checkpoint(folder, [long, "Return the value"], max_length=16)
+    assert ex.truncated == 1
+    cut = ext.extract_checkpoint(folder, [long, "Return the value"])  # the window by default
+    np.testing.assert_array_equal(cut.features, ex.features)
+    _never_run(monkeypatch)
+    with pytest.raises(InputFormatError, match=r"--max-length 100000: .*16 positions.* at most 16"):
+        ext.extract_checkpoint(folder, [long], max_length=100000)
+    with pytest.raises(InputFormatError, match=r"--max-length 17: "):
+        ext.extract_checkpoint(folder, ["Return the value"], max_length=17)
+
+
+def test_a_folder_without_a_tokenizer_is_refused_before_the_model_is_loaded(tmp_path, monkeypatch):
+    _, transformers = _hf()
+    folder = _tiny_gpt2(tmp_path / "notok", tokenizer=False)
+
+    def load(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", load)
+    with pytest.raises(InputFormatError, match=r"--model .*notok: no tokenizer in the folder"):
+        ext.extract_checkpoint(folder, ["hello world"])
+
+
+@pytest.mark.parametrize("key, value, count, example", [
+    ("n_embd", 64, r"\d\d? weights", r"transformer\.h\.0\.\S+: \d+( x \d+)? in the checkpoint, \d+( x \d+)? "
+                                       r"from config\.json"),
+    ("vocab_size", 2_000_000_000, "1 weight", r"transformer\.wte\.weight: 1000 x 32 in the checkpoint, "
+                                              r"2000000000 x 32 from config\.json"),
+], ids=["width", "vocabulary"])
+def test_weights_of_another_shape_than_the_config_are_named(tmp_path, key, value, count, example):
+    folder = _tiny_gpt2(tmp_path / "edited")
+    config = json.loads((folder / "config.json").read_text())
+    config[key] = value
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(InputFormatError) as info:
+        ext.extract_checkpoint(folder, ["hello world"])
+    message = str(info.value)
+    assert "\n" not in message and "above report" not in message, message
+    assert re.search(rf"{count} of the checkpoint ha(?:s|ve) another shape than config\.json gives", message), message
+    assert re.search(rf"\(e\.g\. {example}\)", message), message
 
 
 # -- any module --------------------------------------------------------------------------
@@ -424,6 +528,14 @@ def test_allornone_compare_tells_two_seeds_apart_and_one_model_from_itself(tmp_p
                        "--json", report)
         assert res.exit_code == 0, res.output
         results[name] = json.loads(report.read_text())["graded"]
+        results[name]["output"] = res.output
     assert results["self"]["max_abs_log_odds_diff"] < 1e-4  # measured 3.3e-6
     assert results["seed1"]["max_abs_log_odds_diff"] > 1.0
     assert results["seed1"]["kl_mean"] > 100 * max(results["self"]["kl_mean"], 1e-12)
+    # as docs/extraction.md says: the seeds' EL1-EL3 are undecided, since the sines' "fails" bound lies
+    # above 1, the largest a sine can be; the pair is told apart on L entry by entry instead
+    seeds = results["seed1"]
+    assert seeds["el_verdicts"] == {"EL1": "undecided", "EL2": "undecided", "EL3": "undecided"}
+    for key in ("EL1", "EL2"):
+        assert seeds["el_measures"][key]["value"] <= 1 < seeds["el_measures"][key]["bounds"][1]
+    assert "not equivalent (decided): L and L~ differ at context" in seeds["output"]
