@@ -602,6 +602,10 @@ def run_study(models: Mapping, pairs: Mapping[str, Sequence], tokens: Sequence |
     say = progress or (lambda _msg: None)
     first = models[names[0]]
     null = {cat: _null_pairs(rows, pool, int(null_draws), int(seed), i) for i, (cat, rows) in enumerate(idx.items())}
+    if client is None and scheduler not in (None, "local"):
+        say(f"connecting to the scheduler at {scheduler} (waiting up to {CONNECT_TIMEOUT})")
+    elif client is None and scheduler == "local":
+        say("starting a local Dask cluster")
     runner = _Runner(client, scheduler)
     try:
         payloads = runner.scatter([_payload(models[n]) for n in names]) if runner.dask else \

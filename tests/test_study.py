@@ -444,8 +444,11 @@ def test_an_unreachable_scheduler_is_an_input_error(monkeypatch):
     monkeypatch.setattr(study_module, "CONNECT_TIMEOUT", "1s")
     rng = np.random.default_rng(20)
     model, cat = _planted(rng, m=40, n=20, d=3, pairs=3)
+    said = []
     with pytest.raises(InputFormatError, match="cannot connect"):
-        run_study({"m": model}, {"c": cat}, null_draws=5, scheduler="tcp://127.0.0.1:9")
+        run_study({"m": model}, {"c": cat}, null_draws=5, scheduler="tcp://127.0.0.1:9", progress=said.append)
+    # the wait is a phase of its own, named before it begins (a log is not silent through it)
+    assert said == ["connecting to the scheduler at tcp://127.0.0.1:9 (waiting up to 1s)"], said
 
 
 # -- the study file -------------------------------------------------------------------
