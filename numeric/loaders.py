@@ -690,7 +690,13 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
     b = None
     if bias is not None:
         head_path, _ = split_spec(head)
-        spec = bias if (":" in bias or os.path.exists(bias)) else f"{head_path}:{bias}"
+        bare = not (":" in bias or os.path.exists(bias))
+        spec = f"{head_path}:{bias}" if bare else bias
+        if bare and Path(head_path).suffix.lower() == ".npy":
+            # (a bare KEY is looked up in the head's file, which holds one unnamed array)
+            raise InputFormatError(f"--bias {bias}: no file of that name, and a bare key is read from the "
+                                   f"head's file, which is a single .npy array ({head_path}); give --bias "
+                                   "FILE[:KEY]")
         b = _numeric(load_array(spec, "--bias"), spec, (1, 2))
         if b.ndim == 2 and 1 not in b.shape:
             raise ShapeError(f"{spec}: expected a vector of biases, got shape {tuple(b.shape)}")

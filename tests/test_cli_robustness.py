@@ -673,3 +673,18 @@ def test_a_defect_of_the_package_is_one_line_with_its_own_exit_status(monkeypatc
     assert "Traceback" not in result.output and "ALLORNONE_TRACEBACK=1" in lines[0]
     result = CliRunner().invoke(main, ["verify", "whatever.json"], env={"ALLORNONE_TRACEBACK": "1"})
     assert isinstance(result.exception, ValueError)
+
+
+def test_a_bare_bias_key_beside_a_single_npy_head_says_what_was_looked_for(tmp_path, monkeypatch):
+    """``--bias KEY`` names a key of the head's file; beside a head that is a
+    bare ``.npy`` array (one unnamed array) the message says so, not "drop
+    ':KEY'" of a spec the user never wrote."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    np.save("F.npy", rng.standard_normal((6, 3)))
+    np.save("G.npy", rng.standard_normal((5, 3)))
+    result = CliRunner().invoke(main, ["analyse", "--features", "F.npy", "--head", "G.npy", "--bias", "bias"])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert "--bias bias: no file of that name" in lines[0] and "give --bias FILE[:KEY]" in lines[0]
+    assert "drop" not in lines[0]
