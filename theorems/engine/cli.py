@@ -302,9 +302,11 @@ Rows of the graded comparison:
   certificate A, B    the best A*, B* at rank k: shape, rank, norm, condition
   EL1, EL2, EL3       relative residuals of the extended-linear conditions for
                       that certificate, each with its verdict, which is decided
-                      on what the residual is zero for and no change of basis
-                      moves: the largest context and token angles, and
-                      |P L_k P' - L~_k| (JSON el_measures)
+                      not on that residual but on what it is zero for and no
+                      change of basis moves: the largest context and token
+                      angles, and |P L_k P' - L~_k| / sigma_1 (JSON
+                      el_measures); the line below the table names the
+                      measure that decided, with its value and bound
 
 \b
 Below the table, one line: equivalent (EL1-EL3 hold), not equivalent (one
@@ -1006,7 +1008,8 @@ def compare(features, head, bias, pivot, contexts_spec, tokens_spec, rtol, rank_
         cond = "-" if c["condition"] is None else f"{c['condition']:.3g}"
         t.add_row(f"certificate {name}", f"{c['shape'][0]} x {c['shape'][1]}, rank {c['rank']}, "
                   f"norm {c['norm']:.3g}, condition {cond}")
-    t.add_row("EL1, EL2, EL3 (relative residual: verdict)",
+    # (the residual is the certificate's; the verdict is decided on the measure the line below names)
+    t.add_row("EL1, EL2, EL3 (certificate's residual: verdict)",
               ", ".join(f"{g['el_residuals'][e]:.2g}: {g['el_verdicts'][e]}" for e in ("EL1", "EL2", "EL3")))
     console.print(t)
     console.print(cli_models.equivalence_line(g, tol.rtol, tol.gap), markup=False, soft_wrap=True)
