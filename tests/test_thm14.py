@@ -832,3 +832,34 @@ def test_the_logits_route_is_asked_only_where_the_projected_fit_cut_a_rank(monke
     m = FloatModel(rng.standard_normal((20, 6)), rng.standard_normal((30, 6)))
     r = thm14.relational_linearity(m, [(i, i + 10) for i in range(4)], rng.standard_normal((6, 2)), "M")
     assert r.verdict == "relationally linear" and r.trivial and not calls
+
+
+def test_a_transport_premise_is_not_failed_on_the_error_of_a_computed_map():
+    """A fit reading "any" on token readouts, the model its own twin, after an
+    exact change of basis ``f -> D f``, ``g -> D^-1 g``, ``D = diag(1, 1,
+    2^30)``: ``Γ_q ⊆ M`` holds exactly, but the computed ``W`` had one entry
+    off by ``1e-6`` (the fit's condition in these coordinates), and the
+    premise, judged on it as if exact, failed: ``TransportError``. A failing
+    premise on a computed map now stands only where no fit reads ``M`` alone
+    (the float D.1 example still raises); here the transport is undecided."""
+    import numpy as np
+
+    from allornone.numeric.model import FloatModel
+
+    F0 = [[-5, 0, 4], [1, -1, -1], [5, -1, -3], [-1, -2, 4], [0, 2, -1], [1, 0, -2], [1, -2, 0], [-5, -2, 6],
+          [0, -1, 1], [-3, 0, 4], [1, -2, 0], [-2, -2, 3], [0, -2, 0], [3, 2, -4], [-3, 2, 2], [-1, -2, 2]]
+    G0 = [[1, 0, 1], [1, 2, 3], [1, 0, 1]]
+    pairs = [(15, 8), (12, 14), (10, 9), (5, 7), (3, 2), (1, 0), (4, 13), (11, 6)]
+    readouts = thm14.tokens([(0, 1), (2, 1)])
+    for e in (0, 30, 60):
+        D = np.array([1.0, 1.0, 2.0 ** e])
+        m = FloatModel(np.array(F0, dtype=float) * D, np.array(G0, dtype=float) / D, 1)
+        r = thm14.relational_linearity(m, pairs, readouts, "any")
+        assert r.decision.holds
+        assert not thm14.transport(m, m, r).decision.fails
+    ex = rel.d1_example()
+    f, twin = ex.model.to_float(), rel.d1_twin(ex.model).to_float()
+    r = thm14.relational_linearity(f, ex.pairs, ex.gamma.to_numpy(), reading="any")
+    assert r.holds and r.W is not None
+    with pytest.raises(thm14.TransportError, match="D.1"):
+        thm14.transport(f, twin, r)
