@@ -561,6 +561,9 @@ def _worst_rounding(pairs, name: str) -> float:
     """The largest ``|v - f| / |f|`` over ``(value, float)`` pairs, exactly, rounded up."""
     worst = Fraction(0)
     for v, f in pairs:
+        if isinstance(v, np.integer):
+            # (a Fraction of NumPy integers computes in their fixed width, and overflows)
+            v = int(v)
         try:
             exact = Fraction(v)
         except (TypeError, ValueError):

@@ -42,6 +42,17 @@ def test_integers_beyond_2_53_are_declared_as_rounded():
     assert FloatModel(np.array([[3, 1]], dtype=np.float16), [[0, 0], [1, 1]]).input_error == 0.0
 
 
+def test_numpy_integers_in_an_object_array_are_declared_as_rounded():
+    """NumPy integers held in an object array (or a list) are read as the
+    integers they are: their Fraction, computed in their fixed width, had
+    overflowed (a bare OverflowError) for ``np.uint64(2^64 - 1)``."""
+    top = np.uint64(2 ** 64 - 1)
+    for F in (np.array([[top, 1]], dtype=object), [[top, 1]], np.array([[top, 1]], dtype=np.uint64),
+              np.array([[np.int64(2 ** 63 - 1), 1]], dtype=object)):
+        exact = int(np.asarray(F, dtype=object)[0][0])
+        assert _covers(FloatModel(F, [[0, 0], [1, 1]]).input_error, exact, float(exact)), F
+
+
 def test_a_difference_the_declared_error_covers_is_undecided():
     """Log-odds 3 and 5 next to entries of 2^61: both round to the same floats,
     so nothing on the float side can tell them apart."""
