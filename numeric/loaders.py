@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from allornone.errors import InputFormatError, ShapeError, file_problem, parse_text
+from allornone.errors import AllOrNoneError, InputFormatError, ShapeError, file_problem, parse_text
 from allornone.numeric.rows import RowSource, npy_header
 
 __all__ = ["split_spec", "load_array", "load_names", "load_head", "array_names", "array_shape", "available_memory",
@@ -497,6 +497,15 @@ def load_array(spec: str, what: str = "array") -> np.ndarray:
     return members[key]()
 
 
+def _head_fits(d: int, shape: tuple, head: str, features: str, layout: str) -> None:
+    """A :class:`ShapeError` unless a head of ``shape`` reads ``d`` features in ``layout``."""
+    if d not in shape or (layout == "n-by-d" and shape[1] != d) or (layout == "d-by-n" and shape[0] != d):
+        want = {"n-by-d": f" (n x d, as --head-layout {layout} says)", "d-by-n": f" (d x n, as --head-layout "
+                f"{layout} says)"}.get(layout, "")
+        raise ShapeError(f"--head {head} is {shape[0]}x{shape[1]} but --features {features} has "
+                         f"d = {d} columns{want}")
+
+
 def array_shape(spec: str) -> tuple | None:
     """The shape of the array ``FILE[:KEY]`` as its file declares it, read from
     the header alone (None for a PyTorch file, whose shapes are in its pickle).
@@ -682,11 +691,24 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
     from allornone.numeric.linalg import DEFAULT_TOLERANCE
     from allornone.numeric.model import FloatModel
 
+    if layout not in LAYOUTS:
+        raise InputFormatError(f"layout {layout!r} is not one of {', '.join(LAYOUTS)}")
+    try:
+        shape = array_shape(features)
+    except AllOrNoneError:
+        shape = None   # (said again, in its place, where the features are read)
+    W = None
+    if shape is not None and len(shape) == 2:
+        # the head against the features' header, before the features are read:
+        # they may be gigabytes
+        W = _numeric(load_array(head, "--head"), head, (2,))
+        _head_fits(shape[1], W.shape, head, features, layout)
     # features larger than memory are read a block of rows at a time; the head is held whole
     X = feature_source(features)
     if X is None:
         X = _numeric(load_array(features, "--features"), features, (2,))
-    W = _numeric(load_array(head, "--head"), head, (2,))
+    if W is None:
+        W = _numeric(load_array(head, "--head"), head, (2,))
     b = None
     if bias is not None:
         head_path, _ = split_spec(head)
@@ -703,13 +725,7 @@ def load_head(features: str, head: str, bias: str | None = None, pivot: int = 0,
         # an empty vector is a head without bias, so one command line reads every extracted file
         b = b.reshape(-1) if b.size else None
     d = X.shape[1]
-    if layout not in LAYOUTS:
-        raise InputFormatError(f"layout {layout!r} is not one of {', '.join(LAYOUTS)}")
-    if d not in W.shape or (layout == "n-by-d" and W.shape[1] != d) or (layout == "d-by-n" and W.shape[0] != d):
-        want = {"n-by-d": f" (n x d, as --head-layout {layout} says)", "d-by-n": f" (d x n, as --head-layout "
-                f"{layout} says)"}.get(layout, "")
-        raise ShapeError(f"--head {head} is {W.shape[0]}x{W.shape[1]} but --features {features} has "
-                         f"d = {d} columns{want}")
+    _head_fits(d, W.shape, head, features, layout)
     square = None
     if layout == "d-by-n":
         W = W.T

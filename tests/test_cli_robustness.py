@@ -688,3 +688,21 @@ def test_a_bare_bias_key_beside_a_single_npy_head_says_what_was_looked_for(tmp_p
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert "--bias bias: no file of that name" in lines[0] and "give --bias FILE[:KEY]" in lines[0]
     assert "drop" not in lines[0]
+
+
+def test_a_head_that_does_not_fit_the_features_is_refused_before_they_are_read(tmp_path, monkeypatch):
+    """The features' header gives their columns: a head of another width is
+    refused before the features are read (they may be gigabytes)."""
+    from allornone.numeric import loaders
+
+    np.save(tmp_path / "F.npy", np.zeros((50, 7)))
+    np.save(tmp_path / "G.npy", np.zeros((9, 3)))
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the features were read")
+    monkeypatch.setattr(loaders, "feature_source", unread)
+    result = CliRunner().invoke(main, ["analyse", "--features", str(tmp_path / "F.npy"), "--head",
+                                       str(tmp_path / "G.npy")])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert "is 9x3 but --features" in lines[0] and "has d = 7 columns" in lines[0]
