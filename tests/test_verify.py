@@ -219,3 +219,26 @@ def test_rationals_within_the_digit_limit_are_verified_and_reported_whole(tmp_pa
     assert thm5["verdict"] == "not equivalent"
     assert max(len(v) for v in thm5["residuals"].values()) > 4300
     assert getattr(sys, "get_int_max_str_digits", lambda: 0)() == limit
+
+
+def test_float_entries_of_any_finite_size_are_verified(tmp_path):
+    """verify takes entries of any finite binary64 size, as analyse and compare
+    do (a limit of 1e100 once refused them): a model with contexts of 1e200 and
+    its reparametrisation by powers of two are equivalent, and a perturbed
+    copy is not."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    F = rng.integers(-3, 4, (6, 3)) * 1e200
+    G = rng.integers(-3, 4, (5, 3)).astype(float)
+    D = np.array([1.0, 2.0 ** 40, 2.0 ** -60])
+    G3 = G.copy()
+    G3[2, 0] += 1.0
+    path = tmp_path / "big.npz"
+    np.savez(path, **{"a.F": F, "a.G": G, "b.F": F * D, "b.G": G / D, "c.F": F, "c.G": G3})
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(main, ["verify", str(path), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    verdicts = {tuple(q["models"]): r["verdict"] for q in json.loads(out.read_text())["queries"]
+                for r in q["results"] if r["result"] == "thm5"}
+    assert verdicts[("a", "b")] == "equivalent" and verdicts[("a", "c")] == "not equivalent", verdicts

@@ -33,8 +33,10 @@ from allornone.model import is_text
 FORMAT = "allornone/1"
 
 
-#: The largest magnitude a float entry may have (products of entries must stay finite).
-FLOAT_LIMIT = 1e100
+#: The largest magnitude a float entry may have: binary64's largest number. The
+#: float layer scales rows and coordinates by powers of two before it forms a
+#: product, so entries of any finite size are decided as in analyse and compare.
+FLOAT_LIMIT = sys.float_info.max
 
 
 _TOP_KEYS = {"format", "description", "contexts", "tokens", "models", "queries"}
@@ -112,8 +114,8 @@ def _entry(value, where: str, exact: bool):
         raise _err(InputFormatError, where, f"{_show(value)} is not a number")
     if isinstance(value, (int, float)):
         if not abs(value) <= FLOAT_LIMIT:
-            raise _err(NonFiniteValueError, where, f"{value:.3g} is beyond {FLOAT_LIMIT:g}: products of such "
-                       "entries are not finite in floating point")
+            raise _err(NonFiniteValueError, where, f"{value:.3g} is beyond the largest binary64 number "
+                       f"({FLOAT_LIMIT:.3g})")
         return float(value)
     raise _err(InputFormatError, where, f"{_show(value)} is not a real number")
 
@@ -359,7 +361,7 @@ def _float_rows(arr, key: str):
                 raise _err(NonFiniteValueError, f"{key}[{i}][{j}]", f"{value} is not finite; only finite numbers "
                            "are allowed")
             raise _err(NonFiniteValueError, f"{key}[{i}][{j}]", f"{np.format_float_scientific(value, precision=2, unique=False)} "
-                       f"is beyond {FLOAT_LIMIT:g}: products of such entries are not finite in floating point")
+                       f"is beyond the largest binary64 number ({FLOAT_LIMIT:.3g})")
     # float16 and float32 convert exactly, float64 is kept without a copy;
     # integers and long doubles go to the model as they are, which converts
     # them or declares their rounding
