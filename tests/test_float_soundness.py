@@ -1262,6 +1262,30 @@ def test_linear_identification_across_units_far_apart():
     assert got.decision.holds and np.allclose(got.A @ Fb[0], Fa[0], rtol=1e-12)
 
 
+def test_within_the_tolerance_against_the_reference_is_not_enough_against_the_pivot():
+    """A pivot ``2^316`` from the tokens (cancelling exactly out of every
+    logit) and one token at ``2^271``: against the reference token every
+    entry of the two models agrees within its tolerance, but against the
+    pivot -- the log-odds ``L`` is -- two entries are ``-2^-170`` and ``0``,
+    a difference of all of themselves. ``thm5.same_distribution`` had held
+    while ``graded.compare`` failed; both now fail, as the exact side does."""
+    from allornone.numeric import graded
+
+    B, C, D, t = 2.0 ** 316, 2.0 ** 322, 2.0 ** 271, 2.0 ** -492
+    Fa = np.array([[-4.0, 2.0 ** -8, t, 2.0 ** -8]])
+    Ga = np.array([[2.0, -B, C, B], [3.0, 0, 0, 0], [2.0, 0, 0, 0], [2.0, -D, 0, D]])
+    Fb = np.array([[-4.0, 0.0, 0.0]])
+    Gb = np.array([[3.0, 0, 0], [4.0, 0, 0], [3.0, 0, 0], [3.0, 0, 0]])
+    exact = [ExactModel([[Fraction(v) for v in r] for r in X.tolist()], [[Fraction(v) for v in r] for r in Y.tolist()])
+             for X, Y in ((Fa, Ga), (Fb, Gb))]
+    assert thm5.same_distribution(*exact).fails
+    a, b = FloatModel(Fa, Ga), FloatModel(Fb, Gb)
+    d = thm5.same_distribution(a, b)
+    assert d.fails and d.detail["witness"][0] == 0 and d.detail["witness"][1] in (2, 3), d
+    assert thm5.equivalence(a, b).verdict == "not equivalent"
+    assert graded.compare(a, b).same_distribution["verdict"] == "fails"
+
+
 def test_the_reference_tokens_zero_row_is_not_a_loose_line():
     """Inputs rounded on the way in (integers beyond ``2^53``, declared error):
     as the pair ``[g(y), -g(y_0)]``, the reference token's own row is
