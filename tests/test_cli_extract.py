@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from allornone.numeric import extract as ext
 from allornone.theorems.engine.cli import main
+from test_extract import _tiny_gpt2
 
 DATA = Path(__file__).parent / "data"
 SEED0 = DATA / "tiny_lm_seed0"
@@ -127,21 +128,6 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, texts, case, words):
     _one_line_error(r, *words)
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == before
-
-
-def _tiny_gpt2(folder, tokenizer=True, **config):
-    """A random-init GPT-2 with 16 positions, and the fixtures' tokenizer unless told otherwise."""
-    import torch
-    import transformers
-
-    torch.manual_seed(0)
-    cfg = transformers.GPT2Config(**{"vocab_size": 1000, "n_positions": 16, "n_embd": 32, "n_layer": 1,
-                                     "n_head": 2, "bos_token_id": 0, "eos_token_id": 0, **config})
-    transformers.GPT2LMHeadModel(cfg).save_pretrained(folder)
-    if tokenizer:
-        for name in ("tokenizer.json", "tokenizer_config.json"):
-            (folder / name).write_bytes((SEED0 / name).read_bytes())
-    return folder
 
 
 @pytest.mark.parametrize("case, words", [

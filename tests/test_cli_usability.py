@@ -261,6 +261,14 @@ def test_a_long_command_off_a_terminal_names_its_phase_once_it_has_run_a_while(m
     assert capfd.readouterr().err == ""
 
 
+def _lock_holding_matrix(size: int):
+    """An integer matrix of 10^5-digit entries: ``A * A`` is one FLINT call of
+    about a second (size 12) or more, with the interpreter's lock held."""
+    import flint
+
+    return flint.fmpz_mat(size, size, [flint.fmpz(7) ** 120000 + i for i in range(size * size)])
+
+
 def test_a_phase_begun_with_the_lock_held_is_named_after_the_quiet_seconds(monkeypatch, capfd):
     """A phase begun where no thread of the command can run (a file read, an
     exact computation in FLINT, from the start) is named once QUIET_SECONDS
@@ -268,14 +276,11 @@ def test_a_phase_begun_with_the_lock_held_is_named_after_the_quiet_seconds(monke
     had left a log silent for 23 s."""
     import time
 
-    import flint
-
     from allornone.theorems.engine import cli
 
     monkeypatch.setattr(cli, "QUIET_SECONDS", 0.2)
     monkeypatch.setattr(cli, "STILL_SECONDS", 30.0)
-    # one FLINT call of a second or more, the lock held throughout
-    A = flint.fmpz_mat(16, 16, [flint.fmpz(7) ** 120000 + i for i in range(256)])
+    A = _lock_holding_matrix(16)   # A * A: one FLINT call of a second or more
     with cli._PlainPhases("verify") as say:
         say("reading the models")
         t0 = time.perf_counter()
@@ -295,14 +300,11 @@ def test_a_long_phase_off_a_terminal_is_named_again_while_it_runs(monkeypatch, c
     silent for longer, even while no thread of the command can run."""
     import time
 
-    import flint
-
     from allornone.theorems.engine import cli
 
     monkeypatch.setattr(cli, "QUIET_SECONDS", 0.1)
     monkeypatch.setattr(cli, "STILL_SECONDS", 0.5)
-    # one FLINT call of well over a second: a product of integer matrices of 10^5-digit entries
-    A = flint.fmpz_mat(12, 12, [flint.fmpz(7) ** 120000 + i for i in range(144)])
+    A = _lock_holding_matrix(12)
     with cli._PlainPhases("verify") as say:
         say("query 1 of 1: compare")
         t0 = time.perf_counter()
