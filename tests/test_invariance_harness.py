@@ -135,3 +135,21 @@ def test_whether_the_transported_map_is_the_identity_rests_on_the_inclusion_of_i
     assert r["contradicted"] == ["identity~"] and not r["contradicted_separated"], r
     base, inst = inv.transform_instance("steering", "change of basis", 0, 0)
     assert "identity~" in inv.atom_margins("steering", inst)
+
+
+def test_atom_margins_of_logits_below_binary64_are_zero():
+    """Rows of ``2^-600`` give logits of ``2^-1200``: as floats the regressors
+    of a graded fit lose their columns, and the margin of a rank the floats
+    cannot hold had raised IndexError. It is 0: not separated."""
+    from fractions import Fraction
+
+    from allornone.symbolic.model import ExactModel
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine.record import Instance
+
+    t = Fraction(1, 2 ** 600)
+    m = ExactModel([[t, 0], [0, t], [t, t], [2 * t, t]], [[0, 0], [t, 0], [0, t], [t, t]], 0)
+    inst = Instance("x", (m,), {"pairs": [(0, 1), (1, 2), (2, 3), (3, 0)], "tokens": [(1, 2)]})
+    for rid in ("graded-thm14", "graded-steering"):
+        margins = inv.atom_margins(rid, inst)
+        assert margins and all(v == 0.0 for v in margins.values()), (rid, margins)

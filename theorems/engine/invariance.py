@@ -341,7 +341,9 @@ def _rank_margin(Y: np.ndarray, r: int, scale: float = 0.0) -> float | None:
     e = int(np.frexp(top)[1]) if top > 0 else 0
     Y, scale = np.ldexp(Y, -e), float(np.ldexp(scale, -e))
     sv = np.linalg.svd(Y, compute_uv=False)
-    if not sv.size or sv[0] == 0:
+    if sv.size < r or sv[0] == 0:
+        # (columns whose exact values leave binary64 -- logits of 2^-1200 from
+        # rows of 2^-600 -- are gone from Y: that rank is not separated)
         return 0.0
     bound = max(UNIT_ROUNDOFF * (Y.shape[1] + 2) * math.sqrt(Y.size), _TOLERANCE_BAND) * max(float(sv[0]), scale)
     return float(sv[r - 1]) / bound
