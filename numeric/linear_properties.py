@@ -274,6 +274,21 @@ def _cut_may_fit(X: np.ndarray, Y: np.ndarray, rank: int, model, tol: Tolerance)
     return out is not None and out[1] <= tol.gap * tol.rtol
 
 
+def _against_reference(model, spectra, fac):
+    """``model`` with its :func:`~allornone.numeric.linalg.reference_token` as
+    pivot, where that is another token and nothing was computed against the
+    pivot yet (``spectra``, ``fac`` not given); else None. A fit or a shift of
+    log-odds of token pairs, regressed on the rows of ``L_k``, is a property
+    of the distribution, the same against any pivot; against a pivot far from
+    every other token (``2^156``) each logit carries that distance, its
+    rounding hides what the fit reads, and a fit reading ``M`` that holds
+    exactly had failed."""
+    if spectra is not None or fac is not None or not hasattr(model, "with_pivot"):
+        return None
+    c = fl.reference_token(np.asarray(model.G), model.pivot)
+    return model.with_pivot(c) if c != model.pivot else None
+
+
 def _formed_regressors(r: _Rank, src) -> tuple | None:
     """The regressors of a fit reading ``M`` as rows of ``L`` itself, where
     ``L_k = L`` (``k`` is ``rank L`` decided by rounding) and ``L`` was formed
@@ -516,6 +531,9 @@ def readout_linearity(model, pairs: Sequence, readouts: Sequence, reading: str =
     """
     if reading not in ("M", "any"):
         raise InputFormatError(f"reading {reading!r} is not 'M' or 'any'")
+    other = _against_reference(model, spectra, fac)
+    if other is not None:
+        return readout_linearity(other, pairs, readouts, reading, tol, cut, k)
     r = _prepare(model, tol, cut, k, spectra, fac)
     S, T, src, dst = _query(model, pairs, readouts)
     ws, bounds, _ = r.columns(T)
@@ -600,6 +618,9 @@ def steering(model, pairs: Sequence, readouts: Sequence, tol: Tolerance = DEFAUL
     constant over the pairs. Returns the shifts ``c_ab``, ``R^2`` of
     ``l_ab(s + q) ~ l_ab(s) + c_ab`` per readout, the relative residual and the
     verdict at ``k``."""
+    other = _against_reference(model, spectra, fac)
+    if other is not None:
+        return steering(other, pairs, readouts, tol, cut, k)
     r = _prepare(model, tol, cut, k, spectra, fac)
     S, T, src, dst = _query(model, pairs, readouts)
     ws, bounds, e = r.columns(T)
