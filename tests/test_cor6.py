@@ -222,17 +222,28 @@ def test_sampler_draws_one_diverse_pairs_and_the_conclusion_holds(i):
     assert _one_suffices_form(ev) and ev.conclusion.value == "holds"
 
 
-def test_the_exact_search_for_an_invertible_A_on_the_solution_set():
-    """``A_0 + t D`` is singular for every ``t`` when ``D`` moves a row that is
-    already dependent, and invertible for ``t != 0`` when it fills the zero row."""
-    from allornone.symbolic import linalg as ql
-    from allornone.theorems.cor6 import _exact_det_search
+def test_the_exact_search_stays_d_by_d_on_a_large_solution_set():
+    """Two all-zero models of ``d = 60`` (3 contexts, 3 tokens): every ``A``
+    solves the conditions, and the solution set, written as ``d^2``
+    directions of ``d x d`` rationals, had taken ``d^4`` of them (1.7 GB and
+    28 s at ``d = 100``). The rank formula and a generic member take ``d x d``
+    products; a model against one of rank ``d - 1`` beside it has no
+    invertible map."""
+    import time
 
-    A0 = ql.as_qmatrix([[1, 0], [0, 0]])
-    none = _exact_det_search(A0, [ql.as_qmatrix([[0, 1], [0, 0]])], 2)
-    assert none.decision.fails and "vanishes identically" in none.reason
-    some = _exact_det_search(A0, [ql.as_qmatrix([[0, 0], [0, 1]])], 2)
-    assert some.decision.holds and ql.rank(some.A) == 2
+    from allornone.symbolic import linalg as ql
+
+    d = 60
+    zero = ExactModel([[0] * d for _ in range(3)], [[0] * d for _ in range(3)])
+    t0 = time.process_time()
+    r = cor6.linear_identification(zero, zero)
+    assert r.decision.holds and ql.rank(r.A) == d
+    assert time.process_time() - t0 < 20
+    # rank F = 1 on both sides, G_0 = 0: A maps f~ to f and is otherwise free
+    a = ExactModel([[1, 0, 0]], [[0, 0, 0], [0, 0, 0]])
+    b = ExactModel([[2, 0, 0]], [[0, 0, 0], [0, 0, 0]])
+    r = cor6.linear_identification(a, b)
+    assert r.decision.holds and r.A @ b.F.T == a.F.T and ql.rank(r.A) == 3
 
 
 @pytest.mark.parametrize("seed", range(4))
