@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from allornone.errors import EmptyContextSetError, InputFormatError, NonFiniteValueError, ShapeError, file_problem
+from allornone.files import replacing
 
 __all__ = ["Extraction", "extract_checkpoint", "extract_module", "save_extraction", "read_texts",
            "INSTALL_HINT"]
@@ -987,16 +988,20 @@ def save_extraction(extraction: Extraction, path) -> Path:
     names = {key: _file_names(value) for key, value in (("tokens", extraction.tokens),
                                                           ("contexts", extraction.contexts))
              if value is not None}
+    if kind != ".npz":
+        try:
+            from safetensors.numpy import save_file
+        except ImportError:
+            raise InputFormatError(f"--out {path}: writing .safetensors needs the 'safetensors' package "
+                                   "(pip install 'allornone[safetensors]')") from None
     try:
-        if kind == ".npz":
-            np.savez_compressed(path, **arrays, **{k: np.array(v, dtype=str) for k, v in names.items()})
-        else:
-            try:
-                from safetensors.numpy import save_file
-            except ImportError:
-                raise InputFormatError(f"--out {path}: writing .safetensors needs the 'safetensors' package "
-                                       "(pip install 'allornone[safetensors]')") from None
-            save_file(arrays, str(path), metadata={k: json.dumps(v, ensure_ascii=False) for k, v in names.items()})
-    except OSError as exc:
+        with replacing(path) as tmp:
+            if kind == ".npz":
+                np.savez_compressed(tmp, **arrays, **{k: np.array(v, dtype=str) for k, v in names.items()})
+            else:
+                save_file(arrays, str(tmp), metadata={k: json.dumps(v, ensure_ascii=False)
+                                                      for k, v in names.items()})
+    except (OSError, *_safetensors_errors()) as exc:
+        # (the safetensors writer reports a failed write, a full disk, as its own error type)
         raise InputFormatError(f"--out {path}: cannot write ({_first_line(exc)})") from None
     return path

@@ -45,6 +45,7 @@ import numpy as np
 import scipy.linalg
 
 from allornone.errors import InputFormatError, NonFiniteValueError
+from allornone.files import replacing
 from allornone.numeric import threads as th
 from allornone.numeric.factor import GRAM_BOUND, Tall, tall_r
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance, norm_fro, reference_token, svd_noise
@@ -1016,7 +1017,8 @@ def plot_spectra(spectra: Spectra | dict, path, title: str | None = None) -> Non
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=110)
+        with replacing(path) as tmp:
+            fig.savefig(tmp, dpi=110)
     except (OSError, ValueError) as exc:
         raise InputFormatError(f"--plot {path}: cannot be written ({exc})") from None
     finally:

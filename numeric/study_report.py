@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from allornone.errors import InputFormatError
+from allornone.files import replacing
 from allornone.numeric.study import StudyResult, _fmt
 
 
@@ -107,7 +108,8 @@ def plot_study(r: StudyResult, directory) -> list[Path]:
         path = directory / name
         try:
             fig.tight_layout()
-            fig.savefig(path, dpi=110)
+            with replacing(path) as tmp:
+                fig.savefig(tmp, dpi=110)
         except OSError as exc:
             raise InputFormatError(f"{path}: cannot be written ({exc})") from None
         finally:

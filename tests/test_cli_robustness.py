@@ -708,3 +708,30 @@ def test_a_head_that_does_not_fit_the_features_is_refused_before_they_are_read(t
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert "is 9x3 but --features" in lines[0] and "has d = 7 columns" in lines[0]
+
+
+def test_a_write_that_fails_midway_leaves_the_file_that_was_there(tmp_path):
+    """Under a file size limit of 1 KiB (as a full disk would) the report
+    cannot be written whole: the command says so in one line, and the file
+    that was at the path before is kept, with no partial file beside it."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "F.npy", rng.standard_normal((40, 5)))
+    np.save(tmp_path / "G.npy", rng.standard_normal((30, 5)))
+    out = tmp_path / "r.json"
+    out.write_text("kept")
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write beyond the limit fails, not the process
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+    r = subprocess.run([sys.executable, "-m", "allornone.theorems.engine.cli", "analyse", "--features",
+                        str(tmp_path / "F.npy"), "--head", str(tmp_path / "G.npy"), "--json", str(out)],
+                       capture_output=True, text=True, preexec_fn=limited, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and lines[-1].startswith(f"error: --json {out}: cannot be written"), r.stderr
+    assert out.read_text() == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["F.npy", "G.npy", "r.json"]

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from allornone.errors import AllOrNoneError, InputFormatError, NonFiniteValueError, parse_text
+from allornone.files import replacing
 from allornone.theorems import get_record, records
 
 # Off a terminal (logs, CI) rich would wrap at 80 columns; reports read better wider. Printed text
@@ -213,7 +214,8 @@ def write_json(path: str | None, payload: dict) -> None:
     if path:
         text = json.dumps(_strict(payload), indent=2, default=str, allow_nan=False) + "\n"
         try:
-            Path(path).write_text(text)
+            with replacing(path) as tmp:
+                tmp.write_text(text)
         except OSError as exc:
             raise InputFormatError(f"--json {path}: cannot be written ({exc.strerror or exc})") from None
         err_console.print(f"report written to {path}")
@@ -1205,7 +1207,8 @@ def make(kind, features, head, bias, head_layout, out_path, seed, condition, ext
         # a folded bias is empty here, so the command line that reads the head reads the target too
         arrays["bias"] = t.bias if t.bias is not None else np.zeros(0)
     try:
-        np.savez(out_path, **arrays)
+        with replacing(out_path) as tmp:
+            np.savez(tmp, **arrays)
     except OSError as exc:
         raise InputFormatError(f"--out {out_path}: cannot be written ({exc.strerror or exc})") from None
     rel = f" (relative {gap / scale:.2g})" if scale else ""

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from allornone.errors import AllOrNoneError, InputFormatError, file_problem
+from allornone.files import replacing
 from allornone.model import shown
 from allornone.theorems.engine.cli import _json_path, _phases, console, err_console, main, write_json
 
@@ -358,7 +359,8 @@ def study(study_path, json_path, report_path, plot_dir, null_draws, seed, schedu
                           soft_wrap=True)
     if report_path:
         try:
-            Path(report_path).write_text(result.to_markdown(), encoding="utf-8")
+            with replacing(report_path) as tmp:
+                tmp.write_text(result.to_markdown(), encoding="utf-8")
         except OSError as exc:
             raise InputFormatError(f"--report {report_path}: cannot be written ({exc.strerror or exc})") from None
         err_console.print(f"report written to {report_path}")
@@ -661,7 +663,8 @@ def plot_comparison(a, b, result, path, names=("first", "second"), points: int =
     ax_sp.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     try:
-        fig.savefig(path, dpi=100)
+        with replacing(path) as tmp:
+            fig.savefig(tmp, dpi=100)
     except OSError as exc:
         raise InputFormatError(f"--plot {path}: cannot be written ({exc.strerror or exc})") from None
     finally:

@@ -46,6 +46,7 @@ from rich.markup import escape
 
 from allornone.decision import Truth
 from allornone.errors import AllOrNoneError, InputFormatError
+from allornone.files import replacing
 from allornone.symbolic import generators as gen
 from allornone.symbolic.model import ExactModel
 from allornone.theorems.engine.logic import evaluate3
@@ -739,7 +740,8 @@ def print_edges(rec, seed: int, console, hypothesis: str | None = None, budget: 
                 path = out_dir / f"{rec.id}-drop-{_slug(h.name)}.json"
                 try:
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(dumps(file), encoding="utf-8")
+                    with replacing(path) as tmp:
+                        tmp.write_text(dumps(file), encoding="utf-8")
                 except OSError as exc:
                     raise InputFormatError(f"{path}: cannot be written ({exc.strerror or exc})") from None
                 entry["path"] = str(path)
