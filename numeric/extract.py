@@ -218,12 +218,16 @@ def read_texts(texts) -> list[str]:
         if not path.is_file():
             raise InputFormatError(f"--texts {path}: {file_problem(path)}")
         try:
-            text = path.read_text(encoding="utf-8")
+            with path.open(encoding="utf-8", newline="") as fh:
+                text = fh.read()
         except (OSError, UnicodeDecodeError) as exc:
             raise InputFormatError(f"--texts {path}: not a readable UTF-8 text ({exc})") from None
         if not text:
             raise EmptyContextSetError(f"--texts {path}: the file is empty; expected one context per line")
-        lines = [line for line in text.splitlines() if line.strip()]
+        # a line ends at "\n" (or "\r\n") alone: str.splitlines would also cut a
+        # context at U+2028, U+0085, a form feed or a lone "\r" inside it
+        lines = [line.removesuffix("\r") for line in text.split("\n")]
+        lines = [line for line in lines if line.strip()]
         if not lines:
             raise EmptyContextSetError(f"--texts {path}: every line is blank; expected one context per line")
         return lines

@@ -518,7 +518,8 @@ class _Runner:
             else:
                 try:
                     self.client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-                except (OSError, TimeoutError, ValueError) as exc:
+                except (OSError, TimeoutError, ValueError, TypeError) as exc:
+                    # (TypeError: Dask's own, for a tls:// address without a security context)
                     raise InputFormatError(f"scheduler {scheduler}: cannot connect ({exc})") from None
             self._own.insert(0, self.client)
 

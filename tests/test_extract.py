@@ -539,3 +539,12 @@ def test_allornone_compare_tells_two_seeds_apart_and_one_model_from_itself(tmp_p
     for key in ("EL1", "EL2"):
         assert seeds["el_measures"][key]["value"] <= 1 < seeds["el_measures"][key]["bounds"][1]
     assert "not equivalent (decided): L and L~ differ at context" in seeds["output"]
+
+
+def test_a_context_is_a_line_ending_at_a_newline_alone(tmp_path):
+    """One context per line, a line ending at "\\n" or "\\r\\n": a line separator
+    (U+2028), a next-line (U+0085), a form feed or a lone "\\r" inside a line
+    is part of its context (str.splitlines had cut one line into six)."""
+    path = tmp_path / "t.txt"
+    path.write_bytes("a\u2028b\u0085c\x0cd\re f\r\nsecond line\n\n".encode("utf-8"))
+    assert ext.read_texts(path) == ["a\u2028b\u0085c\x0cd\re f", "second line"]

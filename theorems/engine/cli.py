@@ -640,7 +640,7 @@ QUIET_SECONDS = 2.0
 #: Off a terminal, a phase that has run this many seconds since it was last
 #: named is named again, with the time: one exact computation on large
 #: rationals may take minutes, and a log must show it is under way.
-STILL_SECONDS = 30.0
+STILL_SECONDS = 10.0
 
 # The watcher of _PlainPhases, a process of its own: an exact computation runs
 # in FLINT with the interpreter's lock held, and no thread of this process
