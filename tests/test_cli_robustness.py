@@ -735,3 +735,33 @@ def test_a_write_that_fails_midway_leaves_the_file_that_was_there(tmp_path):
     assert r.returncode == 2 and lines[-1].startswith(f"error: --json {out}: cannot be written"), r.stderr
     assert out.read_text() == "kept"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["F.npy", "G.npy", "r.json"]
+
+
+def test_an_interrupt_is_one_line_and_exit_status_130(monkeypatch):
+    """Ctrl-C ends a command with one line and the shell's status for it, 130
+    (click's "Aborted!" exited 1, which says a check failed)."""
+    from allornone.theorems.engine import verify as verify_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(verify_module, "verify_file", interrupted)
+    result = CliRunner().invoke(main, ["verify", "whatever.json"])
+    assert result.exit_code == 130 and result.stderr.strip() == "interrupted", result.output
+
+
+def test_numpy_warnings_do_not_reach_the_commands_output(monkeypatch):
+    """An overflow inside the float layer is decided on (undecided, or in
+    scaled units); NumPy's RuntimeWarning about it is not printed between the
+    command's lines, nor before a one-line error."""
+    import warnings
+
+    from allornone.errors import InputFormatError
+    from allornone.theorems.engine import verify as verify_module
+
+    def noisy(*args, **kwargs):
+        np.ldexp(np.array([1.0]), 2000)   # overflow: NumPy warns
+        warnings.warn("overflow encountered in matmul", RuntimeWarning)
+        raise InputFormatError("a bad file")
+    monkeypatch.setattr(verify_module, "verify_file", noisy)
+    result = CliRunner().invoke(main, ["verify", "whatever.json"])
+    assert result.exit_code == 2 and result.stderr.strip().splitlines() == ["error: a bad file"], result.output

@@ -104,10 +104,21 @@ class _Group(click.Group):
             _fail(exc)
 
     def invoke(self, ctx):
+        import warnings
+
+        # NumPy's warnings of an overflow or an invalid value are the float
+        # layer's business: a product beyond binary64 is decided undecided (or in
+        # scaled units), never by its inf; on stderr they would interleave with
+        # the command's own lines, before a one-line error too
+        warnings.simplefilter("ignore", RuntimeWarning)
         try:
             return super().invoke(ctx)
         except _HELP:
             raise
+        except KeyboardInterrupt:
+            # (click would print "Aborted!" and exit 1, which says a check failed)
+            err_console.print("interrupted", markup=False, highlight=False)
+            sys.exit(130)
         except (AllOrNoneError, click.UsageError) as exc:
             _fail(exc)
         except MemoryError as exc:
@@ -650,7 +661,10 @@ STILL_SECONDS = 10.0
 # names the phase again, "still running", each STILL seconds that pass without
 # either; it ends when its stdin closes (the command done, or gone).
 _WATCHER = r"""
-import sys, threading, time
+import signal, sys, threading, time
+# Ctrl-C reaches the whole process group: the command says it was interrupted,
+# and this process ends when the command closes its stdin
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 name, quiet, still, t0 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), time.monotonic()
 state = {"phase": None, "named": t0, "shown": False}
 lock, done = threading.Lock(), threading.Event()
