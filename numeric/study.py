@@ -498,6 +498,23 @@ def _null_pairs(rows: np.ndarray, pool: np.ndarray, draws: int, seed: int, index
     return pool[picks][:, inverse.reshape(rows.shape)]
 
 
+def _check_address(address: str) -> None:
+    """A scheduler address whose port no machine has (beyond 65535) is refused at
+    once, rather than after the connection's timeout.
+
+    >>> _check_address("tcp://127.0.0.1:8786")
+    >>> _check_address("tcp://127.0.0.1:99999")
+    Traceback (most recent call last):
+    ...
+    allornone.errors.InputFormatError: scheduler tcp://127.0.0.1:99999: port 99999 is beyond 65535
+    """
+    import re
+
+    found = re.search(r":(\d+)/?$", address)
+    if found and not 1 <= int(found.group(1)) <= 65535:
+        raise InputFormatError(f"scheduler {address}: port {found.group(1)} is beyond 65535")
+
+
 class _Runner:
     """Runs the pure pieces here, or on a Dask client (imported only when asked for)."""
 
@@ -516,6 +533,7 @@ class _Runner:
                 self._own.append(cluster)
                 self.client = Client(cluster)
             else:
+                _check_address(scheduler)
                 try:
                     self.client = Client(scheduler, timeout=CONNECT_TIMEOUT)
                 except (OSError, TimeoutError, ValueError, TypeError) as exc:

@@ -153,3 +153,19 @@ def test_atom_margins_of_logits_below_binary64_are_zero():
     for rid in ("graded-thm14", "graded-steering"):
         margins = inv.atom_margins(rid, inst)
         assert margins and all(v == 0.0 for v in margins.values()), (rid, margins)
+
+
+def test_a_difference_of_logits_below_binary64_is_not_separated():
+    """Two models whose log-odds differ by ``2^-1200`` (below binary64: the
+    difference is 0 as a float) had the difference dropped from the margins
+    and counted as separated; its margin is 0."""
+    from fractions import Fraction
+
+    from allornone.symbolic.model import ExactModel
+    from allornone.theorems.engine import invariance as inv
+    from allornone.theorems.engine.record import Instance
+
+    a = ExactModel([[1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]])
+    b = ExactModel([[1, 0], [0, 1]], [[0, 0], [1 + Fraction(1, 2 ** 1200), 0], [0, 1]])
+    assert inv.separation("thm5", Instance("x", (a, b))) < inv.SEPARATION
+    assert inv.separation("thm5", Instance("x", (a, a))) >= inv.SEPARATION

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -449,6 +450,11 @@ def test_an_unreachable_scheduler_is_an_input_error(monkeypatch):
         run_study({"m": model}, {"c": cat}, null_draws=5, scheduler="tcp://127.0.0.1:9", progress=said.append)
     # the wait is a phase of its own, named before it begins (a log is not silent through it)
     assert said == ["connecting to the scheduler at tcp://127.0.0.1:9 (waiting up to 1s)"], said
+    # a port no machine has is refused at once, not after the timeout
+    t0 = time.perf_counter()
+    with pytest.raises(InputFormatError, match="port 99999 is beyond 65535"):
+        run_study({"m": model}, {"c": cat}, null_draws=5, scheduler="tcp://127.0.0.1:99999")
+    assert time.perf_counter() - t0 < 0.9
 
 
 # -- the study file -------------------------------------------------------------------

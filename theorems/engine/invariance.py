@@ -230,12 +230,18 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
                 margins.append(float(np.min(np.abs(s.L[live]) / bound[live])))
     if len(inst.models) == 2:
         a, b = scales
-        diff = _floats(inst.models[0].log_odds() - inst.models[1].log_odds())
+        exact_diff = inst.models[0].log_odds() - inst.models[1].log_odds()
+        diff = _floats(exact_diff)
         bound = u * ((a.d + 2) * np.outer(a.r, a.c) + (b.d + 2) * np.outer(b.r, b.c))
         # a difference must also clear the float side's own tolerance: within
         # gap rtol of the logits compared, "holds" or undecided is what that tolerance says
         band = _TOLERANCE_BAND * np.maximum(np.abs(a.L), np.abs(b.L))
-        margins.append(_ratio_max(diff, np.maximum(bound, band)))
+        margin = _ratio_max(diff, np.maximum(bound, band))
+        if margin is None and any(v != 0 for row in exact_diff.to_fraction_rows() for v in row):
+            # L != L~ by less than binary64 holds (the difference became 0 as a
+            # float): not separated, where it had dropped out of the margins
+            margin = 0.0
+        margins.append(margin)
     if rid in _PAIR_KEYS:
         one, two = _PAIR_KEYS[rid]
         (p, q), (v, w) = inst.params[one], inst.params[two]
