@@ -151,14 +151,9 @@ def linear_identification(a, b) -> LinearIdentification:
         ok, A0 = ok and rhs == ql.zeros(*rhs.shape), A1
     if not ok:
         return LinearIdentification(be.decision(False), None, "the linear conditions on A are inconsistent")
-    if not (KG.shape[1] and KF.shape[1]):
-        # the solution is unique
-        r, _ = be.rank(A0)
-        return LinearIdentification(be.decision(r == d), A0 if r == d else None,
-                                    "an invertible solution was found" if r == d else
-                                    f"the only solution is singular (rank {r} < d = {d})")
     # The largest rank on A_0 + K_G W K_F^T is min(rank [A_0, K_G], rank [A_0; K_F^T])
-    # (the maximal-rank completion); below d every solution is singular. At d the
+    # (the maximal-rank completion; rank A_0 where either kernel is {0} and A_0
+    # is the only solution); below d every solution is singular. At d the
     # determinant is a non-zero polynomial in W of degree at most d, so a W drawn
     # from 2 * 10^6 + 1 integers a coordinate is invertible but with probability
     # at most d / (2 * 10^6) (Schwartz--Zippel). The products stay d x d: the
