@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from allornone.numeric import FloatModel
+from allornone.numeric import equivalence as feq
 from allornone.numeric import linalg as fl
 from allornone.symbolic import ExactModel
 from allornone.theorems import cor6, thm5
@@ -80,3 +81,17 @@ def test_linear_identification_is_not_held_on_residuals_that_underflow():
     exact = cor6.linear_identification(ExactModel(_exact(Fa), _exact(Ga)), ExactModel(_exact(Fb), _exact(Gb)))
     got = cor6.linear_identification(FloatModel(np.array(Fa), np.array(Ga)), FloatModel(np.array(Fb), np.array(Gb)))
     assert exact.decision.fails and not got.decision.holds and got.A is None
+
+
+def test_linear_identification_in_units_it_cannot_share():
+    """``f = (2^-1030, 2^-1029)`` against ``f~ = (1, 1)``: no ``A`` gives ``f = A f~``.
+    The first model cannot be brought to the second's units (``g_0`` carries
+    a bit that ``2^-1030`` times it loses), so ``A`` stays near ``2^-1030`` and
+    both systems' residuals near ``2^-1031``, whose squares underflow: a
+    residual norm of 0 was a witness of consistency, and an invertible ``A``
+    was "found"."""
+    s, w = 2.0 ** -1030, 1 + 2.0 ** -52
+    Fa, Ga, Fb, Gb = [[s], [2 * s]], [[0.0], [w]], [[1.0], [1.0]], [[0.0], [s]]
+    exact = cor6.linear_identification(ExactModel(_exact(Fa), _exact(Ga)), ExactModel(_exact(Fb), _exact(Gb)))
+    got = feq.linear_identification(FloatModel(np.array(Fa), np.array(Ga)), FloatModel(np.array(Fb), np.array(Gb)))
+    assert exact.decision.fails and not got.decision.holds, got.decision

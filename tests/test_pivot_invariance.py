@@ -126,6 +126,37 @@ def test_fits_reading_M_do_not_depend_on_a_far_pivot():
     assert thm14.log_odds_criterion(fm, pairs, tokens([(4, 2)])).decision.holds
 
 
+# Tokens spread by 2^100 along (1, -1), which no context reads (every context
+# has f_0 = f_1), and a pivot 2^100 along (1, 1), which every context reads.
+_T = 2 ** 100
+_LOGIT_FAR_F = [[0, 0, 3, 5], [-5, -5, 4, 5], [-3, -3, 4, -1], [-2, -2, -3, -1], [2, 2, -5, -5], [4, 4, 4, 0],
+                [3, 3, -1, 3], [-4, -4, -4, -1], [-2, -2, 3, -2], [-7, -7, 1, -19], [1, 1, -11, -19], [2, 2, 3, -2],
+                [10, 10, -1, 10], [7, 7, -9, 3], [3, 3, 7, 13], [0, 0, 5, -6]]
+_LOGIT_FAR_G = [[-2 * _T, 2 * _T, 3, -2], [-_T, _T, -1, 3], [0, 0, -1, -3], [_T, -_T, 0, 2], [_T, _T, 2, 3],
+                [3 * _T, -3 * _T, 2, 0]]
+
+
+def test_a_pivot_far_in_the_logits_alone_is_far():
+    """Balanced by powers of two, ``G``'s first two coordinates are units, and
+    the pivot ``(1, 1)`` sits among the other tokens there: measured in
+    ``G``'s coordinates it is near. In the logits it is ``2^101`` from every
+    other token while they lie within units of each other, so the regressors
+    of a fit reading ``M`` taken against it drown in their common part: every
+    fit *failed* (residual 1) where it holds exactly. The reference is chosen
+    among the logits."""
+    from allornone.theorems import thm14
+    from allornone.theorems.thm14 import tokens
+    fm, ex = _pair(_LOGIT_FAR_F, _LOGIT_FAR_G, 4)
+    pairs = [(i, i + 8) for i in range(8)]
+    for gamma in ([[1], [0], [0], [0]], [[0], [0], [1], [1]]):
+        assert thm14.relational_linearity(ex, pairs, gamma, "M").decision.holds
+        got = thm14.relational_linearity(fm, pairs, np.array(gamma, dtype=float), "M").decision
+        assert got.holds, got
+    assert thm14.relational_linearity(ex, pairs, tokens([(3, 2)]), "M").decision.holds
+    assert thm14.relational_linearity(fm, pairs, tokens([(3, 2)]), "M").decision.holds
+    assert thm14.linear_probing(fm, pairs, 3, 2, "M").decision.holds
+
+
 def test_the_fit_on_the_logits_does_not_depend_on_a_far_pivot():
     """The fit reading ``M`` on the logits of the contexts (the route that
     decides where the fit through ``P_M`` is open) takes them against the

@@ -977,7 +977,7 @@ REAL_MODEL_MUTANTS = [
     Mutant("regressors-reference-in-coordinates", "numeric/relational.py",
            "_g0_pair(G, _reference_in_logits(F[S], G, model.pivot))", "_g0_pair(G, fl.reference_token(G, model.pivot))",
            "the reference of a fit reading M chosen in G's (balanced) coordinates, where a far pivot can look near",
-           ("tests/test_pivot_invariance.py",)),
+           ("tests/test_pivot_invariance.py::test_a_pivot_far_in_the_logits_alone_is_far",)),
     Mutant("logits-fit-against-the-given-pivot", "numeric/relational.py",
            "    ref = _reference_in_logits(FS, model.G, model.pivot)\n", "    ref = model.pivot\n",
            "the fit reading M on the logits takes them against a pivot far from every token",
