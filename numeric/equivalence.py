@@ -627,10 +627,11 @@ def linear_identification(a, b) -> FloatIdentification:
     ``A_0 = F^T (F~^T)^+`` and ``P~_perp`` the projector onto ``SF~^perp``;
     ``G_0 A = G~_0`` then fixes ``Z`` up to ``ker G_0``. So, when both systems
     are consistent, the solution set is ``A_p + K_G Y K_F^T`` (``K_G``: a basis of
-    ``ker G_0``, ``K_F``: of ``SF~^perp``, ``Y`` free), and the largest rank on it
-    is ``min(rank [A_p, K_G], rank [A_p; K_F^T])`` (the maximal-rank completion
-    formula), which decides whether an invertible member exists; one is then
-    returned (``Y`` random)."""
+    ``ker G_0``, ``K_F``: of ``SF~^perp``, ``Y`` free). Consistent conditions
+    with ``rank F = rank F~`` and ``rank G_0 = rank G~_0`` always have an
+    invertible solution (:func:`allornone.theorems.cor6.linear_identification`
+    proves it), so the verdict is consistency and the two ranks; a member clear
+    of rounding (``Y`` random) is handed back where one is found."""
     tol = a.backend.tolerance
     d = a.d
     sa, sb = a.structure, b.structure
@@ -718,28 +719,10 @@ def linear_identification(a, b) -> FloatIdentification:
         if low > 0:
             measured.append((float(np.linalg.norm(res2)) + float(np.linalg.norm(post2))) / low)
     noise = min(measured) + fl.svd_noise(2 * d, unit) + (sa.errors.get("SG", 0.0) + sb.errors.get("SF", 0.0)) * nAp
-    # Invertibility is unchanged by scaling A's rows and columns (each model's own
-    # change of basis, as in its balanced presentation), its singular values are
-    # not. A rank is certified from below by singular values clear of their error
-    # in either presentation: as given, or equilibrated by powers of two with the
-    # normwise error grown by the largest factors. "Singular" (a zero called at
-    # rtol) must be called in both.
-    full, singular = True, False
-    for M in (np.hstack([Ap, KG * unit]), np.vstack([Ap, KF.T * unit])):
-        s_eq, n_eq, ref_eq = _equilibrated_singular_values(M, noise)
-        (r_raw, d_raw), (r_eq, d_eq) = (tol.rank(np.linalg.svd(M, compute_uv=False), noise=noise, reference=unit),
-                                        tol.rank(s_eq, noise=n_eq, reference=ref_eq))
-        full &= (d_raw and r_raw == d) or (d_eq and r_eq == d)
-        # a singular value counted as zero is only known to be at most about
-        # twice the noise: "singular" needs that to be zero at rtol
-        singular |= (d_raw and d_eq and r_raw < d and r_eq < d and noise <= tol.rtol * unit
-                     and n_eq <= tol.rtol * ref_eq)
-    if singular:
-        return FloatIdentification(Decision(Truth.FAILS, consistent.residual, consistent.tolerance), None,
-                                   f"every solution is singular (largest rank < d = {d})")
-    if not full:
-        return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
-                                   "the largest rank on the solution set is undecided")
+    # Consistent, with equal ranks: an invertible solution exists (the verdict);
+    # a member is handed back where its smallest singular value clears the
+    # noise, as given or with rows and columns scaled by powers of two
+    # (invertibility is unchanged by such scalings, the singular values are not)
     rng = np.random.default_rng(0)
     for _ in range(8):
         Y = rng.standard_normal((KG.shape[1], KF.shape[1])) * unit
@@ -752,8 +735,9 @@ def linear_identification(a, b) -> FloatIdentification:
                 return FloatIdentification(held, None, "an invertible solution was found, in units 2^{} "
                                                        "times the models' (in theirs its entries leave binary64)".format(t))
             return FloatIdentification(held, np.ldexp(A, -t), "an invertible solution was found")
-    return FloatIdentification(Decision(Truth.UNDECIDED, consistent.residual, consistent.tolerance), None,
-                               "an invertible solution exists by the rank formula, but none was found clear of rounding")
+    return FloatIdentification(Decision(Truth.HOLDS, consistent.residual, consistent.tolerance), None,
+                               "an invertible solution exists (consistent conditions, equal ranks); none of the "
+                               "members drawn is clear of rounding")
 
 
 def _exactly_scaled(X: np.ndarray, t: int) -> bool:

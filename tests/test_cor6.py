@@ -226,7 +226,7 @@ def test_the_exact_search_stays_d_by_d_on_a_large_solution_set():
     """Two all-zero models of ``d = 60`` (3 contexts, 3 tokens): every ``A``
     solves the conditions, and the solution set, written as ``d^2``
     directions of ``d x d`` rationals, had taken ``d^4`` of them (1.7 GB and
-    28 s at ``d = 100``). The rank formula and a generic member take ``d x d``
+    28 s at ``d = 100``). Consistency, the ranks and a generic member take ``d x d``
     products; a model against one of rank ``d - 1`` beside it has no
     invertible map."""
     import time
@@ -265,3 +265,36 @@ def test_an_identification_is_found_on_an_affine_solution_set_with_both_kernels(
     r = cor6.linear_identification(a, b)
     assert r.decision.holds
     assert r.A @ b.F.T == a.F.T and a.G0 @ r.A == b.G0 and ql.rank(r.A) == d
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_consistent_conditions_with_equal_ranks_have_an_invertible_solution(seed):
+    """The pair is built from a *singular* map ``S``: ``F = F~ S^T`` and
+    ``G~_0 = G_0 S``, with ``S`` chosen so that both ranks are kept (it is
+    injective on ``SF~`` and onto ``SG``'s image under ``G_0``). The particular
+    solution may then be singular, and every ``A`` with ``A F~^T = F^T`` and
+    ``G_0 A = G~_0`` need not be ``S``; an invertible one always exists
+    (the maximal-rank completion of the solution set is ``d`` on both sides),
+    which is why Corollary 6 is decided on consistency and the ranks alone."""
+    from allornone.symbolic import linalg as ql
+
+    rng = random.Random(seed)
+    d, found = 4, 0
+    while found < 3:
+        # F~ and G_0 of rank 2, S of rank 2 or 3
+        Ft = ql.as_qmatrix([[rng.randint(-3, 3) for _ in range(2)] for _ in range(6)]) @ \
+            ql.as_qmatrix([[rng.randint(-2, 2) for _ in range(d)] for _ in range(2)])
+        G0 = ql.as_qmatrix([[0] * 2] + [[rng.randint(-3, 3) for _ in range(2)] for _ in range(4)]) @ \
+            ql.as_qmatrix([[rng.randint(-2, 2) for _ in range(d)] for _ in range(2)])
+        r = rng.choice([2, 3])
+        S = ql.as_qmatrix([[rng.randint(-2, 2) for _ in range(r)] for _ in range(d)]) @ \
+            ql.as_qmatrix([[rng.randint(-2, 2) for _ in range(d)] for _ in range(r)])
+        F, Gt = Ft @ S.T, G0 @ S
+        if ql.rank(F) != ql.rank(Ft) or ql.rank(Gt) != ql.rank(G0):
+            continue
+        found += 1
+        a, b = ExactModel(F, G0), ExactModel(Ft, Gt)
+        got = cor6.linear_identification(a, b)
+        assert ql.rank(S) < d
+        assert got.decision.holds, got.reason
+        assert got.A @ b.F.T == a.F.T and a.G0 @ got.A == b.G0 and ql.rank(got.A) == d

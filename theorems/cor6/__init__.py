@@ -96,14 +96,16 @@ def linear_identification(a, b) -> LinearIdentification:
     The two conditions are linear in ``A`` (``A F~^T = F^T``, ``G_0 A = G~_0``);
     the question is whether their affine solution set meets ``GL(d)``.
 
-    Exact models: consistency; the necessary rank conditions ``rank F = rank F~``,
-    ``rank G_0 = rank G~_0``; trying the minimum-norm solution and random points;
-    and whether ``det`` vanishes identically on the solution set.
+    The rank conditions ``rank F = rank F~``, ``rank G_0 = rank G~_0`` are
+    necessary, and with consistent conditions they suffice: the solution set
+    ``A_0 + K_G W K_F^T`` (``K_G``, ``K_F`` bases of ``ker G_0`` and ``ker F~``)
+    then always has an invertible member (proved in the comments below). So
+    the verdict is consistency and the two ranks; the map handed back is the
+    particular solution or a random member.
 
     Float models (:func:`allornone.numeric.equivalence.linear_identification`):
-    the solution set is ``A_p + K_G Y K_F^T`` (``A_p`` from two least-squares
-    solves, ``K_G`` and ``K_F`` bases of ``ker G_0`` and ``SF~^perp``), and the
-    largest rank on it is ``min(rank [A_p, K_G], rank [A_p; K_F^T])``: memory
+    the same argument on ``A_p`` from two least-squares solves, each condition
+    judged by its residuals and the ranks by the models' structures: memory
     ``O((m + n) d + d^2)``, no ``d^2 x d^2`` system, seconds at
     ``(m, n, d) = (256, 20000, 64)`` or ``(400, 465, 357)``.
     """
@@ -151,18 +153,22 @@ def linear_identification(a, b) -> LinearIdentification:
         ok, A0 = ok and rhs == ql.zeros(*rhs.shape), A1
     if not ok:
         return LinearIdentification(be.decision(False), None, "the linear conditions on A are inconsistent")
-    # The largest rank on A_0 + K_G W K_F^T is min(rank [A_0, K_G], rank [A_0; K_F^T])
-    # (the maximal-rank completion; rank A_0 where either kernel is {0} and A_0
-    # is the only solution); below d every solution is singular. At d the
-    # determinant is a non-zero polynomial in W of degree at most d, so a W drawn
-    # from 2 * 10^6 + 1 integers a coordinate is invertible but with probability
-    # at most d / (2 * 10^6) (Schwartz--Zippel). The products stay d x d: the
-    # solution set written as dim ker G_0 x dim ker F~ directions of d x d
-    # matrices each had taken d^4 rationals (gigabytes at d = 100).
-    top = min(ql.rank(ql.QMatrix.hstack(A0, KG)), ql.rank(ql.QMatrix.vstack(A0, KF.T)))
-    if top < d:
-        return LinearIdentification(be.decision(False), None,
-                                    f"every solution is singular (largest rank {top} < d = {d})")
+    # Consistent conditions with equal ranks always have an invertible
+    # solution. The largest rank on A_0 + K_G W K_F^T is
+    # min(rank [A_0, K_G], rank [A_0; K_F^T]) (the maximal-rank completion), and
+    # both are d:
+    #   * G_0 maps col A_0 + ker G_0 onto col G_0 A_0 = col G~_0, of dimension
+    #     rank G~_0 = rank G_0, with kernel ker G_0: the sum has dimension d;
+    #   * a v orthogonal to row A_0 and to ker F~ is v = F~^T w with
+    #     A_0 F~^T w = F^T w = 0; A_0 F~^T = F^T puts ker F~^T inside ker F^T,
+    #     and equal ranks make them equal, so F~^T w = 0 and v = 0.
+    # So the verdict is decided; a member is A_0 where it is invertible, else
+    # A_0 + K_G W K_F^T for a W drawn from 2 * 10^6 + 1 integers a coordinate:
+    # det is a non-zero polynomial in W of degree at most d, so a draw is
+    # singular with probability at most d / (2 * 10^6) (Schwartz--Zippel). The
+    # products stay d x d: the solution set written as dim ker G_0 x dim ker F~
+    # directions of d x d matrices each had taken d^4 rationals (gigabytes at
+    # d = 100).
     if ql.rank(A0) == d:
         return LinearIdentification(be.decision(True), A0, "an invertible solution was found")
     rng = random.Random(0)
@@ -172,8 +178,8 @@ def linear_identification(a, b) -> LinearIdentification:
         A = A0 + KG @ W @ KF.T
         if ql.rank(A) == d:
             return LinearIdentification(be.decision(True), A, "an invertible solution was found")
-    return LinearIdentification(be.decision(True), None, "an invertible solution exists (the rank formula); "
-                                "no draw found one")  # pragma: no cover (each draw fails with probability < d / 2e6)
+    return LinearIdentification(be.decision(True), None, "an invertible solution exists (consistent conditions, "
+                                "equal ranks); no draw found one")  # pragma: no cover (each draw fails with probability < d / 2e6)
 
 
 # The record (statement, sampler, steps, edges) reads the API above, so it is
