@@ -297,3 +297,22 @@ def test_the_same_numbers_under_a_declared_error_are_not_called_equivalent():
     assert r.same_distribution["verdict"] == "undecided" and r.same_distribution["ratio"] <= 1.0
     assert all(m["value"] < m["bounds"][0] for m in r.el_measures.values())    # each measure alone would hold
     assert "holds" not in r.el_verdicts.values()
+
+
+def test_equal_logits_never_stand_beside_a_failing_condition():
+    """``L~ = L + 3e-12 w z^T`` with every entry of ``L`` between 1 and 4: each
+    entry is within the tolerance of its own, so ``L = L~`` holds at ``rtol``,
+    while the second model's second singular value (``3e-12`` of the first)
+    clears its rounding, and the ranks are decided 1 and 2. By Theorem 5,
+    ``L = L~`` and a failing EL condition contradict each other: the
+    differing ranks leave EL3 open rather than failing it."""
+    rng = np.random.default_rng(0)
+    m, n = 12, 9
+    u, v = rng.uniform(1, 2, m), np.r_[0.0, rng.uniform(1, 2, n - 1)]
+    w, z = rng.uniform(-1, 1, m), np.r_[0.0, rng.uniform(-1, 1, n - 1)]
+    a = FloatModel(np.c_[u, np.zeros(m)], np.c_[v, np.zeros(n)])
+    b = FloatModel(np.c_[u, 3e-12 * w], np.c_[v, z])
+    r = graded.compare(a, b)
+    assert [s.k for s in r.spectra] == [1, 2] and all(s.k_decided for s in r.spectra)
+    assert r.same_distribution["verdict"] == "holds"
+    assert "fails" not in r.el_verdicts.values(), r.el_verdicts

@@ -434,7 +434,7 @@ REAL_MODEL_MUTANTS = [
            'decided = sa.k_decided and sb.k_decided and same["verdict"] != Truth.HOLDS.value',
            "decided = sa.k_decided and sb.k_decided",
            "ranks by rounding that differ fail EL3 also where L = L~ holds entry by entry",
-           ("tests/test_graded_el_invariance.py",)),
+           ("tests/test_graded_el_invariance.py::test_equal_logits_never_stand_beside_a_failing_condition",)),
     Mutant("graded-underflow-counts-as-equal", "numeric/distances.py",
            "np.where((ca > 0) | (cb > 0), 2.0 * UNDERFLOW, 0.0)", "np.zeros_like(ca)",
            "two logits that both underflowed to 0 are certainly equal (no underflow in the entries' bound)",
