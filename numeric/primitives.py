@@ -650,8 +650,12 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     B[:BX.shape[0], :BX.shape[1]], B[BX.shape[0]:, BX.shape[1]:] = BX, BY
     A = np.hstack([AX, AY])
     if affine:
-        rx = affine_rank(AX, BX, tol, input_error)
-        rxy = None if rx is None else affine_rank(A, B, tol, input_error)
+        # both ranks with the differences taken from one row, chosen among the
+        # regressors: [X, Y] then extends X's presentation by Y's columns (a
+        # central row chosen among [A_X, A_Y] had decided rank [X, 0] above rank X)
+        centre = fl.central_token(AX) if AX.shape[0] > 1 else None
+        rx = affine_rank(AX, BX, tol, input_error, centre)
+        rxy = None if rx is None else affine_rank(A, B, tol, input_error, centre)
     else:
         rx = product_rank(AX, BX, _declared_factor(AX, input_error), _declared_factor(BX, input_error), tol=tol)
         rxy = product_rank(A, B, _declared_factor(A, input_error), _declared_factor(B, input_error), tol=tol)
@@ -673,7 +677,7 @@ def _declared_factor(X: np.ndarray, input_error: float) -> np.ndarray | None:
 
 
 def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE,
-                input_error: float = 0.0) -> tuple[int, bool, np.ndarray, float] | None:
+                input_error: float = 0.0, centre: int | None = None) -> tuple[int, bool, np.ndarray, float] | None:
     r"""``rank [A B^T, 1]``: a product with a constant column joined to it (the
     regressors of an affine fit), as :func:`product_rank` decides it.
 
@@ -692,10 +696,11 @@ def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE
     prove as many). The difference frees each row to be scaled by its own
     power of two: joined to a constant column, a row ``2^300`` larger than the
     others keeps them at ``2^-300`` of itself, and their differences, which
-    carry the rank, below its rounding. Row ``r`` is the one nearest the
-    coordinatewise median of ``A``'s rows (:func:`~allornone.numeric.linalg.central_token`),
-    which a few rows far from the rest do not move. None when a product is too
-    large to be formed correctly rounded.
+    carry the rank, below its rounding. Row ``r`` is ``centre`` where given,
+    else the one nearest the coordinatewise median of ``A``'s rows
+    (:func:`~allornone.numeric.linalg.central_token`), which a few rows far
+    from the rest do not move. None when a product is too large to be formed
+    correctly rounded.
 
     >>> A = np.array([[2.0 ** 300, 3 * 2.0 ** 300], [1.0, 2.0], [3.0, -1.0]])
     >>> affine_rank(A, np.eye(2))[:2]
@@ -708,7 +713,7 @@ def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE
     direct = product_rank(A1, B1, _declared_factor(A1, input_error), _declared_factor(B1, input_error), tol=tol)
     if p < 2:
         return direct
-    r = fl.central_token(A)
+    r = fl.central_token(A) if centre is None else int(centre)
     D, E = fl.subtract_with_error(np.delete(A, r, axis=0), A[r], input_error)
     other = product_rank(D, B, E if np.any(E) else None, _declared_factor(B, input_error), tol=tol)
     if other is None:

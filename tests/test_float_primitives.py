@@ -366,3 +366,36 @@ def test_rounded_dots_sum_products_near_underflow_exactly():
     # half the smallest subnormal is rounded (to even: 0), and the bound says so
     vals, lost = rounded_dots([(A, B)])
     assert vals[0] == 3 * tiny and vals[1] == 0.0 and lost >= tiny
+
+
+def test_a_zero_target_is_never_off_the_regressors_span():
+    """Contexts ``2^-207`` to ``2^352`` apart: the regressors ``[f(s), 1]`` have
+    exact rank 5 (five contexts), and the readout ``log p(1|x) / p(1|x)`` is
+    exactly zero, so every fit holds. The affine ranks took their differences
+    from a row chosen among the regressors' *and the targets'* factors for
+    ``[X, Y]``, and among the regressors' alone for ``X``: two presentations,
+    which decided ``rank [X, 0] = 5`` beside ``rank X = 4``, and the fit
+    *failed*. Both now take the same row."""
+    from fractions import Fraction
+
+    from allornone.numeric.primitives import consistent
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import thm14
+    from allornone.theorems.readouts import tokens
+
+    rows = [((0, -3, 0, -4), 204), ((-3, 2, -3, 5), -207), ((1, -3, 3, 1), 59), ((-3, -2, 3, -4), 250),
+            ((-1, 1, 1, -5), 352), ((-5, -8, 4, 2), 119), ((0, 0, 0, 0), 0), ((0, -15, 12, 4), -22),
+            ((0, 0, 0, 0), 0), ((0, 0, 0, 0), 0)]
+    F = [[Fraction(v) * Fraction(2) ** e for v in r] for r, e in rows]
+    G = [[0, 0, 0, 0], [1, 1, 1, 1]]
+    pairs = [(i, 5 + i) for i in range(5)]
+    exact = ExactModel(F, G, 0)
+    fm = FloatModel(np.array([[float(v) for v in r] for r in F]), np.array(G, dtype=float), 0)
+    assert thm14.relational_linearity(exact, pairs, tokens([(1, 1)]), "any").decision.holds
+    assert not thm14.relational_linearity(fm, pairs, tokens([(1, 1)]), "any").decision.fails
+    assert thm14.linear_probing(exact, pairs, 1, 0, "any").decision.holds
+    assert not thm14.linear_probing(fm, pairs, 1, 0, "any").decision.fails
+    # the primitive itself: a target whose factor rows are not zero, with a zero product
+    AX, BX = np.asarray(fm.F)[:5], np.eye(4)
+    AY, BY = np.asarray(fm.F)[5:], np.zeros((1, 4))
+    assert not consistent(AX, BX, AY, BY, affine=True).fails

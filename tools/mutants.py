@@ -780,6 +780,12 @@ REAL_MODEL_MUTANTS = [
            "    if not cert.decided or any(d.fails for d in els) or held:",
            "an EL condition failing where L = L~ is certain, ranks equal (Theorem 5: it holds at that tolerance)",
            ("tests/test_float_soundness.py",)),
+    Mutant("affine-ranks-from-two-centres", "numeric/primitives.py",
+           "        rxy = None if rx is None else affine_rank(A, B, tol, input_error, centre)\n",
+           "        rxy = None if rx is None else affine_rank(A, B, tol, input_error)\n",
+           "a fit's two affine ranks take their differences from rows chosen apart (the targets' factors "
+           "moving the second), so rank [X, 0] can exceed rank X",
+           ("tests/test_float_primitives.py::test_a_zero_target_is_never_off_the_regressors_span",)),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
