@@ -399,3 +399,27 @@ def test_a_zero_target_is_never_off_the_regressors_span():
     AX, BX = np.asarray(fm.F)[:5], np.eye(4)
     AY, BY = np.asarray(fm.F)[5:], np.zeros((1, 4))
     assert not consistent(AX, BX, AY, BY, affine=True).fails
+
+
+def test_a_fit_does_not_fail_on_its_balanced_presentation_alone():
+    """Four contexts ``2^0`` to ``2^241`` apart and the identity readout: the
+    regressors ``[f(s), 1]`` have exact rank 4, so every readout fits. Balanced
+    by powers of two, the regressors' fourth singular value fell within its
+    bound (rank 3) while ``[X, Y]`` proved 4, and the fit *failed*; the
+    models as given prove rank 4 (singular values down to 0.12 against a bound
+    of 1e-15). A "fails" stands only where both presentations give it."""
+    from fractions import Fraction
+
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import thm14
+
+    rows = [((2, 0, -1), 91), ((1, -1, -1), 0), ((2, 1, 3), 143), ((3, 2, 2), 241),
+            ((1, 0, 0), 0), ((0, 1, 0), 0), ((0, 0, 1), 0), ((1, 1, 1), 0)]
+    F = [[Fraction(v) * Fraction(2) ** e for v in r] for r, e in rows]
+    G = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    pairs = [(0, 4), (1, 5), (2, 6), (3, 7)]
+    exact = ExactModel(F, G, 0)
+    fm = FloatModel(np.array([[float(v) for v in r] for r in F]), np.array(G, dtype=float), 0)
+    assert thm14.relational_linearity(exact, pairs, np.eye(3).astype(int).tolist(), "any").decision.holds
+    got = thm14.relational_linearity(fm, pairs, np.eye(3), "any").decision
+    assert not got.fails, got

@@ -786,6 +786,12 @@ REAL_MODEL_MUTANTS = [
            "a fit's two affine ranks take their differences from rows chosen apart (the targets' factors "
            "moving the second), so rank [X, 0] can exceed rank X",
            ("tests/test_float_primitives.py::test_a_zero_target_is_never_off_the_regressors_span",)),
+    Mutant("fit-fails-on-the-balanced-presentation-alone", "numeric/relational.py",
+           "    if dec is not None and dec.fails and (shown is not model or src is not source):\n",
+           "    if False:\n",
+           "a fit reading anything fails on its balanced presentation even where the models as given prove "
+           "the regressors' rank",
+           ("tests/test_float_primitives.py::test_a_fit_does_not_fail_on_its_balanced_presentation_alone",)),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
