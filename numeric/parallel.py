@@ -424,19 +424,30 @@ def _all_vanish(tol, vectors: list[Bounded], what: str, first: int = 0) -> Decis
 def constant_readouts(model, pairs, readers: list[np.ndarray]) -> Decision | None:
     """Linear steering decided where it lives: the readouts ``R f(t) - R f(s)``
     are the same for every pair ``(s, t)`` (``R = sum readers``: the functionals
-    spanning ``Γ``). For each pair after the first, ``R (f(t_i) - f(s_i) - f(t_1)
-    + f(s_1))`` is a set of linear forms of the model's own numbers
-    (:class:`Forms`), judged to vanish entry by entry at the size of the four
-    readouts it combines. None when a form does not fit binary64."""
+    spanning ``Γ``). Each pair is compared with a reference pair, ``R (f(t_i) -
+    f(s_i) - f(t_r) + f(s_r))`` a set of linear forms of the model's own
+    numbers (:class:`Forms`), judged to vanish entry by entry at the size of
+    the four readouts it combines. The reference is, entry by entry, the pair
+    whose readouts are smallest there: equal within the tolerance of the sizes
+    is then equal within twice it for any two pairs, in any order (against a
+    first pair ``2^400`` large, pairs of units that differ by one were all
+    "equal" to it). None when a form does not fit binary64."""
     if len(pairs) < 2 or readers[0].shape[0] == 0:
         return Decision(Truth.HOLDS, 0.0, (0.0, 0.0))
     forms = Forms(readers, np.asarray(model.F), (), model.input_error)
-    (s1, t1) = pairs[0]
-    combos = [[(1, t), (-1, s), (-1, t1), (1, s1)] for s, t in pairs[1:]]
-    out = forms.sized(combos)
-    if out is None:
-        return None
-    return _all_vanish(model.backend.tolerance, out, "pair", 1)
+    # each pair's own size per entry (every form's entry x is in the same units)
+    own = np.hstack([forms.size([(1, t), (-1, s)])[1] for s, t in pairs])
+    refs = np.argmin(np.where(np.isnan(own), np.inf, own), axis=1)
+    vectors = []
+    for r in np.unique(refs):
+        (sr, tr), at = pairs[r], refs == r
+        out = forms.sized([[(1, t), (-1, s), (-1, tr), (1, sr)] for s, t in pairs])
+        if out is None:
+            return None
+        # entries another reference serves are exact zeros here (held)
+        vectors += [Bounded(np.where(at[:, None], b.value, 0.0), np.where(at[:, None], b.error, 0.0),
+                            b.size, b.units) for b in out]
+    return _all_vanish(model.backend.tolerance, vectors, "pair")
 
 
 def token_readouts_vanish(model, T) -> Decision | None:

@@ -423,3 +423,24 @@ def test_a_fit_does_not_fail_on_its_balanced_presentation_alone():
     assert thm14.relational_linearity(exact, pairs, np.eye(3).astype(int).tolist(), "any").decision.holds
     got = thm14.relational_linearity(fm, pairs, np.eye(3), "any").decision
     assert not got.fails, got
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 0, 2)])
+def test_steering_does_not_depend_on_the_order_of_the_pairs(order):
+    """One pair ``2^400`` large that translates by 0, two pairs of units that
+    translate by 0 and 1: not steered. Each pair had been compared with the
+    first only, at the size of the four readouts: with the large pair first,
+    every other was "equal" to it within ``2^400`` times the tolerance, and the
+    pairs were called steered. The reference is now, entry by entry, the
+    smallest pair."""
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import steering as st
+
+    S, T = [2 ** 400, 1, 1], [2 ** 400, 1, 2]
+    m = ExactModel([[S[i]] for i in order] + [[T[i]] for i in order], [[0], [1]], 0)
+    pairs = [(0, 3), (1, 4), (2, 5)]
+    assert st.steering(m, pairs, [[1]]).decision.fails
+    fm = m.to_float()
+    assert not st.steering(fm, pairs, [[1.0]]).decision.holds
+    assert not st.steering(fm, pairs, st.tokens([(1, 0)])).decision.holds
+    assert not st.log_odds_steering(fm, pairs, [(1, 0)]).decision.holds

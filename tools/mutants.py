@@ -792,6 +792,12 @@ REAL_MODEL_MUTANTS = [
            "a fit reading anything fails on its balanced presentation even where the models as given prove "
            "the regressors' rank",
            ("tests/test_float_primitives.py::test_a_fit_does_not_fail_on_its_balanced_presentation_alone",)),
+    Mutant("steering-against-the-first-pair", "numeric/parallel.py",
+           "    refs = np.argmin(np.where(np.isnan(own), np.inf, own), axis=1)\n",
+           "    refs = np.zeros(own.shape[0], dtype=int)\n",
+           "steering compares every pair with the first, at the size of the four readouts (a first pair 2^400 "
+           "large makes every other equal to it)",
+           ("tests/test_float_primitives.py::test_steering_does_not_depend_on_the_order_of_the_pairs",)),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
