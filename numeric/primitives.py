@@ -654,8 +654,9 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
         # regressors: [X, Y] then extends X's presentation by Y's columns (a
         # central row chosen among [A_X, A_Y] had decided rank [X, 0] above rank X)
         centre = fl.central_token(AX) if AX.shape[0] > 1 else None
-        rx = affine_rank(AX, BX, tol, input_error, centre)
-        rxy = None if rx is None else affine_rank(A, B, tol, input_error, centre)
+        order = _by_size(AX)
+        rx = affine_rank(AX, BX, tol, input_error, centre, order)
+        rxy = None if rx is None else affine_rank(A, B, tol, input_error, centre, order)
     else:
         rx = product_rank(AX, BX, _declared_factor(AX, input_error), _declared_factor(BX, input_error), tol=tol)
         rxy = product_rank(A, B, _declared_factor(A, input_error), _declared_factor(B, input_error), tol=tol)
@@ -677,7 +678,8 @@ def _declared_factor(X: np.ndarray, input_error: float) -> np.ndarray | None:
 
 
 def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE,
-                input_error: float = 0.0, centre: int | None = None) -> tuple[int, bool, np.ndarray, float] | None:
+                input_error: float = 0.0, centre: int | None = None,
+                order: np.ndarray | None = None) -> tuple[int, bool, np.ndarray, float] | None:
     r"""``rank [A B^T, 1]``: a product with a constant column joined to it (the
     regressors of an affine fit), as :func:`product_rank` decides it.
 
@@ -699,8 +701,13 @@ def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE
     carry the rank, below its rounding. Row ``r`` is ``centre`` where given,
     else the one nearest the coordinatewise median of ``A``'s rows
     (:func:`~allornone.numeric.linalg.central_token`), which a few rows far
-    from the rest do not move. None when a product is too large to be formed
-    correctly rounded.
+    from the rest do not move. Rows of many sizes lose the small ones against
+    any one row, so a third presentation takes each row less its neighbour in
+    ``order`` (default: rows sorted by size, :func:`_by_size`): with ``C`` the
+    differences of consecutive rows, ``[[C], [e_r^T]]`` is invertible and maps
+    ``[X, 1]`` to ``[[C X, 0], [x_r, 1]]``, so ``rank [X, 1] = 1 + rank C X``
+    again, and rows ``1`` and ``2`` beside rows ``2^400`` keep their difference.
+    None when a product is too large to be formed correctly rounded.
 
     >>> A = np.array([[2.0 ** 300, 3 * 2.0 ** 300], [1.0, 2.0], [3.0, -1.0]])
     >>> affine_rank(A, np.eye(2))[:2]
@@ -716,11 +723,21 @@ def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE
     r = fl.central_token(A) if centre is None else int(centre)
     D, E = fl.subtract_with_error(np.delete(A, r, axis=0), A[r], input_error)
     other = product_rank(D, B, E if np.any(E) else None, _declared_factor(B, input_error), tol=tol)
-    if other is None:
-        return direct
-    if direct is None or _proven(other) + 1 > _proven(direct):
-        return other[0] + 1, other[1], other[2], other[3]
-    return direct
+    order = _by_size(A) if order is None else np.asarray(order)
+    C, EC = fl.subtract_with_error(A[order[1:]], A[order[:-1]], input_error)
+    chained = product_rank(C, B, EC if np.any(EC) else None, _declared_factor(B, input_error), tol=tol)
+    best = direct
+    for diff in (other, chained):
+        if diff is not None and (best is None or _proven(diff) + 1 > _proven(best)):
+            best = (diff[0] + 1, diff[1], diff[2], diff[3])
+    return best
+
+
+def _by_size(A: np.ndarray) -> np.ndarray:
+    """The rows of ``A`` in order of size (the exponent of each row's largest
+    entry): neighbours in it are rows of one scale, whose difference keeps
+    what a row far larger would round away."""
+    return np.argsort(fl.row_exponents(A), kind="stable")
 
 
 def _proven(rank) -> int:

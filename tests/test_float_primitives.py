@@ -444,3 +444,27 @@ def test_steering_does_not_depend_on_the_order_of_the_pairs(order):
     assert not st.steering(fm, pairs, [[1.0]]).decision.holds
     assert not st.steering(fm, pairs, st.tokens([(1, 0)])).decision.holds
     assert not st.log_odds_steering(fm, pairs, [(1, 0)]).decision.holds
+
+
+@pytest.mark.parametrize("e", [100, 400])
+def test_a_fit_is_not_held_where_small_contexts_sit_beside_huge_ones(e):
+    """Pairs ``2^e -> 2^e``, ``3 2^e -> 3 2^e``, ``2^(e/2) -> 2^(e/2)``, ``1 -> 1``,
+    ``2 -> 3``: the large pairs fix the slope to 1, and the last misses by 1 of
+    3, so no affine readout fits. Against the constant column, or against any
+    one row, the rows of units were lost to the rounding of the large ones, and
+    the fit was *held*; their differences from their neighbours in size keep
+    it, and the fit fails."""
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import thm14
+
+    S, T = [2 ** e, 3 * 2 ** e, 2 ** (e // 2), 1, 2], [2 ** e, 3 * 2 ** e, 2 ** (e // 2), 1, 3]
+    m = ExactModel([[v] for v in S + T], [[0], [1]], 0)
+    pairs = [(i, 5 + i) for i in range(5)]
+    assert thm14.relational_linearity(m, pairs, [[1]], "any").decision.fails
+    fm = m.to_float()
+    for got in (thm14.relational_linearity(fm, pairs, [[1.0]], "any"),
+                thm14.relational_linearity(fm, pairs, [[1.0]], "M"),
+                thm14.relational_linearity(fm, pairs, thm14.tokens([(1, 0)]), "M"),
+                thm14.linear_probing(fm, pairs, 1, 0, "M"),
+                thm14.log_odds_criterion(fm, pairs, [(1, 0)])):
+        assert not got.decision.holds, got.decision

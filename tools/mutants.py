@@ -798,6 +798,12 @@ REAL_MODEL_MUTANTS = [
            "steering compares every pair with the first, at the size of the four readouts (a first pair 2^400 "
            "large makes every other equal to it)",
            ("tests/test_float_primitives.py::test_steering_does_not_depend_on_the_order_of_the_pairs",)),
+    Mutant("affine-rank-without-neighbours", "numeric/primitives.py",
+           "    for diff in (other, chained):\n",
+           "    for diff in (other,):\n",
+           "an affine rank from the constant column or one reference row only, where rows of units beside rows "
+           "2^400 are lost to both",
+           ("tests/test_float_primitives.py::test_a_fit_is_not_held_where_small_contexts_sit_beside_huge_ones",)),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
