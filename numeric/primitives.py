@@ -650,13 +650,8 @@ def consistent(AX: np.ndarray, BX: np.ndarray, AY: np.ndarray, BY: np.ndarray,
     B[:BX.shape[0], :BX.shape[1]], B[BX.shape[0]:, BX.shape[1]:] = BX, BY
     A = np.hstack([AX, AY])
     if affine:
-        # both ranks with the differences taken from one row, chosen among the
-        # regressors: [X, Y] then extends X's presentation by Y's columns (a
-        # central row chosen among [A_X, A_Y] had decided rank [X, 0] above rank X)
-        centre = fl.central_token(AX) if AX.shape[0] > 1 else None
-        order = _by_size(AX)
-        rx = affine_rank(AX, BX, tol, input_error, centre, order)
-        rxy = None if rx is None else affine_rank(A, B, tol, input_error, centre, order)
+        rx = affine_rank(AX, BX, tol, input_error)
+        rxy = None if rx is None else affine_rank(A, B, tol, input_error)
     else:
         rx = product_rank(AX, BX, _declared_factor(AX, input_error), _declared_factor(BX, input_error), tol=tol)
         rxy = product_rank(A, B, _declared_factor(A, input_error), _declared_factor(B, input_error), tol=tol)
@@ -678,8 +673,7 @@ def _declared_factor(X: np.ndarray, input_error: float) -> np.ndarray | None:
 
 
 def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE,
-                input_error: float = 0.0, centre: int | None = None,
-                order: np.ndarray | None = None) -> tuple[int, bool, np.ndarray, float] | None:
+                input_error: float = 0.0) -> tuple[int, bool, np.ndarray, float] | None:
     r"""``rank [A B^T, 1]``: a product with a constant column joined to it (the
     regressors of an affine fit), as :func:`product_rank` decides it.
 
@@ -698,12 +692,11 @@ def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE
     prove as many). The difference frees each row to be scaled by its own
     power of two: joined to a constant column, a row ``2^300`` larger than the
     others keeps them at ``2^-300`` of itself, and their differences, which
-    carry the rank, below its rounding. Row ``r`` is ``centre`` where given,
-    else the one nearest the coordinatewise median of ``A``'s rows
-    (:func:`~allornone.numeric.linalg.central_token`), which a few rows far
-    from the rest do not move. Rows of many sizes lose the small ones against
-    any one row, so a third presentation takes each row less its neighbour in
-    ``order`` (default: rows sorted by size, :func:`_by_size`): with ``C`` the
+    carry the rank, below its rounding. Row ``r`` is the one nearest the
+    coordinatewise median of ``A``'s rows (:func:`~allornone.numeric.linalg.central_token`),
+    which a few rows far from the rest do not move. Rows of many sizes lose
+    the small ones against any one row, so a third presentation takes each
+    row less its neighbour in size (:func:`_by_size`): with ``C`` the
     differences of consecutive rows, ``[[C], [e_r^T]]`` is invertible and maps
     ``[X, 1]`` to ``[[C X, 0], [x_r, 1]]``, so ``rank [X, 1] = 1 + rank C X``
     again, and rows ``1`` and ``2`` beside rows ``2^400`` keep their difference.
@@ -720,10 +713,10 @@ def affine_rank(A: np.ndarray, B: np.ndarray, tol: Tolerance = DEFAULT_TOLERANCE
     direct = product_rank(A1, B1, _declared_factor(A1, input_error), _declared_factor(B1, input_error), tol=tol)
     if p < 2:
         return direct
-    r = fl.central_token(A) if centre is None else int(centre)
+    r = fl.central_token(A)
     D, E = fl.subtract_with_error(np.delete(A, r, axis=0), A[r], input_error)
     other = product_rank(D, B, E if np.any(E) else None, _declared_factor(B, input_error), tol=tol)
-    order = _by_size(A) if order is None else np.asarray(order)
+    order = _by_size(A)
     C, EC = fl.subtract_with_error(A[order[1:]], A[order[:-1]], input_error)
     chained = product_rank(C, B, EC if np.any(EC) else None, _declared_factor(B, input_error), tol=tol)
     best = direct

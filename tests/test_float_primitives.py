@@ -371,11 +371,12 @@ def test_rounded_dots_sum_products_near_underflow_exactly():
 def test_a_zero_target_is_never_off_the_regressors_span():
     """Contexts ``2^-207`` to ``2^352`` apart: the regressors ``[f(s), 1]`` have
     exact rank 5 (five contexts), and the readout ``log p(1|x) / p(1|x)`` is
-    exactly zero, so every fit holds. The affine ranks took their differences
-    from a row chosen among the regressors' *and the targets'* factors for
-    ``[X, Y]``, and among the regressors' alone for ``X``: two presentations,
-    which decided ``rank [X, 0] = 5`` beside ``rank X = 4``, and the fit
-    *failed*. Both now take the same row."""
+    exactly zero, so every fit holds. Against the constant column and
+    against one central row, rows this far apart lose the small ones, and
+    the two presentations (the central row chosen among the regressors' and
+    the targets' factors for ``[X, Y]``) decided ``rank [X, 0] = 5`` beside
+    ``rank X = 4``: the fit *failed*. Each row taken less its neighbour in
+    size keeps them."""
     from fractions import Fraction
 
     from allornone.numeric.primitives import consistent

@@ -780,12 +780,6 @@ REAL_MODEL_MUTANTS = [
            "    if not cert.decided or any(d.fails for d in els) or held:",
            "an EL condition failing where L = L~ is certain, ranks equal (Theorem 5: it holds at that tolerance)",
            ("tests/test_float_soundness.py",)),
-    Mutant("affine-ranks-from-two-centres", "numeric/primitives.py",
-           "        rxy = None if rx is None else affine_rank(A, B, tol, input_error, centre)\n",
-           "        rxy = None if rx is None else affine_rank(A, B, tol, input_error)\n",
-           "a fit's two affine ranks take their differences from rows chosen apart (the targets' factors "
-           "moving the second), so rank [X, 0] can exceed rank X",
-           ("tests/test_float_primitives.py::test_a_zero_target_is_never_off_the_regressors_span",)),
     Mutant("fit-fails-on-the-balanced-presentation-alone", "numeric/relational.py",
            "    if dec is not None and dec.fails and (shown is not model or src is not source):\n",
            "    if False:\n",
@@ -803,7 +797,8 @@ REAL_MODEL_MUTANTS = [
            "    for diff in (other,):\n",
            "an affine rank from the constant column or one reference row only, where rows of units beside rows "
            "2^400 are lost to both",
-           ("tests/test_float_primitives.py::test_a_fit_is_not_held_where_small_contexts_sit_beside_huge_ones",)),
+           ("tests/test_float_primitives.py::test_a_fit_is_not_held_where_small_contexts_sit_beside_huge_ones",
+            "tests/test_float_primitives.py::test_a_zero_target_is_never_off_the_regressors_span")),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
