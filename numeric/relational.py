@@ -770,8 +770,10 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
     rounded entries: reading ``M`` no change of basis moves them, and both
     models are first balanced by powers of two
     (:func:`~allornone.numeric.balance.balanced`), so neither does any such
-    diagonal one. None where the products are too large to be formed correctly
-    rounded."""
+    diagonal one. A "fails" there stands only where the models as given do
+    not decide otherwise (the ranks at the tolerance are those of a
+    presentation, consistency is not). None where the products are too large
+    to be formed correctly rounded."""
     from allornone.numeric.balance import balanced
 
     source = model if source is None else source
