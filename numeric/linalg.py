@@ -307,8 +307,9 @@ MEDIAN_SAMPLE = 1025
 def _centre(G: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The coordinatewise median of (at most :data:`MEDIAN_SAMPLE` evenly spaced)
     rows of ``G``, each coordinate's unit (the median distance of those rows to
-    it in that coordinate; where that is zero, the smallest nonzero one; where
-    every row has the median, infinite: no variation to lose) and the distances
+    it in that coordinate; where that is zero, the smallest nonzero one, and at
+    most the typical row's largest distance over all coordinates; where every
+    row has the median, infinite: no variation to lose) and the distances
     of those rows to the median (:func:`_distances`): a few tokens far from
     the rest move none of them.
 
@@ -326,6 +327,12 @@ def _centre(G: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         dev = np.abs(S - med)
         unit = np.median(dev, axis=0)
         smallest = np.min(np.where(dev > 0, dev, np.inf), axis=0, initial=np.inf)
+        # where most rows agree exactly in a coordinate, a lone row off it would
+        # be its own unit (distance 1, however far): the typical row's largest
+        # deviation over all coordinates bounds that unit from above
+        typical = float(np.median(np.max(dev, axis=1, initial=0.0))) if S.shape[1] else 0.0
+        if typical > 0:
+            smallest = np.minimum(smallest, typical)
         unit = np.where(unit > 0, unit, smallest)
     return med, unit, _distances(S, med, unit)
 

@@ -211,3 +211,23 @@ def test_an_undecided_probe_is_carried_undecided_not_refused():
     assert carried.holds or carried.decision.undecided
     if probe.decision.undecided:
         assert carried.decision.undecided
+
+
+@pytest.mark.parametrize("G", [[[2 ** 60, 0], [0, 1], [0, 0]], [[2 ** 100, 0], [0, 1], [0, 0], [0, 2], [0, 3]]])
+def test_a_pivot_alone_off_a_coordinate_is_far(G):
+    """Every token but the pivot has 0 in the first coordinate, the pivot
+    ``2^60``: that coordinate's median distance is 0, and its unit had been
+    the smallest nonzero distance -- the pivot's own -- so the pivot measured
+    1 from the median and was kept. Against it every log-odds entry is about
+    ``2^60``, and two context differences that differ by one in a unit entry
+    were "parallel" (pivot 0) where they are not (any other pivot)."""
+    from allornone.numeric import linalg as fl
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import lem8ctx
+
+    F = [[0, 0], [1, 0], [1, 1]]
+    assert fl.reference_token(np.array(G, dtype=float), 0) != 0
+    for pivot in range(len(G)):
+        assert lem8ctx.parallel_contexts(ExactModel(F, G, pivot=pivot), (1, 0), (2, 0)).decision.fails
+        got = lem8ctx.parallel_contexts(FloatModel(np.array(F, float), np.array(G, float), pivot=pivot), (1, 0), (2, 0))
+        assert not got.decision.holds, (pivot, got.decision)

@@ -799,6 +799,11 @@ REAL_MODEL_MUTANTS = [
            "2^400 are lost to both",
            ("tests/test_float_primitives.py::test_a_fit_is_not_held_where_small_contexts_sit_beside_huge_ones",
             "tests/test_float_primitives.py::test_a_zero_target_is_never_off_the_regressors_span")),
+    Mutant("lone-deviation-is-its-own-unit", "numeric/linalg.py",
+           "        if typical > 0:\n            smallest = np.minimum(smallest, typical)\n", "",
+           "a coordinate in which every token but one agrees takes that one's distance as its unit, so a pivot "
+           "2^60 off it measures 1 from the median and is kept",
+           ("tests/test_pivot_invariance.py::test_a_pivot_alone_off_a_coordinate_is_far",)),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
