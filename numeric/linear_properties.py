@@ -28,6 +28,8 @@ import scipy.linalg
 from allornone.errors import InputFormatError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric import linalg as fl
+from allornone.numeric import parallel as fp
+from allornone.numeric.balance import spread_balanced
 from allornone.numeric.distances import _features
 from allornone.numeric.equivalence import column_vanishes
 from allornone.numeric.primitives import exact_residual
@@ -457,9 +459,11 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     log-odds columns ``L_k[:, a] - L_k[:, b]`` over the contexts, which is the
     same property (Lemma 8) in a form every equivalent model shares; the
     verdict ``parallel_N`` is decided on the latter, and is undecided when
-    ``k`` was. Raw: ``cos_raw``/``residual_raw`` in ``R^d``, verdict
-    ``parallel_raw``. Residuals are relative (``|u - lambda v| / |u|``); a
-    verdict holds when it is at most ``tol.rtol``.
+    ``k`` was. Raw: ``cos_raw``/``residual_raw`` in ``R^d``; the verdict
+    ``parallel_raw`` is decided coordinate by coordinate, each entry at its
+    own size (:func:`allornone.numeric.parallel.collinear`, as Lemma 8's
+    raw parallelism), since a change of basis keeps raw parallelism but moves
+    the Euclidean angle. Residuals are relative (``|u - lambda v| / |u|``).
     """
     r = _prepare(model, tol, cut, k, spectra, fac)
     a, b = (_token(model, t) for t in first)
@@ -476,6 +480,13 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     cos_r, lam_r, res_r = _fit_parallel(u_raw, v_raw)
     # rounding allowance of a relative residual of vectors of this length
     eps = np.finfo(float).eps * max(model.m, model.n, model.d)
+    # raw parallelism is kept by every change of basis, the Euclidean angle is
+    # not (one coordinate 2^400 larger makes any two differences that share it
+    # "parallel"): the verdict is decided coordinate by coordinate, each entry
+    # at its own size, on the presentation balanced by powers of two
+    bal = spread_balanced(model)
+    u_b, v_b, res_b = fp.differences(np.asarray(bal.G), (a, b), (c, e), bal.input_error)
+    raw = fp.collinear(tol, u_b, v_b, res_b)[0].truth.value
     # the relative residual is the sine of the angle between the two columns
     moved = float(angle_moved([fl.norm_fro(w1), fl.norm_fro(w2)], [b1, b2]).sum())
     in_n = tol.certain(res_l, 1.0, extra=eps + moved).truth.value if r.spectra.k_decided else "undecided"
@@ -487,7 +498,7 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
             "cos_logodds": cos_l, "residual_logodds": res_l, "lambda_logodds": lam_l,
             "parallel_N": in_n,
             "cos_raw": cos_r, "residual_raw": res_r, "lambda_raw": lam_r,
-            "parallel_raw": tol.certain(res_r, 1.0, extra=eps).truth.value}
+            "parallel_raw": raw}
 
 
 def parallel_table(model, queries: Sequence, tol: Tolerance = DEFAULT_TOLERANCE, cut: str = "tolerance",

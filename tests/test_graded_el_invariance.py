@@ -316,3 +316,23 @@ def test_equal_logits_never_stand_beside_a_failing_condition():
     assert [s.k for s in r.spectra] == [1, 2] and all(s.k_decided for s in r.spectra)
     assert r.same_distribution["verdict"] == "holds"
     assert "fails" not in r.el_verdicts.values(), r.el_verdicts
+
+
+@pytest.mark.parametrize("e", [0, 400])
+def test_graded_raw_parallelism_is_kept_by_a_diagonal_change_of_basis(e):
+    """``g(1) - g(0) = (1, 1)`` and ``g(2) - g(0) = (1, 2)`` are not parallel,
+    in any basis. After ``f -> D f``, ``g -> D^-1 g`` with ``D = diag(2^-e, 1)``
+    they are ``(2^e, 1)`` and ``(2^e, 2)``, whose Euclidean angle is ``2^-e``:
+    decided on that angle, ``parallel_raw`` *held*. It is decided entry by
+    entry at each entry's size, as Lemma 8's raw parallelism is; a parallel
+    pair stays parallel."""
+    from fractions import Fraction
+
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import lem8
+
+    F = [[Fraction(1, 2 ** e), 0], [0, 1]]
+    for G, want in (([[0, 0], [2 ** e, 1], [2 ** e, 2]], "fails"), ([[0, 0], [2 ** e, 1], [2 ** (e + 1), 2]], "holds")):
+        m = ExactModel(F, G)
+        assert lem8.parallel(m, (1, 0), (2, 0), space="raw").decision.truth.value == want
+        assert graded.parallel(m.to_float(), (1, 0), (2, 0))["parallel_raw"] == want

@@ -804,6 +804,10 @@ REAL_MODEL_MUTANTS = [
            "a coordinate in which every token but one agrees takes that one's distance as its unit, so a pivot "
            "2^60 off it measures 1 from the median and is kept",
            ("tests/test_pivot_invariance.py::test_a_pivot_alone_off_a_coordinate_is_far",)),
+    Mutant("graded-raw-parallel-on-the-angle", "numeric/linear_properties.py",
+           '            "parallel_raw": raw}', '            "parallel_raw": tol.certain(res_r, 1.0, extra=eps).truth.value}',
+           "graded raw parallelism decided on the Euclidean angle, which a diagonal change of basis moves",
+           ("tests/test_graded_el_invariance.py::test_graded_raw_parallelism_is_kept_by_a_diagonal_change_of_basis",)),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
