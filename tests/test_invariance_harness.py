@@ -169,3 +169,25 @@ def test_a_difference_of_logits_below_binary64_is_not_separated():
     b = ExactModel([[1, 0], [0, 1]], [[0, 0], [1 + Fraction(1, 2 ** 1200), 0], [0, 1]])
     assert inv.separation("thm5", Instance("x", (a, b))) < inv.SEPARATION
     assert inv.separation("thm5", Instance("x", (a, a))) >= inv.SEPARATION
+
+
+def test_a_lemma8_residual_within_the_tolerance_is_not_separated():
+    """``L[:, 1] - L[:, 0] = (2, 2 + 2^-34)`` against ``2 (L[:, 2] - L[:, 0]) = (2, 2)``:
+    not parallel exactly, but the residual is ``2^-34 / 4`` of its entry's size,
+    inside ``gap rtol``, where the float side's "parallel" is what its tolerance
+    says. Measured against rounding alone it had counted as separated (a
+    margin of 9 459); a residual of 1 is."""
+    from fractions import Fraction
+
+    from allornone.symbolic import ExactModel
+    from allornone.theorems.engine.record import Instance
+
+    near = ExactModel([[1, 0], [0, 1]], [[0, 0], [2, 2 + Fraction(1, 2 ** 34)], [1, 1]])
+    far = ExactModel([[1, 0], [0, 1]], [[0, 0], [2, 3], [1, 1]])
+    for rid, keys in (("lem8", ("ab", "ce")), ("lem8ctx", ("x12", "x34"))):
+        params = {keys[0]: (1, 0), keys[1]: (2, 0), "lam": Fraction(2)}
+        if rid == "lem8ctx":
+            # the same numbers as contexts: the rows of L are the columns above
+            near, far = (ExactModel(m.G, m.F) for m in (near, far))
+        assert inv.separation(rid, Instance("x", (near,), params)) < inv.SEPARATION
+        assert inv.separation(rid, Instance("x", (far,), params)) >= inv.SEPARATION

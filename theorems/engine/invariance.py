@@ -256,7 +256,11 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
             degen = _floats(cols(v) - cols(w))[:, 0]
             side, other = (s.c, s.r) if tokens else (s.r, s.c)
             bound = u * (s.d + 2) * other
-            margins.append(_ratio_max(resid, bound * (side[p] + side[q] + abs(float(lam)) * (side[v] + side[w]))))
+            # a residual must also clear the float side's own tolerance: within
+            # gap rtol of |u| + |lam| |v|, entry by entry, "holds" is what it says
+            size = np.abs(_floats(cols(p) - cols(q))[:, 0]) + abs(float(lam)) * np.abs(degen)
+            margins.append(_ratio_max(resid, np.maximum(bound * (side[p] + side[q] + abs(float(lam)) * (side[v] + side[w])),
+                                                        _TOLERANCE_BAND * size)))
             margins.append(_ratio_max(degen, bound * (side[v] + side[w])))
             if declared:
                 # each entry of a difference the claim compares, L[:, p] - L[:, q],
@@ -277,6 +281,9 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
             rb = 2 * u * (norms[p] + norms[q] + abs(float(lam)) * (norms[v] + norms[w]))
             if raw.any():
                 margins.append(math.hypot(*raw) / rb if rb else math.inf)
+                # (and the tolerance, entry by entry, as the float side decides raw parallelism)
+                size = np.abs(_floats(X[[p], :] - X[[q], :])[0]) + abs(float(lam)) * np.abs(_floats(X[[v], :] - X[[w], :])[0])
+                margins.append(_ratio_max(raw, _TOLERANCE_BAND * size))
     if declared and rid in gq.QUERIES:
         # a graded query reads log-odds columns L (e_a - e_b) = F (g(a) - g(b)),
         # each entry known to about u (d + 2) r_x (|g(a)| + |g(b)|) from rounded
