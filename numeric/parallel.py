@@ -384,6 +384,17 @@ def differences(X: np.ndarray, ab, ce, input_error: float = 0.0):
     return _pair_vectors(Forms([np.eye(X.shape[1])], X, (), input_error), ab, ce)
 
 
+def context_reference(model, rows) -> int:
+    """The token that rows of log-odds of the contexts ``rows`` are taken
+    against: :func:`~allornone.numeric.linalg.reference_token` among those
+    contexts' logits, which no change of basis moves (in ``G``'s coordinates a
+    pivot ``2^60`` off the other tokens in what the contexts read had looked
+    near, beside a coordinate no context reads that spreads them by ``2^100``)."""
+    from allornone.numeric.relational import _reference_in_logits
+
+    return _reference_in_logits(np.asarray(model.F)[list(rows)], np.asarray(model.G), model.pivot)
+
+
 def log_odds_differences(model, ab, ce, tokens: bool, reference: int | None = None):
     """The log-odds differences of the pairs, each entry compared at its own
     size (not its logits', which the pivot moves): ``L[:, a] - L[:, b]`` and ``L[:, c] - L[:, e]``
@@ -392,15 +403,14 @@ def log_odds_differences(model, ab, ce, tokens: bool, reference: int | None = No
     ``L[x3, :] - L[x4, :]`` on the context side (rows of ``F`` read by
     ``G - 1 g(y_0)^T``); and ``residual(λ)`` for :func:`collinear`.
 
-    On the context side the rows are against ``reference`` (default the
-    :func:`~allornone.numeric.linalg.reference_token`): ``u = λ v`` against one
+    On the context side the rows are against ``reference`` (default
+    :func:`context_reference`): ``u = λ v`` against one
     token holds iff it does against any other (against another, each row
     moves by its own entry there times the ones vector), but a pivot far
     from the other tokens adds that distance to every entry, and two rows of
     differences then look parallel at the size of their values."""
     F, G = model.F, model.G
-    y0 = model.pivot if tokens else (fl.reference_token(np.asarray(G), model.pivot) if reference is None
-                                     else reference)
+    y0 = model.pivot if tokens else (context_reference(model, [*ab, *ce]) if reference is None else reference)
     if tokens:
         forms = Forms([F], G, [(-1, y0)], model.input_error)
     else:

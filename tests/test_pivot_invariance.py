@@ -231,3 +231,21 @@ def test_a_pivot_alone_off_a_coordinate_is_far(G):
         assert lem8ctx.parallel_contexts(ExactModel(F, G, pivot=pivot), (1, 0), (2, 0)).decision.fails
         got = lem8ctx.parallel_contexts(FloatModel(np.array(F, float), np.array(G, float), pivot=pivot), (1, 0), (2, 0))
         assert not got.decision.holds, (pivot, got.decision)
+
+
+def test_a_pivot_far_in_what_the_contexts_read_is_far():
+    """The pivot ``2^60`` off the other tokens in the first coordinate, which
+    the contexts read, while a third coordinate that no context reads spreads
+    the tokens by ``2^100``: in ``G``'s coordinates the pivot looked near and
+    was kept, every log-odds entry of the context rows was about ``2^60``, and
+    two context differences that differ by one were "parallel". The reference
+    is chosen among those contexts' logits."""
+    from allornone.symbolic import ExactModel
+    from allornone.theorems import lem8ctx
+
+    F = [[0, 0, 0], [1, 0, 0], [1, 1, 0]]
+    G = [[2 ** 60, 0, 0], [0, 1, 2 ** 100], [0, 0, 0], [0, 0, -2 ** 100], [0, 0, 2 ** 99]]
+    for pivot in range(len(G)):
+        assert lem8ctx.parallel_contexts(ExactModel(F, G, pivot=pivot), (1, 0), (2, 0)).decision.fails
+        got = lem8ctx.parallel_contexts(FloatModel(np.array(F, float), np.array(G, float), pivot=pivot), (1, 0), (2, 0))
+        assert not got.decision.holds, (pivot, got.decision)

@@ -420,14 +420,16 @@ def _float_proportional(side: Side, model, ab, ce, lam) -> ParallelResult:
     own size (:func:`allornone.numeric.parallel.log_odds_differences`)."""
     from allornone.numeric import parallel as fp
     from allornone.numeric.balance import spread_balanced
-    from allornone.numeric.linalg import reference_token
 
     be = model.backend
     if lam is not None:
         lam = ratio_value(be, lam)
     given, model = model, spread_balanced(model)
-    # the context side's rows are decided against the reference token
-    ref = None if side is TOKENS else reference_token(model.G, model.pivot)
+    # the context side's rows are decided against the reference token, chosen
+    # among the logits of the four contexts (in G's coordinates a pivot 2^60
+    # off the others in what those contexts read had looked near, beside a
+    # coordinate no context reads that spreads the tokens by 2^100)
+    ref = None if side is TOKENS else fp.context_reference(model, [*ab, *ce])
     u, v, residual = fp.log_odds_differences(model, ab, ce, side is TOKENS, reference=ref)
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
     unique = None if v_zero.undecided else not v_zero.holds
