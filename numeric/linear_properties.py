@@ -29,7 +29,6 @@ from allornone.errors import InputFormatError
 from allornone.numeric.linalg import DEFAULT_TOLERANCE, UNIT_ROUNDOFF, Tolerance
 from allornone.numeric import linalg as fl
 from allornone.numeric import parallel as fp
-from allornone.numeric.balance import spread_balanced
 from allornone.numeric.distances import _features
 from allornone.numeric.equivalence import column_vanishes
 from allornone.numeric.primitives import exact_residual
@@ -484,8 +483,7 @@ def parallel(model, first, second, tol: Tolerance = DEFAULT_TOLERANCE, cut: str 
     # not (one coordinate 2^400 larger makes any two differences that share it
     # "parallel"): the verdict is decided coordinate by coordinate, each entry
     # at its own size, on the presentation balanced by powers of two
-    bal = spread_balanced(model)
-    u_b, v_b, res_b = fp.differences(np.asarray(bal.G), (a, b), (c, e), bal.input_error)
+    _, (u_b, v_b, res_b) = fp.raw_differences(model, (a, b), (c, e))
     raw = fp.collinear(tol, u_b, v_b, res_b)[0].truth.value
     # the relative residual is the sine of the angle between the two columns
     moved = float(angle_moved([fl.norm_fro(w1), fl.norm_fro(w2)], [b1, b2]).sum())

@@ -384,6 +384,19 @@ def differences(X: np.ndarray, ab, ce, input_error: float = 0.0):
     return _pair_vectors(Forms([np.eye(X.shape[1])], X, (), input_error), ab, ce)
 
 
+def raw_differences(model, ab, ce, tokens: bool = True):
+    """:func:`differences` of the rows of ``G`` (``tokens``) or ``F``, on the
+    model balanced by powers of two where its coordinates span more than
+    :data:`~allornone.numeric.balance.SPREAD` binades
+    (:func:`~allornone.numeric.balance.spread_balanced`: raw parallelism is
+    kept by any change of basis, and coordinates a thousand binades apart then
+    lose nothing): that presentation and the differences."""
+    from allornone.numeric.balance import spread_balanced
+
+    bal = spread_balanced(model)
+    return bal, differences(np.asarray(bal.G if tokens else bal.F), ab, ce, bal.input_error)
+
+
 def context_reference(model, rows) -> int:
     """The token that rows of log-odds of the contexts ``rows`` are taken
     against: :func:`~allornone.numeric.linalg.reference_token` among those
@@ -418,17 +431,17 @@ def log_odds_differences(model, ab, ce, tokens: bool, reference: int | None = No
     return _pair_vectors(forms, ab, ce)
 
 
-def _all_vanish(tol, vectors: list[Bounded], what: str, first: int = 0) -> Decision:
+def _all_vanish(tol, vectors: list[Bounded], what: str) -> Decision:
     """Every vector vanishes (:func:`vanishes`): the first that fails, else the
     first left undecided, else the one closest to its bound; ``detail[what]``
-    says which (counted from ``first``)."""
+    says which."""
     ds = [vanishes(tol, b) for b in vectors]
     for truth in (Truth.FAILS, Truth.UNDECIDED):
         for i, d in enumerate(ds):
             if d.truth is truth:
-                return Decision(truth, d.residual, d.tolerance, {**d.detail, what: i + first})
+                return Decision(truth, d.residual, d.tolerance, {**d.detail, what: i})
     i = max(range(len(ds)), key=lambda i: ds[i].residual)
-    return Decision(Truth.HOLDS, ds[i].residual, ds[i].tolerance, {**ds[i].detail, what: i + first})
+    return Decision(Truth.HOLDS, ds[i].residual, ds[i].tolerance, {**ds[i].detail, what: i})
 
 
 def constant_readouts(model, pairs, readers: list[np.ndarray]) -> Decision | None:

@@ -251,14 +251,16 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
             L = model.log_odds()
             if not tokens:
                 L = L.T
-            cols = (lambda i: L[:, [i]])
-            resid = _floats(cols(p) - cols(q) - (cols(v) - cols(w)) * lam)[:, 0]
-            degen = _floats(cols(v) - cols(w))[:, 0]
+            # the two differences the claim compares, each formed once (exactly)
+            du, dv = L[:, [p]] - L[:, [q]], L[:, [v]] - L[:, [w]]
+            resid = _floats(du - dv * lam)[:, 0]
+            diffs = {(p, q): np.abs(_floats(du)[:, 0]), (v, w): np.abs(_floats(dv)[:, 0])}
+            degen = _floats(dv)[:, 0]
             side, other = (s.c, s.r) if tokens else (s.r, s.c)
             bound = u * (s.d + 2) * other
             # a residual must also clear the float side's own tolerance: within
             # gap rtol of |u| + |lam| |v|, entry by entry, "holds" is what it says
-            size = np.abs(_floats(cols(p) - cols(q))[:, 0]) + abs(float(lam)) * np.abs(degen)
+            size = diffs[p, q] + abs(float(lam)) * diffs[v, w]
             margins.append(_ratio_max(resid, np.maximum(bound * (side[p] + side[q] + abs(float(lam)) * (side[v] + side[w])),
                                                         _TOLERANCE_BAND * size)))
             margins.append(_ratio_max(degen, bound * (side[v] + side[w])))
@@ -270,19 +272,20 @@ def separation(rid: str, inst: Instance, declared: bool = False) -> float:
                 for i, j in ((p, q), (v, w)):
                     if i == j:
                         continue                # zero by construction, whatever the rounding
-                    col = np.abs(_floats(cols(i) - cols(j))[:, 0])
+                    col = diffs[i, j]
                     eb = bound * (side[i] + side[j])
                     live = eb > 0
                     if live.any():
                         margins.append(float(np.min(col[live] / eb[live])))
             X = model.G if tokens else model.F
-            raw = _floats(X[[p], :] - X[[q], :] - (X[[v], :] - X[[w], :]) * lam)[0]
+            ru, rv = X[[p], :] - X[[q], :], X[[v], :] - X[[w], :]
+            raw = _floats(ru - rv * lam)[0]
             norms = s.gnorm if tokens else s.r
             rb = 2 * u * (norms[p] + norms[q] + abs(float(lam)) * (norms[v] + norms[w]))
             if raw.any():
                 margins.append(math.hypot(*raw) / rb if rb else math.inf)
                 # (and the tolerance, entry by entry, as the float side decides raw parallelism)
-                size = np.abs(_floats(X[[p], :] - X[[q], :])[0]) + abs(float(lam)) * np.abs(_floats(X[[v], :] - X[[w], :])[0])
+                size = np.abs(_floats(ru)[0]) + abs(float(lam)) * np.abs(_floats(rv)[0])
                 margins.append(_ratio_max(raw, _TOLERANCE_BAND * size))
     if declared and rid in gq.QUERIES:
         # a graded query reads log-odds columns L (e_a - e_b) = F (g(a) - g(b)),

@@ -400,14 +400,13 @@ def _float_parallel(side: Side, model, ab, ce, space: str, lam) -> ParallelResul
         r = _float_proportional(side, model, ab, ce, lam)
         return ParallelResult(r.decision, r.lam, r.unique, space, r.u, r.v, r.degenerate)
     from allornone.numeric import parallel as fp
-    from allornone.numeric.balance import spread_balanced
 
     be = model.backend
     if lam is not None:
         lam = ratio_value(be, lam)
     # (coordinates a thousand binades apart: decided where no row scaling loses them)
-    given, model = model, spread_balanced(model)
-    u, v, residual = fp.differences(side.rows(model), ab, ce, model.input_error)
+    given = model
+    model, (u, v, residual) = fp.raw_differences(given, ab, ce, side is TOKENS)
     d, lam, v_zero = fp.collinear(be.tolerance, u, v, residual, lam)
     unique = None if v_zero.undecided else not v_zero.holds
     return _in_given_units(side, given, model, ParallelResult(d, lam if d.holds else None, unique, space,
