@@ -770,36 +770,15 @@ def readout_fit(model, pairs, reading: str, targets, source=None):
     rounded entries: reading ``M`` no change of basis moves them, and both
     models are first balanced by powers of two
     (:func:`~allornone.numeric.balance.balanced`), so neither does any such
-    diagonal one. A "fails" there stands only where the models as given do
-    not decide otherwise (the ranks at the tolerance are those of a
-    presentation, consistency is not). None where the products are too large
-    to be formed correctly rounded."""
-    from allornone.numeric.balance import balanced
-
-    source = model if source is None else source
-    src = balanced((source,))[0]
-    shown = src if source is model else balanced((model,))[0]
-    dec = _fit_in(shown, src, pairs, reading, targets)
-    if dec is not None and dec.fails and (shown is not model or src is not source):
-        # Consistency is the same in every presentation, its ranks at the
-        # tolerance are not: the balanced one can leave the regressors' rank
-        # short where the models as given prove it (contexts 2^0 to 2^241 apart,
-        # four of them, regressors of exact rank 4: every readout fits). A
-        # "fails" stands only where the presentation given does not contradict it.
-        given = _fit_in(model, source, pairs, reading, targets)
-        if given is not None and not given.fails:
-            return Decision(Truth.UNDECIDED, dec.residual, dec.tolerance,
-                            {**dec.detail, "why": "the balanced and the given presentations decide otherwise"})
-    return dec
-
-
-def _fit_in(model, src, pairs, reading: str, targets):
-    """:func:`readout_fit` in the presentation ``model`` (readouts read off ``src``)."""
-    from allornone.numeric.balance import in_balanced_coordinates
+    diagonal one. None where the products are too large to be formed correctly
+    rounded."""
+    from allornone.numeric.balance import balanced, in_balanced_coordinates
     from allornone.numeric.primitives import consistent
 
     kind, what = targets
-    source = src
+    source = model if source is None else source
+    src = balanced((source,))[0]
+    model = src if source is model else balanced((model,))[0]
     S, Tt = [s for s, _ in pairs], [t for _, t in pairs]
     F, G = np.asarray(src.F), np.asarray(src.G)
     if kind == "tokens":

@@ -402,13 +402,13 @@ def test_a_zero_target_is_never_off_the_regressors_span():
     assert not consistent(AX, BX, AY, BY, affine=True).fails
 
 
-def test_a_fit_does_not_fail_on_its_balanced_presentation_alone():
+def test_a_fit_does_not_fail_on_its_balanced_presentation():
     """Four contexts ``2^0`` to ``2^241`` apart and the identity readout: the
     regressors ``[f(s), 1]`` have exact rank 4, so every readout fits. Balanced
     by powers of two, the regressors' fourth singular value fell within its
-    bound (rank 3) while ``[X, Y]`` proved 4, and the fit *failed*; the
-    models as given prove rank 4 (singular values down to 0.12 against a bound
-    of 1e-15). A "fails" stands only where both presentations give it."""
+    bound (rank 3) against the constant column and against a central row,
+    while ``[X, Y]`` proved 4, and the fit *failed*. The rows less their
+    neighbours in size prove rank 4."""
     from fractions import Fraction
 
     from allornone.symbolic import ExactModel

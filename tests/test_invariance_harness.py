@@ -172,22 +172,30 @@ def test_a_difference_of_logits_below_binary64_is_not_separated():
 
 
 def test_a_lemma8_residual_within_the_tolerance_is_not_separated():
-    """``L[:, 1] - L[:, 0] = (2, 2 + 2^-34)`` against ``2 (L[:, 2] - L[:, 0]) = (2, 2)``:
-    not parallel exactly, but the residual is ``2^-34 / 4`` of its entry's size,
-    inside ``gap rtol``, where the float side's "parallel" is what its tolerance
-    says. Measured against rounding alone it had counted as separated (a
-    margin of 9 459); a residual of 1 is."""
+    """Log-odds differences ``(2, 2 + 2^-34)`` against ``2 (1, 1)``: not
+    parallel exactly, but the residual is ``2^-34 / 4`` of its entry's size,
+    inside ``gap rtol``, where the float side's "parallel" is what its
+    tolerance says. A third coordinate no logit reads keeps the raw residual
+    (5) far from zero, so only the log-odds residual can tell. Measured
+    against rounding alone it had counted as separated; a residual of 1 is."""
     from fractions import Fraction
 
     from allornone.symbolic import ExactModel
     from allornone.theorems.engine.record import Instance
 
-    near = ExactModel([[1, 0], [0, 1]], [[0, 0], [2, 2 + Fraction(1, 2 ** 34)], [1, 1]])
-    far = ExactModel([[1, 0], [0, 1]], [[0, 0], [2, 3], [1, 1]])
+    t = Fraction(1, 2 ** 34)
+    rows = {"near": [[0, 0, 0], [2, 2 + t, 5], [1, 1, 0]], "far": [[0, 0, 0], [2, 3, 5], [1, 1, 0]]}
+    readers = [[1, 0, 0], [0, 1, 0]]
     for rid, keys in (("lem8", ("ab", "ce")), ("lem8ctx", ("x12", "x34"))):
         params = {keys[0]: (1, 0), keys[1]: (2, 0), "lam": Fraction(2)}
-        if rid == "lem8ctx":
-            # the same numbers as contexts: the rows of L are the columns above
-            near, far = (ExactModel(m.G, m.F) for m in (near, far))
+        # the rows are tokens (read by two contexts) or contexts (read by two tokens against token 0)
+        near, far = (ExactModel(readers, r) if rid == "lem8" else ExactModel(r, [[0, 0, 0]] + readers)
+                     for r in (rows["near"], rows["far"]))
         assert inv.separation(rid, Instance("x", (near,), params)) < inv.SEPARATION
         assert inv.separation(rid, Instance("x", (far,), params)) >= inv.SEPARATION
+    # raw parallelism alone: the contexts read only the first coordinate, so the
+    # log-odds residual is exactly zero and the raw one, (0, 2^-34), is inside
+    # the tolerance of the rows it compares
+    params = {"ab": (1, 0), "ce": (2, 0), "lam": Fraction(2)}
+    raw = ExactModel([[1, 0]], [[0, 0], [2, 2 + t], [1, 1]])
+    assert inv.separation("lem8", Instance("x", (raw,), params)) < inv.SEPARATION

@@ -780,12 +780,6 @@ REAL_MODEL_MUTANTS = [
            "    if not cert.decided or any(d.fails for d in els) or held:",
            "an EL condition failing where L = L~ is certain, ranks equal (Theorem 5: it holds at that tolerance)",
            ("tests/test_float_soundness.py",)),
-    Mutant("fit-fails-on-the-balanced-presentation-alone", "numeric/relational.py",
-           "    if dec is not None and dec.fails and (shown is not model or src is not source):\n",
-           "    if False:\n",
-           "a fit reading anything fails on its balanced presentation even where the models as given prove "
-           "the regressors' rank",
-           ("tests/test_float_primitives.py::test_a_fit_does_not_fail_on_its_balanced_presentation_alone",)),
     Mutant("steering-against-the-first-pair", "numeric/parallel.py",
            "    refs = np.argmin(np.where(np.isnan(own), np.inf, own), axis=1)\n",
            "    refs = np.zeros(own.shape[0], dtype=int)\n",
@@ -798,7 +792,8 @@ REAL_MODEL_MUTANTS = [
            "an affine rank from the constant column or one reference row only, where rows of units beside rows "
            "2^400 are lost to both",
            ("tests/test_float_primitives.py::test_a_fit_is_not_held_where_small_contexts_sit_beside_huge_ones",
-            "tests/test_float_primitives.py::test_a_zero_target_is_never_off_the_regressors_span")),
+            "tests/test_float_primitives.py::test_a_zero_target_is_never_off_the_regressors_span",
+            "tests/test_float_primitives.py::test_a_fit_does_not_fail_on_its_balanced_presentation")),
     Mutant("lone-deviation-is-its-own-unit", "numeric/linalg.py",
            "        if typical > 0:\n            smallest = np.minimum(smallest, typical)\n", "",
            "a coordinate in which every token but one agrees takes that one's distance as its unit, so a pivot "
@@ -819,6 +814,10 @@ REAL_MODEL_MUTANTS = [
            "the reference token of Lemma 8's context rows chosen in G's coordinates, where a coordinate no context "
            "reads can make a far pivot look near",
            ("tests/test_pivot_invariance.py::test_a_pivot_far_in_what_the_contexts_read_is_far",)),
+    Mutant("lemma8-raw-separation-on-rounding-alone", "theorems/engine/invariance.py",
+           "                margins.append(_ratio_max(raw, _TOLERANCE_BAND * size))\n", "",
+           "the harness counts a raw parallelism residual inside the float side's tolerance as separated",
+           ("tests/test_invariance_harness.py::test_a_lemma8_residual_within_the_tolerance_is_not_separated",)),
     Mutant("identification-in-units-apart", "numeric/equivalence.py",
            "    t = _units_shift(np.asarray(Fa), np.asarray(Fb), G0a, E0a) if relative else 0\n",
            "    t = 0\n",
